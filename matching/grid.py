@@ -1,0 +1,170 @@
+"""The whole model x runtime grid at once, at a cost that grows with distinct model signatures.
+
+An entry can pass a model only if format name, architecture, quantization and framework name
+are equal (quirk Q9 makes absent a value of its own), so entries are indexed by that key and a
+model signature meets only its candidates. Verdicts are computed eagerly, texts on demand.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .parse import as_isvc, as_model, as_runtime
+from .pipeline import pipeline_mismatch
+from .results import CheckReport, Selection
+from .rules import SHARDED, runtime_reason, size_problem, versions_match
+from .score import fetch_order, runtime_score
+from .select import build_selection, check, invalid_selection, model_error
+from .types import Entry, InferenceService, Model, ObjectKey, Runtime
+
+Verdict = tuple[bool, int | None]
+_INCOMPATIBLE: Verdict = (False, None)
+
+
+def _entry_key(entry: Entry) -> tuple[object, ...] | None:
+    if entry.format is None:
+        return None
+    framework = None if entry.framework is None else (entry.framework.name,)
+    return (entry.format.name, entry.architecture, entry.quantization, framework)
+
+
+def _model_key(model: Model) -> tuple[object, ...]:
+    framework = None if model.framework is None else (model.framework.name,)
+    return (model.format.name, model.architecture, model.quantization, framework)
+
+
+def _candidate_passes(model: Model, entry: Entry) -> bool:
+    """The rest of the entry check, for an entry whose index key equals the model's."""
+    assert entry.format is not None
+    if not versions_match(model.format.version, entry.format):
+        return False
+    if entry.framework is not None and model.framework is not None:
+        if not versions_match(model.framework.version, entry.framework):
+            return False
+    return entry.pipeline is None or pipeline_mismatch(model.pipeline, entry.pipeline) is None
+
+
+class Grid:
+    """Every model against every runtime; `check` and `select` agree with the pairwise functions."""
+
+    def __init__(
+        self,
+        models: Iterable[Model | Mapping[str, Any]],
+        runtimes: Iterable[Runtime | Mapping[str, Any]],
+        isvcs: Iterable[InferenceService | Mapping[str, Any]] = (),
+    ) -> None:
+        self.models: dict[ObjectKey, Model] = {m.key: m for m in map(as_model, models)}
+        self.runtimes: dict[ObjectKey, Runtime] = {r.key: r for r in map(as_runtime, runtimes)}
+        self.isvcs: dict[ObjectKey, InferenceService] = {}
+        for item in isvcs:
+            isvc = as_isvc(item)
+            if isvc is not None:
+                self.isvcs[isvc.key] = isvc
+        self.namespaces: list[str] = sorted(
+            {rt.namespace for rt in self.runtimes.values() if not rt.is_cluster}
+            | {isvc.namespace for isvc in self.isvcs.values()}
+        )
+        by_namespace: dict[str, list[Runtime]] = defaultdict(list)
+        for runtime in self.runtimes.values():
+            if not runtime.is_cluster:
+                by_namespace[runtime.namespace].append(runtime)
+        self._namespaced = {ns: fetch_order(runtimes) for ns, runtimes in by_namespace.items()}
+        self._cluster = fetch_order([rt for rt in self.runtimes.values() if rt.is_cluster])
+        self._index: dict[tuple[object, ...], list[tuple[Runtime, int, Entry]]] = defaultdict(list)
+        for runtime in self.runtimes.values():
+            if runtime.is_disabled:
+                continue
+            for position, entry in enumerate(runtime.entries):
+                key = _entry_key(entry)
+                if key is not None:
+                    self._index[key].append((runtime, position, entry))
+        self._verdicts: dict[tuple[object, ...], dict[ObjectKey, int]] = {}
+        self._scores: dict[tuple[tuple[object, ...], ObjectKey], int] = {}
+        self._reasons: dict[tuple[tuple[object, ...], ObjectKey], str] = {}
+        self._checks: dict[tuple[tuple[object, ...], ObjectKey], CheckReport] = {}
+
+    def compatible_entries(self, model_key: ObjectKey) -> dict[ObjectKey, int]:
+        """Runtime key -> first passing entry, for every runtime compatible with the model."""
+        model = self.models[model_key]
+        signature = model.signature
+        found = self._verdicts.get(signature)
+        if found is None:
+            found = self._verdicts[signature] = self._evaluate(model)
+        return found
+
+    def _evaluate(self, model: Model) -> dict[ObjectKey, int]:
+        if model.distribution == SHARDED:
+            return {}
+        found: dict[ObjectKey, int] = {}
+        rejected_by_size: set[ObjectKey] = set()
+        for runtime, position, entry in self._index.get(_model_key(model), ()):
+            key = runtime.key
+            if key in found or key in rejected_by_size:
+                continue
+            if not _candidate_passes(model, entry):
+                continue
+            if size_problem(model, runtime) is not None:
+                rejected_by_size.add(key)
+                continue
+            found[key] = position
+        return found
+
+    def verdict(self, model_key: ObjectKey, runtime_key: ObjectKey) -> Verdict:
+        entry = self.compatible_entries(model_key).get(runtime_key)
+        return _INCOMPATIBLE if entry is None else (True, entry)
+
+    def score(self, model_key: ObjectKey, runtime_key: ObjectKey) -> int:
+        model = self.models[model_key]
+        memo_key = (model.signature, runtime_key)
+        points = self._scores.get(memo_key)
+        if points is None:
+            points = self._scores[memo_key] = runtime_score(model, self.runtimes[runtime_key])
+        return points
+
+    def reason(self, model_key: ObjectKey, runtime_key: ObjectKey) -> str | None:
+        """OME's first incompatibility reason for the pair, or None when compatible."""
+        if self.verdict(model_key, runtime_key)[0]:
+            return None
+        model = self.models[model_key]
+        memo_key = (model.signature, runtime_key)
+        text = self._reasons.get(memo_key)
+        if text is None:
+            text = self._reasons[memo_key] = runtime_reason(model, self.runtimes[runtime_key], None) or ""
+        return text
+
+    def check(self, model_key: ObjectKey, runtime_key: ObjectKey) -> CheckReport:
+        """Exactly `matching.check(model, runtime)`."""
+        model = self.models[model_key]
+        memo_key = (model.signature, runtime_key)
+        report = self._checks.get(memo_key)
+        if report is None:
+            report = self._checks[memo_key] = check(model, self.runtimes[runtime_key])
+        return report
+
+    def select(self, model_key: ObjectKey, namespace: str | None = None) -> Selection:
+        """Exactly `matching.select(model, runtimes, namespace=namespace)`."""
+        model = self.models[model_key]
+        ns = model.namespace if namespace is None else namespace
+        error = model_error(model)
+        if error is not None:
+            return invalid_selection(model, ns, error)
+        return build_selection(
+            model,
+            ns,
+            self._namespaced.get(ns, []),
+            self._cluster,
+            verdict=lambda rt: self.verdict(model_key, rt.key),
+            points=lambda rt: self.score(model_key, rt.key),
+            reason=lambda rt: self.reason(model_key, rt.key) or "",
+        )
+
+
+def grid(
+    models: Iterable[Model | Mapping[str, Any]],
+    runtimes: Iterable[Runtime | Mapping[str, Any]],
+    isvcs: Iterable[InferenceService | Mapping[str, Any]] = (),
+) -> Grid:
+    """Evaluate the whole grid at once; see `Grid`."""
+    return Grid(models, runtimes, isvcs)

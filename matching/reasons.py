@@ -1,0 +1,141 @@
+"""OME's reason and error texts, in one place. Each is copied from the spec, where it is exact."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+RUNTIME_DISABLED = "runtime is disabled"
+ACCELERATOR_UNSUPPORTED = "runtime does not support the required accelerator class"
+NO_SUPPORTED_FORMATS = "no supported formats defined"
+UNKNOWN_MISMATCH = "unknown mismatch"
+PIPELINE_REQUIRED = "diffusion pipeline required by runtime but not specified in model"
+ADDITIONAL_COMPONENTS_MISSING = "diffusion pipeline missing required additional components"
+NO_AUTO_SELECT_WARNING = "runtime does not have auto-select enabled for any supported format"
+NO_SIZE_WARNING = "model does not specify size, but runtime has size constraints"
+NO_CACHE_PROVIDER = "no model cache provider is configured for sharded model loading"
+MODEL_NIL = "invalid model specification: model: model specification is nil"
+MODEL_FORMAT_REQUIRED = "invalid model specification: modelFormat.name: model format name is required"
+
+# kubectl ome runtime explain's texts for compatible runtimes that auto-selection skips (10.4).
+MANUAL_NO_AUTO_SELECT = (
+    "supports the model but has no supportedModelFormats[].autoSelect=true entry, so automatic "
+    "selection skips it (pin it explicitly via spec.runtime.name instead)"
+)
+MANUAL_ZERO_SCORE = "auto-select score is 0"
+
+
+def _text(value: str | None) -> str:
+    """How Go's %s prints a *string: the value, or <nil>."""
+    return "<nil>" if value is None else value
+
+
+def pipeline_class_mismatch(model: str | None, runtime: str) -> str:
+    return f"pipeline class mismatch (model={_text(model)}, runtime={runtime})"
+
+
+def component_missing(name: str) -> str:
+    return f"component {name} required by runtime but not specified in model"
+
+
+def component_library_mismatch(name: str, model: str, runtime: str) -> str:
+    return f"{name} library mismatch (model={model}, runtime={runtime})"
+
+
+def component_type_mismatch(name: str, model: str, runtime: str) -> str:
+    return f"{name} type mismatch (model={model}, runtime={runtime})"
+
+
+def additional_component_missing(name: str) -> str:
+    return f"diffusion component {name} missing in model"
+
+
+def two_sided(field: str, model: str | None, runtime: str | None) -> str | None:
+    """Architecture and quantization: both present and equal, or both absent (quirk Q9)."""
+    if model is not None and runtime is not None:
+        return None if model == runtime else f"{field} mismatch (model={model}, runtime={runtime})"
+    if runtime is not None:
+        return f"model has no {field} but runtime requires {runtime}"
+    if model is not None:
+        return f"model has {field} {model} but runtime has no {field} requirement"
+    return None
+
+
+def name_mismatch(kind: str, model: str, runtime: str) -> str:
+    return f"{kind} name mismatch (model={model}, runtime={runtime})"
+
+
+def version_mismatch(kind: str, model: str, runtime: str) -> str:
+    return f"{kind} version mismatch (model={model}, runtime={runtime})"
+
+
+def version_required(kind: str, runtime: str) -> str:
+    return f"model has no {kind} version but runtime requires {runtime}"
+
+
+def version_unwanted(kind: str) -> str:
+    return f"model has {kind} version but runtime has no version requirement"
+
+
+def framework_required(runtime: str) -> str:
+    return f"model has no framework but runtime requires {runtime}"
+
+
+def framework_unwanted(model: str) -> str:
+    return f"model has framework {model} but runtime has no framework requirement"
+
+
+def cache_provider_unsupported(provider: str, supported: tuple[str, ...]) -> str:
+    if not supported:
+        return f'runtime format does not support model cache provider "{provider}"'
+    return f'runtime format supports model cache providers [{", ".join(supported)}], not "{provider}"'
+
+
+def deployment_mode_mismatch(component: str, runtime: str, requested: str) -> str:
+    return (
+        f"runtime {component} deployment mode {runtime} does not match "
+        f"requested {component} deployment mode {requested}"
+    )
+
+
+def formats_not_supported(label: str, entry_texts: Iterable[str]) -> str:
+    texts = list(entry_texts)
+    detail = "; ".join(texts) if texts else NO_SUPPORTED_FORMATS
+    return f"model format '{label}' not in supported formats: {detail}"
+
+
+def no_runtime_found(
+    format_name: str,
+    namespace: str,
+    *,
+    namespaced: int,
+    cluster: int,
+    excluded: Iterable[tuple[str, str]],
+) -> str:
+    text = f"no runtime found to support model {format_name} with format {format_name} in namespace {namespace}"
+    if namespaced + cluster:
+        total = namespaced + cluster
+        text += f". Checked {total} runtimes ({namespaced} namespace-scoped, {cluster} cluster-scoped)"
+    items = [f"{name} ({reason})" for name, reason in excluded]
+    if items:
+        text += ". Excluded runtimes: " + "; ".join(items)
+    return text
+
+
+def runtime_not_found(name: str, namespace: str) -> str:
+    return f"runtime {name} not found in namespace {namespace} or at cluster scope"
+
+
+def runtime_disabled(name: str, *, is_cluster: bool) -> str:
+    scope = "cluster-scoped" if is_cluster else "namespace-scoped"
+    return f"{scope} runtime {name} is disabled"
+
+
+def runtime_does_not_support(name: str, model: str, reason: str) -> str:
+    return f"runtime {name} does not support model {model}: {reason}"
+
+
+def manual_entry_not_auto(format_name: str) -> str:
+    return (
+        f"matching format {format_name} is not autoSelect-enabled (a different supportedModelFormats "
+        "entry on this runtime has autoSelect=true, but not the one that matches this model)"
+    )

@@ -1,0 +1,163 @@
+"""What `check`, `select`, `validate` and `pipeline_patch` return; each has `.to_dict()`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    """One check of one entry: the values compared and, when it fails, OME's phrase.
+
+    `reason` is None when the check passes, and also where OME fails a check without a
+    phrase (an entry without modelFormat, quirk Q23). `runtime_wide` marks the checks that
+    apply to the whole runtime (size, accelerator, deployment mode).
+    """
+
+    check: str
+    passed: bool
+    model: str | None
+    runtime: str | None
+    reason: str | None = None
+    runtime_wide: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class EntryReport:
+    """One `supportedModelFormats` entry against the model: every check, not just the first."""
+
+    index: int
+    passed: bool
+    checks: list[CheckOutcome]
+    mismatch: str | None
+    score: int
+    priority: int
+    auto_select: bool | None
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "index": self.index,
+            "passed": self.passed,
+            "mismatch": self.mismatch,
+            "score": self.score,
+            "priority": self.priority,
+            "autoSelect": self.auto_select,
+        }
+        out["checks"] = [outcome.to_dict() for outcome in self.checks]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """One model against one runtime, as OME's GetCompatibilityDetails sees it, plus the trace."""
+
+    runtime: str
+    is_cluster: bool
+    compatible: bool
+    reasons: list[str]
+    warnings: list[str]
+    entries: list[EntryReport]
+    matched_entry: int | None
+    score: int
+    label: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "runtime": self.runtime,
+            "isCluster": self.is_cluster,
+            "compatible": self.compatible,
+            "reasons": list(self.reasons),
+            "warnings": list(self.warnings),
+            "matchedEntry": self.matched_entry,
+            "score": self.score,
+            "label": self.label,
+            "entries": [entry.to_dict() for entry in self.entries],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A runtime OME could auto-select, in OME's order."""
+
+    name: str
+    score: int
+    is_cluster: bool
+    namespace: str = ""
+    entry: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "score": self.score,
+            "isCluster": self.is_cluster,
+            "namespace": self.namespace,
+            "entry": self.entry,
+        }
+
+
+class Selection:
+    """OME's auto-selection for one model in one namespace.
+
+    `excluded` (and `error`, which lists the exclusions) are computed on first use: the
+    matrix needs the verdicts of millions of pairs but the reason texts of only a few.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        namespace: str,
+        compatible: list[Match],
+        manual_only: dict[str, str],
+        excluded: Callable[[], dict[str, str]],
+        error: Callable[[dict[str, str]], str | None],
+    ) -> None:
+        self.model = model
+        self.namespace = namespace
+        self.compatible = compatible
+        self.manual_only = manual_only
+        self._excluded = excluded
+        self._error = error
+
+    @property
+    def selected(self) -> str | None:
+        return self.compatible[0].name if self.compatible else None
+
+    @cached_property
+    def excluded(self) -> dict[str, str]:
+        return self._excluded()
+
+    @cached_property
+    def error(self) -> str | None:
+        return self._error(self.excluded)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "model": self.model,
+            "namespace": self.namespace,
+            "selected": self.selected,
+            "compatible": [match.to_dict() for match in self.compatible],
+            "excluded": dict(self.excluded),
+            "manualOnly": dict(self.manual_only),
+            "error": self.error,
+        }
+
+    def __repr__(self) -> str:
+        return f"Selection(model={self.model!r}, namespace={self.namespace!r}, selected={self.selected!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class PatchPlan:
+    """The smallest merge patch of a model's diffusionPipeline that makes it pass a runtime."""
+
+    patch: dict[str, object] | None
+    entry: int | None
+    blocked: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"patch": self.patch, "entry": self.entry, "blocked": list(self.blocked)}

@@ -1,0 +1,103 @@
+"""OME's scorer and runtime ordering (section 4)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from .rules import versions_match
+from .sizes import parse_size
+from .types import Entry, Model, Runtime
+
+DEFAULT_FORMAT_WEIGHT = 10
+DEFAULT_FRAMEWORK_WEIGHT = 5
+
+
+def entry_score(model: Model, entry: Entry, priority: int) -> int:
+    """CalculateFormatScore: format and framework names and versions only (4.1).
+
+    Unlike the matcher, a version on one side only still counts as matched.
+    """
+    if entry.format is not None:
+        if entry.format.name != model.format.name:
+            return 0
+        if entry.format.version is not None and model.format.version is not None:
+            if not versions_match(model.format.version, entry.format):
+                return 0
+    framework_matched = False
+    if entry.framework is not None and model.framework is not None:
+        if entry.framework.name != model.framework.name:
+            return 0
+        if entry.framework.version is not None and model.framework.version is not None:
+            if not versions_match(model.framework.version, entry.framework):
+                return 0
+        framework_matched = True
+    elif entry.framework is not None or model.framework is not None:
+        return 0
+    score = 0
+    if entry.format is not None:
+        score += (entry.format.weight or DEFAULT_FORMAT_WEIGHT) * priority
+    if framework_matched and entry.framework is not None:
+        score += (entry.framework.weight or DEFAULT_FRAMEWORK_WEIGHT) * priority
+    return score
+
+
+def runtime_score(model: Model, runtime: Runtime) -> int:
+    """The best entry score over entries not explicitly `autoSelect: false`, matching or not
+    (quirks Q2, Q4); never below 0."""
+    scores = [
+        entry_score(model, entry, entry.effective_priority)
+        for entry in runtime.entries
+        if entry.auto_select is not False
+    ]
+    return max([0, *scores])
+
+
+def score_breakdown(model: Model, entry: Entry) -> str:
+    """The arithmetic of one entry's score, for explanations: `(10 + 5) × 2 = 30`."""
+    priority = entry.effective_priority
+    total = entry_score(model, entry, priority)
+    if total == 0:
+        return "0 (format or framework does not score)"
+    terms = []
+    if entry.format is not None:
+        terms.append(str(entry.format.weight or DEFAULT_FORMAT_WEIGHT))
+    if entry.framework is not None and model.framework is not None:
+        terms.append(str(entry.framework.weight or DEFAULT_FRAMEWORK_WEIGHT))
+    weights = terms[0] if len(terms) == 1 else f"({' + '.join(terms)})"
+    return f"{weights} × {priority} = {total}"
+
+
+def size_score(model_size: float, runtime: Runtime) -> float:
+    return 0.0 if runtime.size_range is None else runtime.size_range.size_score(model_size)
+
+
+def compare_runtimes(
+    first: tuple[Runtime, int], second: tuple[Runtime, int], model_size: float | None
+) -> int:
+    """CompareRuntimes (4.3): positive when `first` ranks before `second`."""
+    (runtime1, score1), (runtime2, score2) = first, second
+    if score1 != score2:
+        return 1 if score1 > score2 else -1
+    if model_size is not None:
+        difference = size_score(model_size, runtime1) - size_score(model_size, runtime2)
+        if difference != 0 and not math.isnan(difference):
+            # OME truncates to an integer first: a gap below 1 is a tie that skips the
+            # remaining criteria (quirk Q16).
+            truncated = int(difference) if math.isfinite(difference) else int(math.copysign(1, difference))
+            return 0 if truncated == 0 else (1 if truncated < 0 else -1)
+    if runtime1.is_cluster != runtime2.is_cluster:
+        return -1 if runtime1.is_cluster else 1
+    if runtime1.name != runtime2.name:
+        return 1 if runtime1.name < runtime2.name else -1
+    return 0
+
+
+def model_size_value(model: Model) -> float | None:
+    return None if model.size is None else parse_size(model.size)
+
+
+def fetch_order(runtimes: Sequence[Runtime]) -> list[Runtime]:
+    """OME's fetcher order: newest creationTimestamp first, then name."""
+    by_name = sorted(runtimes, key=lambda runtime: runtime.name)
+    return sorted(by_name, key=lambda runtime: runtime.created, reverse=True)

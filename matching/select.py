@@ -1,0 +1,278 @@
+"""check, select, validate and score: OME's GetCompatibilityDetails, SelectRuntime and
+ValidateRuntime (section 5), with every runtime explained."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import cmp_to_key
+from typing import Any
+
+from . import reasons
+from .advice import explain_values
+from .parse import as_isvc, as_model, as_runtime
+from .results import CheckReport, EntryReport, Match, Selection
+from .rules import (
+    entry_checks,
+    entry_mismatch_text,
+    first_passing_entry,
+    format_label,
+    pre_format_reason,
+    runtime_reason,
+    runtime_wide_checks,
+    size_problem,
+)
+from .score import compare_runtimes, entry_score, fetch_order, model_size_value, runtime_score
+from .types import InferenceService, Model, Runtime
+
+ModelInput = Model | Mapping[str, Any]
+RuntimeInput = Runtime | Mapping[str, Any]
+IsvcInput = InferenceService | Mapping[str, Any] | None
+
+
+def model_error(model: Model | None) -> str | None:
+    """validateModel (5.2): OME's error for a model it refuses to select for."""
+    if model is None:
+        return reasons.MODEL_NIL
+    if not model.format.name:
+        return reasons.MODEL_FORMAT_REQUIRED
+    return None
+
+
+def is_compatible(model: Model, runtime: Runtime, isvc: InferenceService | None) -> tuple[bool, int | None]:
+    """The verdict and the first passing entry, without building any text."""
+    if pre_format_reason(runtime, isvc) is not None:
+        return False, None
+    entry = first_passing_entry(model, runtime)
+    return entry is not None and size_problem(model, runtime) is None, entry
+
+
+def _ome_warnings(model: Model, runtime: Runtime) -> list[str]:
+    found = []
+    if not runtime.has_auto_select:
+        found.append(reasons.NO_AUTO_SELECT_WARNING)
+    if model.size is None and runtime.size_range is not None:
+        found.append(reasons.NO_SIZE_WARNING)
+    return found
+
+
+def check(model: ModelInput, runtime: RuntimeInput, isvc: IsvcInput = None) -> CheckReport:
+    """One model against one runtime: OME's verdict and reason, and every entry's every check.
+
+    `.reasons` holds OME's incompatibility reason (at most one, exact text); `.warnings` OME's
+    warnings for a compatible runtime, then explanations of values OME cannot match.
+    """
+    model, runtime, isvc = as_model(model), as_runtime(runtime), as_isvc(isvc)
+    reason = runtime_reason(model, runtime, isvc)
+    wide = runtime_wide_checks(model, runtime, isvc)
+    entries = []
+    for index, entry in enumerate(runtime.entries):
+        checks = entry_checks(model, entry)
+        passed = all(outcome.passed for outcome in checks)
+        entries.append(
+            EntryReport(
+                index=index,
+                passed=passed,
+                checks=checks + wide,
+                mismatch=None if passed else entry_mismatch_text(model, entry),
+                score=entry_score(model, entry, entry.effective_priority),
+                priority=entry.effective_priority,
+                auto_select=entry.auto_select,
+            )
+        )
+    warnings = _ome_warnings(model, runtime) if reason is None else []
+    return CheckReport(
+        runtime=runtime.name,
+        is_cluster=runtime.is_cluster,
+        compatible=reason is None,
+        reasons=[] if reason is None else [reason],
+        warnings=warnings + explain_values(model, runtime),
+        entries=entries,
+        matched_entry=first_passing_entry(model, runtime),
+        score=runtime_score(model, runtime),
+        label=format_label(model),
+    )
+
+
+def score(model: ModelInput, runtime: RuntimeInput) -> int:
+    """OME's runtime score (CalculateScore, section 4.2)."""
+    return runtime_score(as_model(model), as_runtime(runtime))
+
+
+def in_scope(runtimes: Iterable[Runtime], namespace: str) -> tuple[list[Runtime], list[Runtime]]:
+    """The ServingRuntimes of `namespace` and all ClusterServingRuntimes, each in OME's fetch
+    order; of two objects with the same kind, namespace and name, the later one counts."""
+    unique = {runtime.key: runtime for runtime in runtimes}
+    namespaced = [rt for rt in unique.values() if not rt.is_cluster and rt.namespace == namespace]
+    cluster = [rt for rt in unique.values() if rt.is_cluster]
+    return fetch_order(namespaced), fetch_order(cluster)
+
+
+def rank(model: Model, scored: Sequence[tuple[Runtime, int, int | None]]) -> list[Match]:
+    """Sort one scope's auto-selectable runtimes as CompareRuntimes does."""
+    size = model_size_value(model)
+    ordered = sorted(
+        scored,
+        key=cmp_to_key(lambda first, second: -compare_runtimes(first[:2], second[:2], size)),
+    )
+    return [
+        Match(name=rt.name, score=points, is_cluster=rt.is_cluster, namespace=rt.namespace, entry=entry)
+        for rt, points, entry in ordered
+    ]
+
+
+def manual_reason(model: Model, runtime: Runtime, entry: int | None) -> str:
+    """Why a compatible runtime cannot be auto-selected, in kubectl ome runtime explain's words."""
+    if not runtime.has_auto_select:
+        return reasons.MANUAL_NO_AUTO_SELECT
+    matched = runtime.entries[entry] if entry is not None else None
+    if matched is not None and matched.auto_select is not True:
+        return reasons.manual_entry_not_auto(model.format.name)
+    if matched is not None and matched.priority == 0:
+        return f"{reasons.MANUAL_ZERO_SCORE} (format priority 0)"
+    return reasons.MANUAL_ZERO_SCORE
+
+
+def no_runtime_error(
+    model: Model, namespace: str, namespaced: int, cluster: int, excluded: Mapping[str, str]
+) -> str:
+    return reasons.no_runtime_found(
+        model.format.name, namespace, namespaced=namespaced, cluster=cluster, excluded=excluded.items()
+    )
+
+
+def invalid_selection(model: Model | None, namespace: str, error: str) -> Selection:
+    return Selection(
+        model="" if model is None else model.name,
+        namespace=namespace,
+        compatible=[],
+        manual_only={},
+        excluded=dict,
+        error=lambda _excluded: error,
+    )
+
+
+def selection_namespace(model: Model | None, isvc: InferenceService | None, namespace: str | None) -> str:
+    if namespace is not None:
+        return namespace
+    if isvc is not None:
+        return isvc.namespace
+    return "" if model is None else model.namespace
+
+
+def select(
+    model: ModelInput | None,
+    runtimes: Iterable[RuntimeInput],
+    isvc: IsvcInput = None,
+    namespace: str | None = None,
+) -> Selection:
+    """OME's auto-selection (GetCompatibleRuntimes / SelectRuntime) for one model.
+
+    Only ServingRuntimes in `namespace` (default: the InferenceService's, else the model's) and
+    all ClusterServingRuntimes count. `.excluded` lists every incompatible runtime with OME's
+    first reason, in scope order then by name (OME's own order is random, quirk Q5); a
+    ClusterServingRuntime's reason replaces a same-named ServingRuntime's (quirk Q27).
+    """
+    parsed = None if model is None else as_model(model)
+    isvc_value = as_isvc(isvc)
+    ns = selection_namespace(parsed, isvc_value, namespace)
+    error = model_error(parsed)
+    if error is not None or parsed is None:
+        return invalid_selection(parsed, ns, error or reasons.MODEL_NIL)
+    namespaced, cluster = in_scope((as_runtime(runtime) for runtime in runtimes), ns)
+    verdicts = {rt.key: is_compatible(parsed, rt, isvc_value) for rt in namespaced + cluster}
+    return build_selection(
+        parsed,
+        ns,
+        namespaced,
+        cluster,
+        verdict=lambda rt: verdicts[rt.key],
+        points=lambda rt: runtime_score(parsed, rt),
+        reason=lambda rt: runtime_reason(parsed, rt, isvc_value) or "",
+    )
+
+
+def build_selection(
+    model: Model,
+    namespace: str,
+    namespaced: list[Runtime],
+    cluster: list[Runtime],
+    *,
+    verdict: Callable[[Runtime], tuple[bool, int | None]],
+    points: Callable[[Runtime], int],
+    reason: Callable[[Runtime], str],
+) -> Selection:
+    """Assemble a Selection from per-runtime verdicts; shared by `select` and the grid."""
+    groups: list[list[tuple[Runtime, int, int | None]]] = [[], []]
+    manual: dict[str, str] = {}
+    for group, runtimes in zip(groups, (namespaced, cluster)):
+        for runtime in runtimes:
+            compatible, entry = verdict(runtime)
+            if not compatible:
+                continue
+            runtime_points = points(runtime)
+            if runtime.has_auto_select and runtime_points > 0:
+                group.append((runtime, runtime_points, entry))
+            else:
+                manual[runtime.name] = manual_reason(model, runtime, entry)
+    matches = rank(model, groups[0]) + rank(model, groups[1])
+
+    def excluded() -> dict[str, str]:
+        found: dict[str, str] = {}
+        for runtimes in (namespaced, cluster):
+            for runtime in sorted(runtimes, key=lambda rt: rt.name):
+                if not verdict(runtime)[0]:
+                    found[runtime.name] = reason(runtime)
+        return found
+
+    def error(excluded_now: dict[str, str]) -> str | None:
+        if matches:
+            return None
+        return no_runtime_error(model, namespace, len(namespaced), len(cluster), excluded_now)
+
+    return Selection(
+        model=model.name,
+        namespace=namespace,
+        compatible=matches,
+        manual_only=manual,
+        excluded=excluded,
+        error=error,
+    )
+
+
+def lookup_runtime(name: str, namespace: str, runtimes: Iterable[Runtime]) -> Runtime | None:
+    """GetRuntime (5.1): the ServingRuntime in the namespace first, else the ClusterServingRuntime."""
+    namespaced, cluster = in_scope(runtimes, namespace)
+    for runtime in namespaced + cluster:
+        if runtime.name == name:
+            return runtime
+    return None
+
+
+def validate(
+    runtime_name: str,
+    model: ModelInput | None,
+    runtimes: Iterable[RuntimeInput],
+    isvc: IsvcInput = None,
+    namespace: str | None = None,
+) -> str | None:
+    """ValidateRuntime (5.5): None when OME accepts the named runtime, else its exact error.
+
+    autoSelect, priority and score do not matter for a named runtime (quirk Q29).
+    """
+    parsed = None if model is None else as_model(model)
+    error = model_error(parsed)
+    if error is not None or parsed is None:
+        return error or reasons.MODEL_NIL
+    isvc_value = as_isvc(isvc)
+    ns = selection_namespace(parsed, isvc_value, namespace)
+    runtime = lookup_runtime(runtime_name, ns, (as_runtime(item) for item in runtimes))
+    if runtime is None:
+        return reasons.runtime_not_found(runtime_name, ns)
+    if runtime.is_disabled:
+        return reasons.runtime_disabled(runtime_name, is_cluster=runtime.is_cluster)
+    reason = runtime_reason(parsed, runtime, isvc_value)
+    if reason is None:
+        return None
+    # IsCompatible's own errors (accelerator, deployment mode) carry an empty model name (Q11).
+    subject = "" if reason == pre_format_reason(runtime, isvc_value) else parsed.format.name
+    return reasons.runtime_does_not_support(runtime_name, subject, reason)
