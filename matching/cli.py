@@ -1,0 +1,109 @@
+"""`python -m matching explain MODEL_FILE RUNTIME_PATH...`: which runtime OME would pick, and why
+not every other one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from .errors import ManifestError
+from .files import read_documents
+from .parse import parse_object
+from .select import select, validate
+from .types import InferenceService, Model, Runtime
+
+
+class InputError(Exception):
+    """A bad input file; printed as one line, exit status 2."""
+
+
+def _load(paths: Sequence[str]) -> list[Model | Runtime | InferenceService]:
+    found: list[Model | Runtime | InferenceService] = []
+    problems = []
+    for document in read_documents(paths):
+        if document.error is not None or document.obj is None:
+            problems.append(f"{document.where}: {document.error}")
+            continue
+        if document.obj.get("apiVersion", "").split("/")[0] != "ome.io":
+            continue
+        try:
+            found.append(parse_object(document.obj))
+        except ManifestError as error:
+            problems.append(f"{document.where}: {error}")
+    if problems:
+        raise InputError("\n".join(problems))
+    return found
+
+
+def _only(items: list[Model | Runtime | InferenceService], kind: type, path: str) -> list:  # type: ignore[type-arg]
+    chosen = [item for item in items if isinstance(item, kind)]
+    if not chosen:
+        raise InputError(f"{path}: no {kind.__name__} found")
+    return chosen
+
+
+def _rows(selection_dict: dict[str, object], runtimes: list[Runtime]) -> list[tuple[str, ...]]:
+    rows = []
+    scope = {rt.name: "Cluster" if rt.is_cluster else "Namespaced" for rt in runtimes}
+    compatible = selection_dict["compatible"]
+    assert isinstance(compatible, list)
+    for rank, match in enumerate(compatible, start=1):
+        status = "selected" if rank == 1 else "compatible"
+        rows.append((str(rank), match["name"], scope[match["name"]], status, str(match["score"]), "-"))
+    for status, table in (("manual-only", "manualOnly"), ("excluded", "excluded")):
+        reasons = selection_dict[table]
+        assert isinstance(reasons, dict)
+        for name, reason in reasons.items():
+            rows.append(("-", name, scope.get(name, "?"), status, "-", reason))
+    return rows
+
+
+def _table(rows: list[tuple[str, ...]]) -> str:
+    header = ("RANK", "RUNTIME", "SCOPE", "STATUS", "SCORE", "REASON")
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
+    lines = []
+    for row in [header, *rows]:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths)]
+        lines.append("  ".join([*cells, row[-1]]))
+    return "\n".join(lines)
+
+
+def explain(args: argparse.Namespace) -> int:
+    model = _only(_load([args.model]), Model, args.model)[0]
+    runtimes = _only(_load(args.runtimes), Runtime, " ".join(args.runtimes))
+    isvc = _only(_load([args.isvc]), InferenceService, args.isvc)[0] if args.isvc else None
+    selection = select(model, runtimes, isvc=isvc, namespace=args.namespace)
+    result = selection.to_dict()
+    named = isvc.runtime_name if isvc is not None and isvc.names_runtime else None
+    if named:
+        result["namedRuntime"] = {"name": named, "error": validate(named, model, runtimes, isvc, args.namespace)}
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"Model: {model.kind} {model.name} (namespace: {selection.namespace or '-'})")
+    if named:
+        error = result["namedRuntime"]["error"]  # type: ignore[index]
+        print(f"Named runtime: {named}: {error or 'valid'}")
+    print(f"Selected: {selection.selected}" if selection.selected else f"No runtime: {selection.error}")
+    print()
+    print(_table(_rows(result, runtimes)))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m matching", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    command = commands.add_parser("explain", help="explain OME's runtime selection for one model")
+    command.add_argument("model", metavar="MODEL_FILE")
+    command.add_argument("runtimes", metavar="RUNTIME_PATH", nargs="+")
+    command.add_argument("--isvc", metavar="FILE")
+    command.add_argument("--namespace", metavar="NS")
+    command.add_argument("--json", action="store_true", help="print select(...).to_dict()")
+    args = parser.parse_args(argv)
+    try:
+        return explain(args)
+    except InputError as error:
+        print(str(error), file=sys.stderr)
+        return 2
