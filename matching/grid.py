@@ -16,7 +16,7 @@ from .pipeline import pipeline_mismatch
 from .results import CheckReport, Selection
 from .rules import SHARDED, runtime_reason, size_problem, versions_match
 from .score import fetch_order, runtime_score
-from .select import build_selection, check, invalid_selection, model_error
+from .select import build_selection, check, excluded_reasons, invalid_selection, model_error
 from .types import Entry, InferenceService, Model, ObjectKey, Runtime
 
 Verdict = tuple[bool, int | None]
@@ -72,6 +72,10 @@ class Grid:
                 by_namespace[runtime.namespace].append(runtime)
         self._namespaced = {ns: fetch_order(runtimes) for ns, runtimes in by_namespace.items()}
         self._cluster = fetch_order([rt for rt in self.runtimes.values() if rt.is_cluster])
+        self._position = {
+            rt.key: position
+            for position, rt in enumerate([rt for group in self._namespaced.values() for rt in group] + self._cluster)
+        }
         self._index: dict[tuple[object, ...], list[tuple[Runtime, int, Entry]]] = defaultdict(list)
         for runtime in self.runtimes.values():
             if runtime.is_disabled:
@@ -80,18 +84,23 @@ class Grid:
                 key = _entry_key(entry)
                 if key is not None:
                     self._index[key].append((runtime, position, entry))
-        self._verdicts: dict[tuple[object, ...], dict[ObjectKey, int]] = {}
-        self._scores: dict[tuple[tuple[object, ...], ObjectKey], int] = {}
-        self._reasons: dict[tuple[tuple[object, ...], ObjectKey], str] = {}
-        self._checks: dict[tuple[tuple[object, ...], ObjectKey], CheckReport] = {}
+        # Models with equal signatures share every verdict, score and text, memoised by an
+        # integer id so that the deep signature tuple is hashed once per model.
+        signature_ids: dict[tuple[object, ...], int] = {}
+        self._signature: dict[ObjectKey, int] = {
+            key: signature_ids.setdefault(model.signature, len(signature_ids)) for key, model in self.models.items()
+        }
+        self._verdicts: dict[int, dict[ObjectKey, int]] = {}
+        self._scores: dict[tuple[int, ObjectKey], int] = {}
+        self._reasons: dict[tuple[int, ObjectKey], str] = {}
+        self._checks: dict[tuple[int, ObjectKey], CheckReport] = {}
 
     def compatible_entries(self, model_key: ObjectKey) -> dict[ObjectKey, int]:
         """Runtime key -> first passing entry, for every runtime compatible with the model."""
-        model = self.models[model_key]
-        signature = model.signature
+        signature = self._signature[model_key]
         found = self._verdicts.get(signature)
         if found is None:
-            found = self._verdicts[signature] = self._evaluate(model)
+            found = self._verdicts[signature] = self._evaluate(self.models[model_key])
         return found
 
     def _evaluate(self, model: Model) -> dict[ObjectKey, int]:
@@ -116,31 +125,29 @@ class Grid:
         return _INCOMPATIBLE if entry is None else (True, entry)
 
     def score(self, model_key: ObjectKey, runtime_key: ObjectKey) -> int:
-        model = self.models[model_key]
-        memo_key = (model.signature, runtime_key)
+        memo_key = (self._signature[model_key], runtime_key)
         points = self._scores.get(memo_key)
         if points is None:
-            points = self._scores[memo_key] = runtime_score(model, self.runtimes[runtime_key])
+            points = self._scores[memo_key] = runtime_score(self.models[model_key], self.runtimes[runtime_key])
         return points
 
     def reason(self, model_key: ObjectKey, runtime_key: ObjectKey) -> str | None:
         """OME's first incompatibility reason for the pair, or None when compatible."""
         if self.verdict(model_key, runtime_key)[0]:
             return None
-        model = self.models[model_key]
-        memo_key = (model.signature, runtime_key)
+        memo_key = (self._signature[model_key], runtime_key)
         text = self._reasons.get(memo_key)
         if text is None:
-            text = self._reasons[memo_key] = runtime_reason(model, self.runtimes[runtime_key], None) or ""
+            model, runtime = self.models[model_key], self.runtimes[runtime_key]
+            text = self._reasons[memo_key] = runtime_reason(model, runtime, None) or ""
         return text
 
     def check(self, model_key: ObjectKey, runtime_key: ObjectKey) -> CheckReport:
         """Exactly `matching.check(model, runtime)`."""
-        model = self.models[model_key]
-        memo_key = (model.signature, runtime_key)
+        memo_key = (self._signature[model_key], runtime_key)
         report = self._checks.get(memo_key)
         if report is None:
-            report = self._checks[memo_key] = check(model, self.runtimes[runtime_key])
+            report = self._checks[memo_key] = check(self.models[model_key], self.runtimes[runtime_key])
         return report
 
     def select(self, model_key: ObjectKey, namespace: str | None = None) -> Selection:
@@ -150,14 +157,23 @@ class Grid:
         error = model_error(model)
         if error is not None:
             return invalid_selection(model, ns, error)
+        namespaced = self._namespaced.get(ns, [])
+        found = self.compatible_entries(model_key)
+        in_scope = [
+            (self.runtimes[key], entry)
+            for key, entry in found.items()
+            if key[1] == ns or self.runtimes[key].is_cluster
+        ]
+        in_scope.sort(key=lambda item: (item[0].is_cluster, self._position[item[0].key]))
         return build_selection(
             model,
             ns,
-            self._namespaced.get(ns, []),
-            self._cluster,
-            verdict=lambda rt: self.verdict(model_key, rt.key),
+            in_scope,
+            counts=(len(namespaced), len(self._cluster)),
             points=lambda rt: self.score(model_key, rt.key),
-            reason=lambda rt: self.reason(model_key, rt.key) or "",
+            excluded=lambda: excluded_reasons(
+                namespaced, self._cluster, found, lambda rt: self.reason(model_key, rt.key) or ""
+            ),
         )
 
 

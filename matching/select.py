@@ -22,7 +22,7 @@ from .rules import (
     size_problem,
 )
 from .score import compare_runtimes, entry_score, fetch_order, model_size_value, runtime_score
-from .types import InferenceService, Model, Runtime
+from .types import InferenceService, Model, ObjectKey, Runtime
 
 ModelInput = Model | Mapping[str, Any]
 RuntimeInput = Runtime | Mapping[str, Any]
@@ -179,55 +179,66 @@ def select(
     if error is not None or parsed is None:
         return invalid_selection(parsed, ns, error or reasons.MODEL_NIL)
     namespaced, cluster = in_scope((as_runtime(runtime) for runtime in runtimes), ns)
-    verdicts = {rt.key: is_compatible(parsed, rt, isvc_value) for rt in namespaced + cluster}
+    compatible: dict[ObjectKey, int] = {}
+    candidates = []
+    for runtime in namespaced + cluster:
+        passes, entry = is_compatible(parsed, runtime, isvc_value)
+        if passes and entry is not None:
+            compatible[runtime.key] = entry
+            candidates.append((runtime, entry))
     return build_selection(
         parsed,
         ns,
-        namespaced,
-        cluster,
-        verdict=lambda rt: verdicts[rt.key],
+        candidates,
+        counts=(len(namespaced), len(cluster)),
         points=lambda rt: runtime_score(parsed, rt),
-        reason=lambda rt: runtime_reason(parsed, rt, isvc_value) or "",
+        excluded=lambda: excluded_reasons(
+            namespaced, cluster, compatible, lambda rt: runtime_reason(parsed, rt, isvc_value) or ""
+        ),
     )
+
+
+def excluded_reasons(
+    namespaced: Sequence[Runtime],
+    cluster: Sequence[Runtime],
+    compatible: Mapping[ObjectKey, int],
+    reason: Callable[[Runtime], str],
+) -> dict[str, str]:
+    """Every incompatible runtime in scope with its reason, namespaced first, each by name; a
+    cluster runtime's reason replaces a same-named namespaced one's (quirk Q27)."""
+    found: dict[str, str] = {}
+    for runtimes in (namespaced, cluster):
+        for runtime in sorted(runtimes, key=lambda rt: rt.name):
+            if runtime.key not in compatible:
+                found[runtime.name] = reason(runtime)
+    return found
 
 
 def build_selection(
     model: Model,
     namespace: str,
-    namespaced: list[Runtime],
-    cluster: list[Runtime],
+    candidates: Sequence[tuple[Runtime, int]],
     *,
-    verdict: Callable[[Runtime], tuple[bool, int | None]],
+    counts: tuple[int, int],
     points: Callable[[Runtime], int],
-    reason: Callable[[Runtime], str],
+    excluded: Callable[[], dict[str, str]],
 ) -> Selection:
-    """Assemble a Selection from per-runtime verdicts; shared by `select` and the grid."""
-    groups: list[list[tuple[Runtime, int, int | None]]] = [[], []]
+    """Assemble a Selection from the compatible runtimes in OME's fetch order (namespaced ones
+    first) with their first passing entries; shared by `select` and the grid."""
+    groups: tuple[list[tuple[Runtime, int, int | None]], ...] = ([], [])
     manual: dict[str, str] = {}
-    for group, runtimes in zip(groups, (namespaced, cluster)):
-        for runtime in runtimes:
-            compatible, entry = verdict(runtime)
-            if not compatible:
-                continue
-            runtime_points = points(runtime)
-            if runtime.has_auto_select and runtime_points > 0:
-                group.append((runtime, runtime_points, entry))
-            else:
-                manual[runtime.name] = manual_reason(model, runtime, entry)
+    for runtime, entry in candidates:
+        runtime_points = points(runtime)
+        if runtime.has_auto_select and runtime_points > 0:
+            groups[runtime.is_cluster].append((runtime, runtime_points, entry))
+        else:
+            manual[runtime.name] = manual_reason(model, runtime, entry)
     matches = rank(model, groups[0]) + rank(model, groups[1])
-
-    def excluded() -> dict[str, str]:
-        found: dict[str, str] = {}
-        for runtimes in (namespaced, cluster):
-            for runtime in sorted(runtimes, key=lambda rt: rt.name):
-                if not verdict(runtime)[0]:
-                    found[runtime.name] = reason(runtime)
-        return found
 
     def error(excluded_now: dict[str, str]) -> str | None:
         if matches:
             return None
-        return no_runtime_error(model, namespace, len(namespaced), len(cluster), excluded_now)
+        return no_runtime_error(model, namespace, counts[0], counts[1], excluded_now)
 
     return Selection(
         model=model.name,
