@@ -45,7 +45,7 @@ def _only(items: list[Model | Runtime | InferenceService], kind: type, path: str
 
 
 def _rows(selection_dict: dict[str, object], runtimes: list[Runtime]) -> list[tuple[str, ...]]:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     scope = {rt.name: "Cluster" if rt.is_cluster else "Namespaced" for rt in runtimes}
     compatible = selection_dict["compatible"]
     assert isinstance(compatible, list)

@@ -110,10 +110,11 @@ def in_scope(runtimes: Iterable[Runtime], namespace: str) -> tuple[list[Runtime]
 def rank(model: Model, scored: Sequence[tuple[Runtime, int, int | None]]) -> list[Match]:
     """Sort one scope's auto-selectable runtimes as CompareRuntimes does."""
     size = model_size_value(model)
-    ordered = sorted(
-        scored,
-        key=cmp_to_key(lambda first, second: -compare_runtimes(first[:2], second[:2], size)),
-    )
+
+    def before(first: tuple[Runtime, int, int | None], second: tuple[Runtime, int, int | None]) -> int:
+        return -compare_runtimes((first[0], first[1]), (second[0], second[1]), size)
+
+    ordered = sorted(scored, key=cmp_to_key(before))
     return [
         Match(name=rt.name, score=points, is_cluster=rt.is_cluster, namespace=rt.namespace, entry=entry)
         for rt, points, entry in ordered
