@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from inventory.models import Cluster
+from inventory.services import ClusterSpec, cluster_register
+
+
+class Command(BaseCommand):
+    help = "Register a cluster: a kubeconfig context, the in-cluster service account, or manifest folders."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument("--kubeconfig", metavar="PATH")
+        source.add_argument("--in-cluster", action="store_true")
+        source.add_argument("--manifests", metavar="DIR", nargs="+")
+        parser.add_argument("--context", default="", help="kubeconfig context (with --kubeconfig)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["kubeconfig"]:
+            spec = ClusterSpec(options["name"], Cluster.Source.KUBECONFIG, options["kubeconfig"], options["context"])
+        elif options["in_cluster"]:
+            spec = ClusterSpec(options["name"], Cluster.Source.IN_CLUSTER)
+        else:
+            spec = ClusterSpec(options["name"], Cluster.Source.MANIFESTS, manifests=tuple(options["manifests"]))
+        cluster = cluster_register(spec)
+        self.stdout.write(f"cluster {cluster.name}: {cluster.describe_source()}")

@@ -1,0 +1,132 @@
+"""OME resources mirrored from clusters and manifest folders, and the state of each sync."""
+
+from __future__ import annotations
+
+from django.db import models
+
+OME_GROUP = "ome.io"
+OME_VERSION = "v1beta1"
+
+
+class Kind(models.TextChoices):
+    CLUSTER_BASE_MODEL = "ClusterBaseModel"
+    BASE_MODEL = "BaseModel"
+    CLUSTER_SERVING_RUNTIME = "ClusterServingRuntime"
+    SERVING_RUNTIME = "ServingRuntime"
+    INFERENCE_SERVICE = "InferenceService"
+
+
+PLURALS = {
+    Kind.CLUSTER_BASE_MODEL: "clusterbasemodels",
+    Kind.BASE_MODEL: "basemodels",
+    Kind.CLUSTER_SERVING_RUNTIME: "clusterservingruntimes",
+    Kind.SERVING_RUNTIME: "servingruntimes",
+    Kind.INFERENCE_SERVICE: "inferenceservices",
+}
+CLUSTER_SCOPED = frozenset({Kind.CLUSTER_BASE_MODEL, Kind.CLUSTER_SERVING_RUNTIME})
+MODEL_KINDS = (Kind.CLUSTER_BASE_MODEL, Kind.BASE_MODEL)
+RUNTIME_KINDS = (Kind.CLUSTER_SERVING_RUNTIME, Kind.SERVING_RUNTIME)
+
+
+class Cluster(models.Model):
+    """A cluster to mirror: a live API server (kubeconfig or in-cluster) or a manifest folder.
+
+    Credentials are referenced by path and context only; they are never stored here.
+    """
+
+    class Source(models.TextChoices):
+        KUBECONFIG = "kubeconfig"
+        IN_CLUSTER = "in-cluster"
+        MANIFESTS = "manifests"
+
+    name = models.SlugField(max_length=63, unique=True)
+    source = models.CharField(max_length=16, choices=Source.choices)
+    kubeconfig = models.CharField(max_length=1024, blank=True, help_text="Path of a kubeconfig file.")
+    context = models.CharField(max_length=253, blank=True, help_text="kubeconfig context; empty for the current one.")
+    manifests = models.JSONField(default=list, blank=True, help_text="Manifest files or folders, for a snapshot.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_live(self) -> bool:
+        return self.source != self.Source.MANIFESTS
+
+    def describe_source(self) -> str:
+        if self.source == self.Source.MANIFESTS:
+            return "manifests: " + ", ".join(self.manifests)
+        if self.source == self.Source.IN_CLUSTER:
+            return "in-cluster service account"
+        return f"kubeconfig {self.kubeconfig}" + (f" (context {self.context})" if self.context else "")
+
+
+class Resource(models.Model):
+    """One OME object of one cluster: the whole object as read, plus columns to filter on."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="resources")
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    namespace = models.CharField(max_length=253, blank=True, default="")
+    name = models.CharField(max_length=253)
+    uid = models.CharField(max_length=64, blank=True)
+    resource_version = models.CharField(max_length=64, blank=True)
+    generation = models.BigIntegerField(null=True, blank=True)
+    obj = models.JSONField(help_text="The object as the API returned it (manifests: with CRD defaults).")
+    content_hash = models.CharField(max_length=64)
+    error = models.TextField(blank=True, help_text="Why the object cannot be evaluated, if it is malformed.")
+    source_path = models.CharField(max_length=1024, blank=True)
+
+    model_format = models.CharField(max_length=512, blank=True)
+    model_architecture = models.CharField(max_length=1024, blank=True)
+    pipeline_class = models.CharField(max_length=512, blank=True)
+    has_pipeline = models.BooleanField(default=False)
+    storage_scheme = models.CharField(max_length=32, blank=True)
+    disabled = models.BooleanField(default=False)
+
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    class Meta:
+        ordering = ["kind", "namespace", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "kind", "namespace", "name"], name="resource_identity"),
+        ]
+        indexes = [
+            models.Index(fields=["cluster", "kind", "namespace"]),
+            models.Index(fields=["cluster", "model_format"]),
+            models.Index(fields=["cluster", "pipeline_class"]),
+            models.Index(fields=["cluster", "storage_scheme"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.kind, self.namespace, self.name)
+
+
+class SyncState(models.Model):
+    """How one kind of one cluster was last synced: shown on the sync page and the API."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="sync_states")
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    last_list_at = models.DateTimeField(null=True, blank=True)
+    resource_version = models.CharField(max_length=64, blank=True)
+    watch_connected = models.BooleanField(default=False)
+    watch_reconnects = models.PositiveIntegerField(default=0)
+    last_event_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    last_error_at = models.DateTimeField(null=True, blank=True)
+    count = models.PositiveIntegerField(default=0)
+    invalid = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["cluster__name", "kind"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "kind"], name="sync_state_identity")]
+
+    def __str__(self) -> str:
+        return f"{self.cluster} {self.kind}"

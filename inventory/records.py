@@ -1,0 +1,111 @@
+"""From an OME object dict to the columns stored beside it; no database access here."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import matching
+from matching.types import InferenceService, Model, Runtime
+
+from .models import CLUSTER_SCOPED, Kind
+
+VOLATILE_METADATA = ("managedFields",)
+
+
+def identity(obj: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """(kind, namespace, name), or None when the object cannot be identified."""
+    kind = obj.get("kind")
+    metadata = obj.get("metadata")
+    if kind not in Kind.values or not isinstance(metadata, Mapping):
+        return None
+    name, namespace = metadata.get("name"), metadata.get("namespace")
+    if not isinstance(name, str) or not name:
+        return None
+    if kind in CLUSTER_SCOPED:
+        return (kind, "", name)
+    return (kind, namespace if isinstance(namespace, str) else "", name)
+
+
+def content_hash(obj: Mapping[str, Any]) -> str:
+    metadata = obj.get("metadata")
+    if isinstance(metadata, Mapping) and any(key in metadata for key in VOLATILE_METADATA):
+        obj = {**obj, "metadata": {k: v for k, v in metadata.items() if k not in VOLATILE_METADATA}}
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The fields that differ, one level below `spec` and `metadata` (e.g. spec.diffusionPipeline)."""
+    fields = []
+    for section in ("metadata", "spec"):
+        before, after = old.get(section), new.get(section)
+        if not isinstance(before, Mapping) or not isinstance(after, Mapping):
+            if before != after:
+                fields.append(section)
+            continue
+        for key in sorted(set(before) | set(after)):
+            if key not in VOLATILE_METADATA and key != "resourceVersion" and before.get(key) != after.get(key):
+                fields.append(f"{section}.{key}")
+    if old.get("status") != new.get("status"):
+        fields.append("status")
+    return fields
+
+
+def _joined(values: list[str]) -> str:
+    return ",".join(dict.fromkeys(value for value in values if value))
+
+
+def _model_columns(model: Model) -> dict[str, Any]:
+    uri = model.storage_uri or ""
+    return {
+        "model_format": model.format.name,
+        "model_architecture": model.architecture or "",
+        "pipeline_class": (model.pipeline.class_name or "") if model.pipeline else "",
+        "has_pipeline": model.pipeline is not None,
+        "storage_scheme": uri.split("://", 1)[0] + "://" if "://" in uri else "",
+        "disabled": model.disabled is True,
+    }
+
+
+def _runtime_columns(runtime: Runtime) -> dict[str, Any]:
+    entries = runtime.entries
+    return {
+        "model_format": _joined([e.format.name for e in entries if e.format is not None]),
+        "model_architecture": _joined([e.architecture or "" for e in entries]),
+        "pipeline_class": _joined([(e.pipeline.class_name or "") for e in entries if e.pipeline is not None]),
+        "has_pipeline": any(e.pipeline is not None for e in entries),
+        "disabled": runtime.is_disabled,
+    }
+
+
+def columns(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The filter columns and the error text of one object (a malformed one keeps its error)."""
+    values: dict[str, Any] = {
+        "model_format": "",
+        "model_architecture": "",
+        "pipeline_class": "",
+        "has_pipeline": False,
+        "storage_scheme": "",
+        "disabled": False,
+        "error": "",
+    }
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    values["uid"] = str(metadata.get("uid") or "")
+    values["resource_version"] = str(metadata.get("resourceVersion") or "")
+    generation = metadata.get("generation")
+    values["generation"] = generation if isinstance(generation, int) and not isinstance(generation, bool) else None
+    try:
+        parsed = matching.parse_object(obj)
+    except matching.ManifestError as error:
+        values["error"] = f"{error.field}: {error.problem}"
+        return values
+    if isinstance(parsed, Model):
+        values.update(_model_columns(parsed))
+    elif isinstance(parsed, Runtime):
+        values.update(_runtime_columns(parsed))
+    elif isinstance(parsed, InferenceService):
+        values["model_format"] = ""
+    return values

@@ -1,0 +1,111 @@
+"""Registering clusters and loading manifest snapshots; the commands, tasks and API call these."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from .models import Cluster, Kind
+from .sources import ManifestSnapshot, read_manifests
+from .sync import ApplyResult, record_list, snapshot_apply
+
+
+class ClusterChoiceError(ValueError):
+    """No cluster, or several, where one is needed."""
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    name: str
+    source: str
+    kubeconfig: str = ""
+    context: str = ""
+    manifests: tuple[str, ...] = ()
+
+
+def _resolve_path(text: str) -> str:
+    path = Path(text).expanduser()
+    return str(path if path.is_absolute() else Path(settings.BASE_DIR) / path)
+
+
+def parse_cluster_setting(text: str) -> list[ClusterSpec]:
+    """Parse OME_CLUSTERS: entries separated by `;` or new lines, each one of
+    `NAME=manifests:PATH[,PATH...]`, `NAME=kubeconfig:PATH[#CONTEXT]` or `NAME=in-cluster`.
+    Relative paths are relative to the project folder."""
+    specs = []
+    for raw in text.replace("\n", ";").split(";"):
+        entry = raw.strip()
+        if not entry:
+            continue
+        name, sep, source = entry.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"OME_CLUSTERS entry {entry!r}: expected NAME=SOURCE")
+        name, source = name.strip(), source.strip()
+        kind, _, argument = source.partition(":")
+        if kind == Cluster.Source.IN_CLUSTER and not argument:
+            specs.append(ClusterSpec(name, kind))
+        elif kind == Cluster.Source.MANIFESTS and argument:
+            paths = tuple(_resolve_path(part) for part in argument.split(",") if part.strip())
+            specs.append(ClusterSpec(name, kind, manifests=paths))
+        elif kind == Cluster.Source.KUBECONFIG and argument:
+            path, _, context = argument.partition("#")
+            specs.append(ClusterSpec(name, kind, kubeconfig=_resolve_path(path), context=context))
+        else:
+            raise ValueError(
+                f"OME_CLUSTERS entry {entry!r}: the source must be manifests:PATH, kubeconfig:PATH[#CONTEXT] or in-cluster"
+            )
+    return specs
+
+
+def cluster_register(spec: ClusterSpec) -> Cluster:
+    """Create the cluster, or update its source; idempotent."""
+    cluster, _ = Cluster.objects.update_or_create(
+        name=spec.name,
+        defaults={
+            "source": spec.source,
+            "kubeconfig": spec.kubeconfig,
+            "context": spec.context,
+            "manifests": list(spec.manifests),
+        },
+    )
+    return cluster
+
+
+def clusters_register_from_settings() -> list[Cluster]:
+    return [cluster_register(spec) for spec in parse_cluster_setting(settings.OME_CLUSTERS)]
+
+
+def cluster_choose(name: str | None) -> Cluster:
+    """The named cluster, or the only one when no name is given."""
+    if name:
+        try:
+            return Cluster.objects.get(name=name)
+        except Cluster.DoesNotExist:
+            raise ClusterChoiceError(f"no cluster named {name!r}") from None
+    clusters = list(Cluster.objects.all()[:2])
+    if len(clusters) == 1:
+        return clusters[0]
+    if not clusters:
+        raise ClusterChoiceError("no cluster is registered; add one with `manage.py add_cluster`")
+    raise ClusterChoiceError("several clusters are registered; name one with --cluster")
+
+
+def manifests_load(
+    cluster: Cluster, paths: Iterable[str | Path], *, prune: bool
+) -> tuple[ApplyResult, ManifestSnapshot]:
+    """Load manifest files and folders into a cluster's inventory, kind by kind."""
+    snapshot = read_manifests(paths)
+    result = ApplyResult()
+    for kind in Kind.values:
+        snapshot_apply(
+            cluster, kind, snapshot.objects.get(kind, {}), prune=prune, paths=snapshot.paths, result=result
+        )
+        record_list(cluster, kind)
+    return result, snapshot
+
+
+def kinds_in_order() -> Sequence[str]:
+    return list(Kind.values)

@@ -1,0 +1,214 @@
+"""Services that make the stored inventory equal what a cluster or a folder holds."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from . import records
+from .models import Cluster, Kind, Resource, SyncState
+from .signals import inventory_changed
+
+logger = logging.getLogger(__name__)
+
+ObjectKey = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str
+    namespace: str
+    name: str
+    action: str  # "added", "changed" or "removed"
+    fields: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "action": self.action,
+            "fields": list(self.fields),
+        }
+
+
+@dataclass
+class KindCounts:
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+
+    def line(self, kind: str) -> str:
+        return f"{kind}: {self.added} added, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"
+
+
+@dataclass
+class ApplyResult:
+    counts: dict[str, KindCounts] = field(default_factory=lambda: {kind: KindCounts() for kind in Kind.values})
+    changes: list[Change] = field(default_factory=list)
+
+    def count(self, kind: str, action: str, change: Change | None = None) -> None:
+        counts = self.counts[kind]
+        setattr(counts, action, getattr(counts, action) + 1)
+        if change is not None:
+            self.changes.append(change)
+
+
+def _announce(cluster: Cluster, changes: list[Change]) -> None:
+    if changes:
+        transaction.on_commit(lambda: inventory_changed.send(sender=Cluster, cluster_id=cluster.pk, changes=changes))
+
+
+def _new_resource(cluster: Cluster, key: ObjectKey, obj: dict[str, Any], now: datetime, path: str) -> Resource:
+    kind, namespace, name = key
+    return Resource(
+        cluster=cluster,
+        kind=kind,
+        namespace=namespace,
+        name=name,
+        obj=obj,
+        content_hash=records.content_hash(obj),
+        source_path=path,
+        first_seen=now,
+        last_seen=now,
+        **records.columns(obj),
+    )
+
+
+def _update_resource(resource: Resource, obj: dict[str, Any], now: datetime, path: str) -> tuple[str, ...]:
+    fields = tuple(records.changed_fields(resource.obj, obj))
+    resource.obj = obj
+    resource.content_hash = records.content_hash(obj)
+    resource.source_path = path
+    resource.last_seen = now
+    for column, value in records.columns(obj).items():
+        setattr(resource, column, value)
+    return fields
+
+
+UPDATED_COLUMNS = [
+    "obj",
+    "content_hash",
+    "source_path",
+    "last_seen",
+    "uid",
+    "resource_version",
+    "generation",
+    "error",
+    "model_format",
+    "model_architecture",
+    "pipeline_class",
+    "has_pipeline",
+    "storage_scheme",
+    "disabled",
+]
+
+
+def snapshot_apply(
+    cluster: Cluster,
+    kind: str,
+    objects: Mapping[ObjectKey, dict[str, Any]],
+    *,
+    prune: bool,
+    paths: Mapping[ObjectKey, str] | None = None,
+    result: ApplyResult | None = None,
+) -> ApplyResult:
+    """Make the stored objects of one kind equal `objects`; with `prune`, remove the others.
+
+    Unchanged objects only get `last_seen` bumped. Announces the changes after commit.
+    """
+    result = result or ApplyResult()
+    paths = paths or {}
+    now = timezone.now()
+    with transaction.atomic():
+        stored = {r.key: r for r in Resource.objects.filter(cluster=cluster, kind=kind)}
+        created, updated, unchanged = [], [], []
+        for key, obj in objects.items():
+            resource = stored.get(key)
+            if resource is None:
+                created.append(_new_resource(cluster, key, obj, now, paths.get(key, "")))
+                result.count(kind, "added", Change(*key, "added"))
+            elif resource.content_hash != records.content_hash(obj):
+                fields = _update_resource(resource, obj, now, paths.get(key, ""))
+                updated.append(resource)
+                result.count(kind, "changed", Change(*key, "changed", fields))
+            else:
+                unchanged.append(resource.pk)
+                result.count(kind, "unchanged")
+        Resource.objects.bulk_create(created, batch_size=500)
+        Resource.objects.bulk_update(updated, UPDATED_COLUMNS, batch_size=500)
+        Resource.objects.filter(pk__in=unchanged).update(last_seen=now)
+        if prune:
+            gone = [resource for key, resource in stored.items() if key not in objects]
+            Resource.objects.filter(pk__in=[r.pk for r in gone]).delete()
+            for resource in gone:
+                result.count(kind, "removed", Change(*resource.key, "removed"))
+        _announce(cluster, [c for c in result.changes if c.kind == kind])
+    return result
+
+
+def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Change | None:
+    """Apply one watch event (ADDED, MODIFIED, DELETED); returns the change it made, if any."""
+    key = records.identity(obj)
+    if key is None:
+        logger.warning("cluster %s: %s event for an object without kind or name", cluster, event_type)
+        return None
+    now = timezone.now()
+    with transaction.atomic():
+        resource = Resource.objects.select_for_update().filter(
+            cluster=cluster, kind=key[0], namespace=key[1], name=key[2]
+        ).first()
+        if event_type == "DELETED":
+            if resource is None:
+                return None
+            resource.delete()
+            change = Change(*key, "removed")
+        elif resource is None:
+            _new_resource(cluster, key, obj, now, "").save()
+            change = Change(*key, "added")
+        elif resource.content_hash == records.content_hash(obj):
+            Resource.objects.filter(pk=resource.pk).update(last_seen=now)
+            return None
+        else:
+            fields = _update_resource(resource, obj, now, resource.source_path)
+            resource.save(update_fields=UPDATED_COLUMNS)
+            change = Change(*key, "changed", fields)
+        _announce(cluster, [change])
+    return change
+
+
+def state_for(cluster: Cluster, kind: str) -> SyncState:
+    state, _ = SyncState.objects.get_or_create(cluster=cluster, kind=kind)
+    return state
+
+
+def record_list(cluster: Cluster, kind: str, *, resource_version: str = "") -> None:
+    """A successful full list of one kind: clears the error, refreshes counts."""
+    stored = Resource.objects.filter(cluster=cluster, kind=kind)
+    SyncState.objects.update_or_create(
+        cluster=cluster,
+        kind=kind,
+        defaults={
+            "last_list_at": timezone.now(),
+            "resource_version": resource_version,
+            "last_error": "",
+            "count": stored.count(),
+            "invalid": stored.exclude(error="").count(),
+        },
+    )
+
+
+def record_error(cluster: Cluster, kinds: Iterable[str], message: str) -> None:
+    for kind in kinds:
+        SyncState.objects.update_or_create(
+            cluster=cluster,
+            kind=kind,
+            defaults={"last_error": message, "last_error_at": timezone.now(), "watch_connected": False},
+        )
