@@ -48,7 +48,7 @@ def test_adding_a_requirement_to_an_entry_never_adds_a_match(
     assert after <= before
 
 
-@settings(max_examples=300)
+@settings(max_examples=100, deadline=None)
 @given(model_specs(), runtimes())
 def test_applying_the_planned_patch_makes_the_model_pass_whenever_nothing_blocks(
     spec: dict[str, Any], runtime_obj: dict[str, Any]
@@ -64,7 +64,7 @@ def test_applying_the_planned_patch_makes_the_model_pass_whenever_nothing_blocks
     assert matching.check(patched, runtime_obj).compatible
 
 
-@settings(max_examples=300)
+@settings(max_examples=100, deadline=None)
 @given(model_specs(), runtimes())
 def test_a_planned_patch_only_adds_to_the_recorded_pipeline(spec: dict[str, Any], runtime_obj: dict[str, Any]) -> None:
     plan = matching.pipeline_patch(model(spec), runtime_obj)
@@ -80,7 +80,7 @@ def test_a_planned_patch_only_adds_to_the_recorded_pipeline(spec: dict[str, Any]
             assert patched[key] == value
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.lists(model_specs(), min_size=1, max_size=4), st.lists(runtimes(), min_size=1, max_size=5))
 def test_the_grid_gives_exactly_what_check_and_select_give(
     specs: list[dict[str, Any]], runtime_objs: list[dict[str, Any]]
