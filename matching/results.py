@@ -90,6 +90,11 @@ class Match:
     namespace: str = ""
     entry: int | None = None
 
+    @property
+    def key(self) -> tuple[str, str, str]:
+        kind = "ClusterServingRuntime" if self.is_cluster else "ServingRuntime"
+        return (kind, self.namespace, self.name)
+
     def to_dict(self) -> dict[str, object]:
         return {
             "name": self.name,
@@ -116,11 +121,14 @@ class Selection:
         manual_only: dict[str, str],
         excluded: Callable[[], dict[str, str]],
         error: Callable[[dict[str, str]], str | None],
+        manual_keys: dict[tuple[str, str, str], str] | None = None,
     ) -> None:
         self.model = model
         self.namespace = namespace
         self.compatible = compatible
         self.manual_only = manual_only
+        # manual_only keyed by (kind, namespace, name): names alone can collide across scopes.
+        self.manual_keys = manual_keys or {}
         self._excluded = excluded
         self._error = error
 

@@ -227,13 +227,13 @@ def build_selection(
     """Assemble a Selection from the compatible runtimes in OME's fetch order (namespaced ones
     first) with their first passing entries; shared by `select` and the grid."""
     groups: tuple[list[tuple[Runtime, int, int | None]], ...] = ([], [])
-    manual: dict[str, str] = {}
+    manual: dict[ObjectKey, str] = {}
     for runtime, entry in candidates:
         runtime_points = points(runtime)
         if runtime.has_auto_select and runtime_points > 0:
             groups[runtime.is_cluster].append((runtime, runtime_points, entry))
         else:
-            manual[runtime.name] = manual_reason(model, runtime, entry)
+            manual[runtime.key] = manual_reason(model, runtime, entry)
     matches = rank(model, groups[0]) + rank(model, groups[1])
 
     def error(excluded_now: dict[str, str]) -> str | None:
@@ -245,9 +245,10 @@ def build_selection(
         model=model.name,
         namespace=namespace,
         compatible=matches,
-        manual_only=manual,
+        manual_only={key[2]: reason for key, reason in manual.items()},
         excluded=excluded,
         error=error,
+        manual_keys=manual,
     )
 
 

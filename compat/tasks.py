@@ -1,0 +1,49 @@
+"""Thin Celery tasks over compat.services. A full rebuild fans out one task per chunk of
+models (a chord), so more workers finish it sooner; one worker still does it all."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import chord, shared_task
+
+from inventory.models import Cluster
+
+from . import services
+
+
+@shared_task(name="compat.matrix_rebuild")
+def matrix_rebuild_task(cluster_id: int) -> int:
+    build, chunks = services.matrix_build_start(Cluster.objects.get(pk=cluster_id))
+    callback = matrix_build_finish_task.si(build.pk).on_error(matrix_build_fail_task.si(build.pk))
+    chord(matrix_build_chunk_task.si(build.pk, chunk) for chunk in chunks)(callback)
+    return build.pk
+
+
+@shared_task(name="compat.matrix_build_chunk")
+def matrix_build_chunk_task(build_id: int, model_ids: list[int]) -> int:
+    return services.matrix_build_chunk(build_id, model_ids)
+
+
+@shared_task(name="compat.matrix_build_finish")
+def matrix_build_finish_task(build_id: int) -> int:
+    return services.matrix_build_finish(build_id).rows_count
+
+
+@shared_task(name="compat.matrix_build_fail")
+def matrix_build_fail_task(build_id: int) -> None:
+    services.matrix_build_fail(build_id, "a chunk of the build failed")
+
+
+@shared_task(name="compat.matrix_apply_changes")
+def matrix_apply_changes_task(cluster_id: int, changes: list[dict[str, Any]]) -> int:
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    return 0 if cluster is None else services.matrix_apply_changes(cluster, changes)
+
+
+@shared_task(name="compat.matrix_rebuild_all")
+def matrix_rebuild_all_task() -> int:
+    clusters = list(Cluster.objects.values_list("pk", flat=True))
+    for cluster_id in clusters:
+        matrix_rebuild_task.delay(cluster_id)
+    return len(clusters)

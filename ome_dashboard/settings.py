@@ -1,0 +1,240 @@
+"""Settings for the OME Compat dashboard: one module, every deployment knob from the environment.
+
+The defaults run a local development copy (DEBUG on, SQLite next to manage.py, Redis on
+localhost). With DEBUG off, SECRET_KEY and ALLOWED_HOSTS must be set or startup fails.
+Tests change values with pytest-django's ``settings`` fixture, not with a second module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+
+
+def _required(name: str, value: Any) -> Any:
+    # django-environ only complains when a variable is absent; an empty value is just as wrong.
+    if not value:
+        raise ImproperlyConfigured(f"Set the {name} environment variable (required when DEBUG is off).")
+    return value
+
+
+DEBUG: bool = env.bool("DEBUG", default=True)
+
+if DEBUG:
+    SECRET_KEY: str = env.str("SECRET_KEY", default="django-insecure-local-development-only")
+    ALLOWED_HOSTS: list[str] = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+else:
+    SECRET_KEY = _required("SECRET_KEY", env.str("SECRET_KEY", default=""))
+    ALLOWED_HOSTS = _required("ALLOWED_HOSTS", env.list("ALLOWED_HOSTS", default=[]))
+
+CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    # Before staticfiles, so runserver serves static files through whitenoise as production does.
+    "whitenoise.runserver_nostatic",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    # SimpleAppConfig leaves TEMPLATES alone; the default config would rewrite the loaders at
+    # startup. The partials loader is configured explicitly below instead.
+    "template_partials.apps.SimpleAppConfig",
+    "inventory",
+    "compat",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "ome_dashboard.urls"
+WSGI_APPLICATION = "ome_dashboard.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+            # "page.html#row" renders only the partial named "row" (django-template-partials).
+            "loaders": [
+                (
+                    "template_partials.loader.Loader",
+                    [
+                        (
+                            "django.template.loaders.cached.Loader",
+                            [
+                                "django.template.loaders.filesystem.Loader",
+                                "django.template.loaders.app_directories.Loader",
+                            ],
+                        )
+                    ],
+                )
+            ],
+            "builtins": ["template_partials.templatetags.partials"],
+        },
+    },
+]
+
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The web server and the worker write to the same file. IMMEDIATE transactions plus a busy
+    # timeout make a concurrent writer wait instead of failing with "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        # Hashed, compressed files need `collectstatic`; local runs serve straight from the finders.
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        ),
+    },
+}
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "OME Compat API",
+    "DESCRIPTION": "Which OME serving runtime serves which model, and why.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and ReDoc from drf-spectacular-sidecar's static files: no CDN, works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+REDIS_URL: str = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
+
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = REDIS_URL
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_RESULT_EXPIRES = 60 * 60 * 24
+CELERY_TIMEZONE = TIME_ZONE
+CELERY_TASK_TIME_LIMIT = 10 * 60
+CELERY_TASK_SOFT_TIME_LIMIT = 9 * 60
+# Apps add their periodic tasks here, each with options={"expires": ...} a little under its
+# interval so a slow worker does not pile up duplicate runs.
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {}
+
+# The clusters to mirror, registered by `manage.py register_clusters` (see inventory.services):
+# `NAME=manifests:PATH[,PATH]`, `NAME=kubeconfig:PATH[#CONTEXT]` or `NAME=in-cluster`, separated
+# by `;`. The default is the bundled demo: OME's catalog runtimes plus the demo folder.
+OME_CLUSTERS: str = env.str("OME_CLUSTERS", default="demo=manifests:catalog/runtimes,demo")
+# How often celery beat resyncs every cluster fully (seconds); watches apply changes between.
+OME_RESYNC_INTERVAL: int = env.int("OME_RESYNC_INTERVAL", default=300)
+# Watches (inventory.tasks.watch_kind, on the `watch` queue): each runs OME_WATCH_DURATION
+# seconds and exits; ensure_watches starts the next one from the stored resourceVersion. A watch
+# holds a lease of OME_WATCH_LEASE seconds, renewed while it runs, so only one runs per cluster
+# and kind. After an error a watch reconnects with capped, jittered exponential backoff.
+OME_WATCH_DURATION: int = env.int("OME_WATCH_DURATION", default=300)
+OME_WATCH_LEASE: int = env.int("OME_WATCH_LEASE", default=60)
+OME_WATCH_BACKOFF_BASE: float = env.float("OME_WATCH_BACKOFF_BASE", default=0.5)
+OME_WATCH_BACKOFF_MAX: float = env.float("OME_WATCH_BACKOFF_MAX", default=30.0)
+
+CELERY_BEAT_SCHEDULE["inventory.resync_all"] = {
+    "task": "inventory.tasks.resync_all",
+    "schedule": OME_RESYNC_INTERVAL,
+    "options": {"expires": OME_RESYNC_INTERVAL * 0.9},
+}
+CELERY_BEAT_SCHEDULE["inventory.ensure_watches"] = {
+    "task": "inventory.tasks.ensure_watches",
+    "schedule": OME_WATCH_LEASE / 2,
+    "options": {"expires": OME_WATCH_LEASE / 2 * 0.9},
+}
+# Watches block a worker slot for OME_WATCH_DURATION: run them on their own workers
+# (`celery worker -Q watch --pool threads --concurrency <clusters x 5>`) so they never starve
+# the default queue.
+CELERY_TASK_ROUTES = {"inventory.tasks.watch_kind": {"queue": "watch"}}
+
+# Models per chunk of a full matrix rebuild; each chunk is one Celery task.
+MATRIX_CHUNK_MODELS: int = env.int("MATRIX_CHUNK_MODELS", default=2000)
+# Recompute the touched rows of the matrix whenever the inventory changes.
+MATRIX_UPDATE_ON_CHANGE: bool = env.bool("MATRIX_UPDATE_ON_CHANGE", default=True)
+
+LOG_LEVEL: str = env.str("LOG_LEVEL", default="INFO").upper()
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {
+        "stdout": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout", "formatter": "plain"},
+    },
+    "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
+    # Django's default "django" handlers would print every record a second time under DEBUG.
+    "loggers": {"django": {"handlers": [], "level": LOG_LEVEL, "propagate": True}},
+}
