@@ -1,0 +1,23 @@
+"""Start Django for a benchmark against DATABASE_URL, or a fresh SQLite file when it is unset."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+
+def setup_django() -> str:
+    """Configure, migrate and return a description of the database used."""
+    if not os.environ.get("DATABASE_URL"):
+        folder = tempfile.mkdtemp(prefix="ome-bench-")
+        os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings")
+    os.environ["MATRIX_UPDATE_ON_CHANGE"] = "false"
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+    from django.db import connection
+
+    return f"{connection.vendor} ({os.environ['DATABASE_URL'].split('@')[-1]})"
