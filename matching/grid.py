@@ -85,19 +85,24 @@ class Grid:
                 if key is not None:
                     self._index[key].append((runtime, position, entry))
         # Models with equal signatures share every verdict, score and text, memoised by an
-        # integer id so that the deep signature tuple is hashed once per model.
-        signature_ids: dict[tuple[object, ...], int] = {}
-        self._signature: dict[ObjectKey, int] = {
-            key: signature_ids.setdefault(model.signature, len(signature_ids)) for key, model in self.models.items()
-        }
+        # integer id so that the deep signature tuple is hashed once per model, when first used.
+        self._signature_ids: dict[tuple[object, ...], int] = {}
+        self._signature: dict[ObjectKey, int] = {}
         self._verdicts: dict[int, dict[ObjectKey, int]] = {}
         self._scores: dict[tuple[int, ObjectKey], int] = {}
         self._reasons: dict[tuple[int, ObjectKey], str] = {}
         self._checks: dict[tuple[int, ObjectKey], CheckReport] = {}
 
+    def _signature_id(self, model_key: ObjectKey) -> int:
+        found = self._signature.get(model_key)
+        if found is None:
+            ids = self._signature_ids
+            found = self._signature[model_key] = ids.setdefault(self.models[model_key].signature, len(ids))
+        return found
+
     def compatible_entries(self, model_key: ObjectKey) -> dict[ObjectKey, int]:
         """Runtime key -> first passing entry, for every runtime compatible with the model."""
-        signature = self._signature[model_key]
+        signature = self._signature_id(model_key)
         found = self._verdicts.get(signature)
         if found is None:
             found = self._verdicts[signature] = self._evaluate(self.models[model_key])
@@ -125,7 +130,7 @@ class Grid:
         return _INCOMPATIBLE if entry is None else (True, entry)
 
     def score(self, model_key: ObjectKey, runtime_key: ObjectKey) -> int:
-        memo_key = (self._signature[model_key], runtime_key)
+        memo_key = (self._signature_id(model_key), runtime_key)
         points = self._scores.get(memo_key)
         if points is None:
             points = self._scores[memo_key] = runtime_score(self.models[model_key], self.runtimes[runtime_key])
@@ -135,7 +140,7 @@ class Grid:
         """OME's first incompatibility reason for the pair, or None when compatible."""
         if self.verdict(model_key, runtime_key)[0]:
             return None
-        memo_key = (self._signature[model_key], runtime_key)
+        memo_key = (self._signature_id(model_key), runtime_key)
         text = self._reasons.get(memo_key)
         if text is None:
             model, runtime = self.models[model_key], self.runtimes[runtime_key]
@@ -144,7 +149,7 @@ class Grid:
 
     def check(self, model_key: ObjectKey, runtime_key: ObjectKey) -> CheckReport:
         """Exactly `matching.check(model, runtime)`."""
-        memo_key = (self._signature[model_key], runtime_key)
+        memo_key = (self._signature_id(model_key), runtime_key)
         report = self._checks.get(memo_key)
         if report is None:
             report = self._checks[memo_key] = check(self.models[model_key], self.runtimes[runtime_key])
