@@ -85,11 +85,14 @@ class _Reader:
             raise self.fail(path, f"expected true or false, got {_type_name(value)} {value!r}")
         return value
 
-    def integer(self, value: object, path: str) -> int | None:
+    def integer(self, value: object, path: str, *, bits: int) -> int | None:
+        """An integer that fits OME's Go field of `bits` bits (the API server rejects others)."""
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(path, f"expected an integer, got {_type_name(value)} {value!r}")
+        if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+            raise self.fail(path, f"{value} does not fit a {bits}-bit integer")
         return value
 
     def string_list(self, value: object, path: str) -> tuple[str, ...]:
@@ -117,7 +120,7 @@ def _format(reader: _Reader, value: object, path: str) -> FormatRef | None:
         name=reader.string(data.get("name"), f"{path}.name") or "",
         version=reader.string(data.get("version"), f"{path}.version"),
         operator=reader.string(data.get("operator"), f"{path}.operator"),
-        weight=reader.integer(data.get("weight"), f"{path}.weight") or 0,
+        weight=reader.integer(data.get("weight"), f"{path}.weight", bits=64) or 0,
     )
 
 
@@ -187,7 +190,7 @@ def _entry(reader: _Reader, value: object, path: str) -> Entry:
         quantization=reader.string(data.get("quantization"), f"{path}.quantization"),
         pipeline=_pipeline(reader, data.get("diffusionPipeline"), f"{path}.diffusionPipeline"),
         auto_select=reader.boolean(data.get("autoSelect"), f"{path}.autoSelect"),
-        priority=reader.integer(data.get("priority"), f"{path}.priority"),
+        priority=reader.integer(data.get("priority"), f"{path}.priority", bits=32),
         cache_providers=reader.string_list(data.get("modelCacheProviders"), f"{path}.modelCacheProviders"),
     )
 

@@ -77,8 +77,8 @@ def pipeline_patch(model: ModelInput, runtime: RuntimeInput) -> PatchPlan:
     """The smallest JSON merge patch `{"spec": {"diffusionPipeline": {...}}}` that makes the model
     pass the runtime, adding only fields the model lacks and the entry requires.
 
-    `.entry` is the entry it targets: the best-scoring entry it can satisfy (the first on a
-    tie). `.patch` is None when the model already passes or nothing can help; `.blocked` then
+    `.entry` is the entry it targets: the best-scoring entry it can satisfy; on a tie, the one
+    needing the smaller patch, then the first. `.patch` is None when the model already passes or nothing can help; `.blocked` then
     says why, per entry. A recorded value that conflicts with the entry is never overwritten.
     """
     model, runtime = as_model(model), as_runtime(runtime)
@@ -93,7 +93,7 @@ def pipeline_patch(model: ModelInput, runtime: RuntimeInput) -> PatchPlan:
         return PatchPlan(patch=None, entry=passing, blocked=[])
     if not runtime.entries:
         return PatchPlan(patch=None, entry=None, blocked=[reasons.NO_SUPPORTED_FORMATS])
-    candidates: list[tuple[int, int, dict[str, object]]] = []
+    candidates: list[tuple[int, int, int, dict[str, object]]] = []
     blocked: list[str] = []
     for index, entry in enumerate(runtime.entries):
         problems = _entry_blockers(model, entry)
@@ -104,11 +104,17 @@ def pipeline_patch(model: ModelInput, runtime: RuntimeInput) -> PatchPlan:
         if problems:
             blocked += [f"entry {index}: {problem}" for problem in problems]
         else:
-            candidates.append((entry_score(model, entry, entry.effective_priority), -index, additions))
+            points = entry_score(model, entry, entry.effective_priority)
+            candidates.append((-points, _size(additions), index, additions))
     if not candidates:
         return PatchPlan(patch=None, entry=None, blocked=blocked)
-    _, negative_index, additions = max(candidates, key=lambda item: item[:2])
-    return PatchPlan(patch={"spec": {"diffusionPipeline": additions}}, entry=-negative_index, blocked=[])
+    _, _, index, additions = min(candidates, key=lambda item: item[:3])
+    return PatchPlan(patch={"spec": {"diffusionPipeline": additions}}, entry=index, blocked=[])
+
+
+def _size(patch: Mapping[str, Any]) -> int:
+    """How many fields a patch sets (an empty object counts as one)."""
+    return sum(_size(value) if isinstance(value, Mapping) and value else 1 for value in patch.values())
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

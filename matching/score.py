@@ -13,6 +13,11 @@ DEFAULT_FORMAT_WEIGHT = 10
 DEFAULT_FRAMEWORK_WEIGHT = 5
 
 
+def _int64(value: int) -> int:
+    """Wrap like Go's int64 arithmetic: an overflowing score turns negative, as in OME."""
+    return (value + 2**63) % 2**64 - 2**63
+
+
 def entry_score(model: Model, entry: Entry, priority: int) -> int:
     """CalculateFormatScore: format and framework names and versions only (4.1).
 
@@ -36,9 +41,9 @@ def entry_score(model: Model, entry: Entry, priority: int) -> int:
         return 0
     score = 0
     if entry.format is not None:
-        score += (entry.format.weight or DEFAULT_FORMAT_WEIGHT) * priority
+        score = _int64(score + _int64((entry.format.weight or DEFAULT_FORMAT_WEIGHT) * priority))
     if framework_matched and entry.framework is not None:
-        score += (entry.framework.weight or DEFAULT_FRAMEWORK_WEIGHT) * priority
+        score = _int64(score + _int64((entry.framework.weight or DEFAULT_FRAMEWORK_WEIGHT) * priority))
     return score
 
 
