@@ -66,7 +66,9 @@ def test_the_seed_model_is_served_by_the_catalog_runtime_and_excluded_by_the_pip
 def test_a_cluster_model_has_a_row_per_namespace_and_a_base_model_only_its_own(demo: Cluster) -> None:
     build = matrix_rebuild(demo)
 
-    cluster_rows = set(MatrixRow.objects.filter(build=build, model__name="qwen-image-pvc").values_list("namespace", flat=True))
+    cluster_rows = set(
+        MatrixRow.objects.filter(build=build, model__name="qwen-image-pvc").values_list("namespace", flat=True)
+    )
     base_model = Resource.objects.filter(cluster=demo, kind="BaseModel").first()
     assert base_model is not None
     base_rows = list(MatrixRow.objects.filter(build=build, model=base_model).values_list("namespace", flat=True))

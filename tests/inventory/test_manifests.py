@@ -63,7 +63,11 @@ def load(*args: str) -> tuple[str, str]:
 
 def test_load_reports_one_line_per_kind_and_skips_other_kinds(cluster: Cluster, tmp_path: Path) -> None:
     write(tmp_path, "models/a.yaml", MODEL % {"name": "a", "uri": "hf://x/a"})
-    write(tmp_path, "runtimes.yaml", RUNTIME + "---\n" + "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n")
+    write(
+        tmp_path,
+        "runtimes.yaml",
+        RUNTIME + "---\n" + "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n",
+    )
 
     out, _ = load(str(tmp_path))
 
@@ -175,7 +179,11 @@ def test_filter_columns_are_filled_from_the_object(cluster: Cluster, tmp_path: P
     manifests_load(cluster, [tmp_path], prune=False)
 
     resource = Resource.objects.get(name="img")
-    assert (resource.storage_scheme, resource.has_pipeline, resource.pipeline_class) == ("pvc://", True, "QwenImagePipeline")
+    assert (resource.storage_scheme, resource.has_pipeline, resource.pipeline_class) == (
+        "pvc://",
+        True,
+        "QwenImagePipeline",
+    )
     assert resource.model_format == "safetensors"
 
 
@@ -223,7 +231,9 @@ def test_add_cluster_registers_each_kind_of_source() -> None:
 
 
 def test_the_cluster_setting_is_parsed_with_paths_relative_to_the_project(settings: object) -> None:
-    specs = parse_cluster_setting("demo=manifests:catalog/runtimes,/abs/demo; prod=kubeconfig:/k.yaml#ctx\nin=in-cluster")
+    specs = parse_cluster_setting(
+        "demo=manifests:catalog/runtimes,/abs/demo; prod=kubeconfig:/k.yaml#ctx\nin=in-cluster"
+    )
 
     assert [(s.name, s.source) for s in specs] == [("demo", "manifests"), ("prod", "kubeconfig"), ("in", "in-cluster")]
     assert specs[0].manifests[0].endswith("/catalog/runtimes") and specs[0].manifests[1] == "/abs/demo"

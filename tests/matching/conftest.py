@@ -33,7 +33,9 @@ def _apply(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def ref(name: str, version: str | None = None, operator: str | None = None, weight: int | None = None) -> dict[str, Any]:
+def ref(
+    name: str, version: str | None = None, operator: str | None = None, weight: int | None = None
+) -> dict[str, Any]:
     """A `modelFormat` / `modelFramework` object; None leaves the key out (absent)."""
     out: dict[str, Any] = {"name": name}
     if version is not None:
@@ -45,7 +47,9 @@ def ref(name: str, version: str | None = None, operator: str | None = None, weig
     return out
 
 
-def _obj(kind: str, name: str, namespace: str | None, spec: dict[str, Any], annotations: dict[str, str] | None = None) -> dict[str, Any]:
+def _obj(
+    kind: str, name: str, namespace: str | None, spec: dict[str, Any], annotations: dict[str, str] | None = None
+) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": name}
     if namespace is not None:
         metadata["namespace"] = namespace
@@ -80,7 +84,14 @@ def sr(name: str, *entries: dict[str, Any], namespace: str = "team", **spec: Any
     return _obj("ServingRuntime", name, namespace, spec)
 
 
-def isvc(name: str = "svc", *, namespace: str = "team", annotations: dict[str, str] | None = None, model_name: str = "m", **spec: Any) -> dict[str, Any]:
+def isvc(
+    name: str = "svc",
+    *,
+    namespace: str = "team",
+    annotations: dict[str, str] | None = None,
+    model_name: str = "m",
+    **spec: Any,
+) -> dict[str, Any]:
     """An InferenceService with `spec.model.name` and an engine."""
     spec.setdefault("model", {"name": model_name})
     spec.setdefault("engine", {"minReplicas": 1, "maxReplicas": 1})

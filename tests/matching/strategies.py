@@ -24,7 +24,9 @@ def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in data.items() if value is not None}
 
 
-components = st.builds(lambda library, type_: _drop_none({"library": library or None, "type": type_ or None}), LIBRARIES, TYPES)
+components = st.builds(
+    lambda library, type_: _drop_none({"library": library or None, "type": type_ or None}), LIBRARIES, TYPES
+)
 
 
 @st.composite

@@ -106,11 +106,20 @@ def test_a_size_score_difference_of_one_and_a_half_truncates_to_one_and_still_or
     [
         pytest.param({"modelFormat": {"name": "f"}, "quantization": ""}, "mt:f:", id="empty-quantization-segment"),
         pytest.param(
-            {"modelFormat": {"name": "f", "version": "1"}, "modelArchitecture": "A", "quantization": "q", "modelFramework": {"name": "fw", "version": "2"}},
+            {
+                "modelFormat": {"name": "f", "version": "1"},
+                "modelArchitecture": "A",
+                "quantization": "q",
+                "modelFramework": {"name": "fw", "version": "2"},
+            },
             "mt:f:1:A:q:fw:2",
             id="all-segments-in-order",
         ),
-        pytest.param({"modelFormat": {"name": "f"}, "modelFramework": {"name": "fw", "version": None}}, "mt:f:fw", id="null-framework-version-absent"),
+        pytest.param(
+            {"modelFormat": {"name": "f"}, "modelFramework": {"name": "fw", "version": None}},
+            "mt:f:fw",
+            id="null-framework-version-absent",
+        ),
     ],
 )
 def test_more_labels(k, spec, label):
@@ -209,16 +218,34 @@ def test_namespace_param_wins_over_the_models_namespace(k):
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        pytest.param({"_class_name": "P", "vae": [None]}, {"className": "P", "vae": {}}, id="single-null-element-recorded-empty"),
+        pytest.param(
+            {"_class_name": "P", "vae": [None]}, {"className": "P", "vae": {}}, id="single-null-element-recorded-empty"
+        ),
         pytest.param(
             {"_class_name": "P", "vae": {"_library": "", "library": "L", "type": "T"}},
             {"className": "P", "vae": {"library": "L", "type": "T"}},
             id="empty-_library-falls-back",
         ),
-        pytest.param({"_class_name": "P", "Scheduler": ["d", "S"]}, {"className": "P", "scheduler": {"library": "d", "type": "S"}}, id="uppercase-scheduler"),
-        pytest.param({"_class_name": "P", "VAE": ["d", "V"]}, {"className": "P", "vae": {"library": "d", "type": "V"}}, id="uppercase-vae"),
-        pytest.param({"_class_name": "P", "TOKENIZER": ["t", "T"]}, {"className": "P", "tokenizer": {"library": "t", "type": "T"}}, id="uppercase-tokenizer"),
-        pytest.param({"_class_name": "P", "tokenizer_2": ["t", "T"]}, {"className": "P", "additionalComponents": {"tokenizer_2": {"library": "t", "type": "T"}}}, id="tokenizer_2-is-additional"),
+        pytest.param(
+            {"_class_name": "P", "Scheduler": ["d", "S"]},
+            {"className": "P", "scheduler": {"library": "d", "type": "S"}},
+            id="uppercase-scheduler",
+        ),
+        pytest.param(
+            {"_class_name": "P", "VAE": ["d", "V"]},
+            {"className": "P", "vae": {"library": "d", "type": "V"}},
+            id="uppercase-vae",
+        ),
+        pytest.param(
+            {"_class_name": "P", "TOKENIZER": ["t", "T"]},
+            {"className": "P", "tokenizer": {"library": "t", "type": "T"}},
+            id="uppercase-tokenizer",
+        ),
+        pytest.param(
+            {"_class_name": "P", "tokenizer_2": ["t", "T"]},
+            {"className": "P", "additionalComponents": {"tokenizer_2": {"library": "t", "type": "T"}}},
+            id="tokenizer_2-is-additional",
+        ),
     ],
 )
 def test_more_model_index_cases(data, expected):
@@ -235,7 +262,11 @@ def test_a_model_index_that_is_not_an_object_records_nothing(data):
 
 
 def test_u2_leader_annotations_on_the_runtime_do_not_declare_a_mode(k):
-    rt = k.csr("rt", k.llama_entry(), engineConfig={"leader": {"annotations": {"ome.io/deploymentMode": "MultiNode"}}, "worker": {"size": 1}})
+    rt = k.csr(
+        "rt",
+        k.llama_entry(),
+        engineConfig={"leader": {"annotations": {"ome.io/deploymentMode": "MultiNode"}}, "worker": {"size": 1}},
+    )
     svc = k.isvc(engine={"annotations": {"ome.io/deploymentMode": "OMENative"}})
     assert matching.check(k.llama(), rt, svc).compatible is True
 
@@ -318,7 +349,12 @@ def test_a_present_empty_model_size_still_applies_the_size_tie_break(k):
     ("size", "size_range", "reason"),
     [
         pytest.param("8B", {"min": "", "max": "9B"}, None, id="empty-min-is-zero"),
-        pytest.param("8B", {"min": "1B", "max": ""}, "model size 8B is outside supported range [1B, ]", id="empty-max-is-zero-not-absent"),
+        pytest.param(
+            "8B",
+            {"min": "1B", "max": ""},
+            "model size 8B is outside supported range [1B, ]",
+            id="empty-max-is-zero-not-absent",
+        ),
         pytest.param("8B", {"min": "", "max": ""}, "model size 8B is outside supported range [, ]", id="both-empty"),
         pytest.param("8B", {"max": ""}, "model size 8B is outside supported range (-inf, ]", id="u1-only-empty-max"),
     ],
@@ -332,15 +368,51 @@ def test_empty_size_bounds_are_present_and_parse_as_zero(k, size, size_range, re
 @pytest.mark.parametrize(
     ("model_spec", "entry", "expected"),
     [
-        pytest.param({"quantization": ""}, {}, "model has quantization  but runtime has no quantization requirement", id="model-empty-quantization"),
-        pytest.param({}, {"quantization": ""}, "model has no quantization but runtime requires ", id="entry-empty-quantization"),
-        pytest.param({}, {"modelArchitecture": ""}, "model has no architecture but runtime requires ", id="entry-empty-architecture"),
-        pytest.param({"modelArchitecture": "A"}, {"modelArchitecture": ""}, "architecture mismatch (model=A, runtime=)", id="entry-empty-architecture-vs-value"),
-        pytest.param({"fv": ""}, {}, "model has format version but runtime has no version requirement", id="model-empty-format-version"),
-        pytest.param({}, {"fv": ""}, "model has no format version but runtime requires ", id="entry-empty-format-version"),
-        pytest.param({"fv": ""}, {"fv": ""}, "format version mismatch (model=, runtime=)", id="both-empty-format-versions"),
-        pytest.param({}, {"modelFramework": {"name": ""}}, "model has no framework but runtime requires ", id="entry-empty-framework-name"),
-        pytest.param({"modelFramework": {"name": "t", "version": ""}}, {"modelFramework": {"name": "t"}}, "model has framework version but runtime has no version requirement", id="model-empty-framework-version"),
+        pytest.param(
+            {"quantization": ""},
+            {},
+            "model has quantization  but runtime has no quantization requirement",
+            id="model-empty-quantization",
+        ),
+        pytest.param(
+            {}, {"quantization": ""}, "model has no quantization but runtime requires ", id="entry-empty-quantization"
+        ),
+        pytest.param(
+            {},
+            {"modelArchitecture": ""},
+            "model has no architecture but runtime requires ",
+            id="entry-empty-architecture",
+        ),
+        pytest.param(
+            {"modelArchitecture": "A"},
+            {"modelArchitecture": ""},
+            "architecture mismatch (model=A, runtime=)",
+            id="entry-empty-architecture-vs-value",
+        ),
+        pytest.param(
+            {"fv": ""},
+            {},
+            "model has format version but runtime has no version requirement",
+            id="model-empty-format-version",
+        ),
+        pytest.param(
+            {}, {"fv": ""}, "model has no format version but runtime requires ", id="entry-empty-format-version"
+        ),
+        pytest.param(
+            {"fv": ""}, {"fv": ""}, "format version mismatch (model=, runtime=)", id="both-empty-format-versions"
+        ),
+        pytest.param(
+            {},
+            {"modelFramework": {"name": ""}},
+            "model has no framework but runtime requires ",
+            id="entry-empty-framework-name",
+        ),
+        pytest.param(
+            {"modelFramework": {"name": "t", "version": ""}},
+            {"modelFramework": {"name": "t"}},
+            "model has framework version but runtime has no version requirement",
+            id="model-empty-framework-version",
+        ),
     ],
 )
 def test_empty_strings_are_present_values_in_mismatch_texts(k, model_spec, entry, expected):
@@ -386,7 +458,9 @@ def test_a_runtime_listing_the_empty_class_passes_the_empty_annotation(k):
         pytest.param("00", None, "00", False, id="double-zero"),
         pytest.param("1.2", None, "1.2.0", True, id="two-parts-equal"),
         pytest.param("v1.2", "GreaterThanOrEqual", "v1.1", True, id="prefixed-two-parts-ordered"),
-        pytest.param("1.2.3-rc.1", "GreaterThanOrEqual", "1.2.3-rc.1", True, id="unofficial-equal-under-ordering-operator"),
+        pytest.param(
+            "1.2.3-rc.1", "GreaterThanOrEqual", "1.2.3-rc.1", True, id="unofficial-equal-under-ordering-operator"
+        ),
         pytest.param("1.2.4", "GreaterThanOrEqual", "1.2.3-rc.1", False, id="unofficial-model-forces-equal"),
     ],
 )

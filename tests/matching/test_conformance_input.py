@@ -18,19 +18,39 @@ NS = "team"
 MODEL_BREAKAGE = [
     pytest.param(lambda s: [], "spec", id="spec-is-a-list"),
     pytest.param(lambda s: "text", "spec", id="spec-is-a-string"),
-    pytest.param(lambda s: {**s, "modelArchitecture": ["LlamaForCausalLM"]}, "modelArchitecture", id="architecture-is-a-list"),
+    pytest.param(
+        lambda s: {**s, "modelArchitecture": ["LlamaForCausalLM"]}, "modelArchitecture", id="architecture-is-a-list"
+    ),
     pytest.param(lambda s: {**s, "quantization": 8}, "quantization", id="quantization-is-a-number"),
-    pytest.param(lambda s: {**s, "modelFormat": {"name": "safetensors", "version": 1.0}}, "version", id="format-version-is-a-yaml-float"),
-    pytest.param(lambda s: {**s, "modelFormat": {"name": "safetensors", "version": 1}}, "version", id="format-version-is-a-yaml-int"),
-    pytest.param(lambda s: {**s, "modelFramework": {"name": "transformers", "version": 4.51}}, "version", id="framework-version-is-a-yaml-float"),
+    pytest.param(
+        lambda s: {**s, "modelFormat": {"name": "safetensors", "version": 1.0}},
+        "version",
+        id="format-version-is-a-yaml-float",
+    ),
+    pytest.param(
+        lambda s: {**s, "modelFormat": {"name": "safetensors", "version": 1}},
+        "version",
+        id="format-version-is-a-yaml-int",
+    ),
+    pytest.param(
+        lambda s: {**s, "modelFramework": {"name": "transformers", "version": 4.51}},
+        "version",
+        id="framework-version-is-a-yaml-float",
+    ),
     pytest.param(lambda s: {**s, "modelFormat": "safetensors"}, "modelFormat", id="format-is-a-string"),
     pytest.param(lambda s: {**s, "modelFormat": {"name": ["safetensors"]}}, "name", id="format-name-is-a-list"),
     pytest.param(lambda s: {**s, "modelParameterSize": 8}, "modelParameterSize", id="size-is-a-number"),
     pytest.param(lambda s: {**s, "diffusionPipeline": ["x"]}, "diffusionPipeline", id="pipeline-is-a-list"),
     pytest.param(lambda s: {**s, "diffusionPipeline": {"className": 3}}, "className", id="pipeline-class-is-a-number"),
     pytest.param(lambda s: {**s, "diffusionPipeline": {"vae": "diffusers"}}, "vae", id="component-is-a-string"),
-    pytest.param(lambda s: {**s, "diffusionPipeline": {"vae": {"library": 1}}}, "library", id="component-library-is-a-number"),
-    pytest.param(lambda s: {**s, "diffusionPipeline": {"additionalComponents": [{"library": "x"}]}}, "additionalComponents", id="additional-components-is-a-list"),
+    pytest.param(
+        lambda s: {**s, "diffusionPipeline": {"vae": {"library": 1}}}, "library", id="component-library-is-a-number"
+    ),
+    pytest.param(
+        lambda s: {**s, "diffusionPipeline": {"additionalComponents": [{"library": "x"}]}},
+        "additionalComponents",
+        id="additional-components-is-a-list",
+    ),
 ]
 
 
@@ -46,18 +66,48 @@ def test_a_malformed_model_raises_a_manifest_error_naming_object_and_field(k, br
 
 
 RUNTIME_BREAKAGE = [
-    pytest.param({"supportedModelFormats": {"modelFormat": {"name": "x"}}}, "supportedModelFormats", id="formats-is-a-mapping"),
+    pytest.param(
+        {"supportedModelFormats": {"modelFormat": {"name": "x"}}}, "supportedModelFormats", id="formats-is-a-mapping"
+    ),
     pytest.param({"supportedModelFormats": ["safetensors"]}, "supportedModelFormats", id="entry-is-a-string"),
-    pytest.param({"supportedModelFormats": [{"modelFormat": {"name": "safetensors"}, "priority": "2"}]}, "priority", id="priority-is-a-string"),
-    pytest.param({"supportedModelFormats": [{"modelFormat": {"name": "safetensors"}, "autoSelect": "yes"}]}, "autoSelect", id="autoSelect-is-a-string"),
-    pytest.param({"supportedModelFormats": [{"modelFormat": {"name": "safetensors", "weight": "1"}}]}, "weight", id="weight-is-a-string"),
-    pytest.param({"supportedModelFormats": [{"modelFormat": {"name": "safetensors", "version": 1.0}}]}, "version", id="entry-version-is-a-yaml-float"),
-    pytest.param({"supportedModelFormats": [{"modelFormat": {"name": "safetensors", "operator": ["Equal"]}}]}, "operator", id="operator-is-a-list"),
-    pytest.param({"supportedModelFormats": [{"modelFormat": {"name": "safetensors"}, "modelArchitecture": ["A"]}]}, "modelArchitecture", id="entry-architecture-is-a-list"),
+    pytest.param(
+        {"supportedModelFormats": [{"modelFormat": {"name": "safetensors"}, "priority": "2"}]},
+        "priority",
+        id="priority-is-a-string",
+    ),
+    pytest.param(
+        {"supportedModelFormats": [{"modelFormat": {"name": "safetensors"}, "autoSelect": "yes"}]},
+        "autoSelect",
+        id="autoSelect-is-a-string",
+    ),
+    pytest.param(
+        {"supportedModelFormats": [{"modelFormat": {"name": "safetensors", "weight": "1"}}]},
+        "weight",
+        id="weight-is-a-string",
+    ),
+    pytest.param(
+        {"supportedModelFormats": [{"modelFormat": {"name": "safetensors", "version": 1.0}}]},
+        "version",
+        id="entry-version-is-a-yaml-float",
+    ),
+    pytest.param(
+        {"supportedModelFormats": [{"modelFormat": {"name": "safetensors", "operator": ["Equal"]}}]},
+        "operator",
+        id="operator-is-a-list",
+    ),
+    pytest.param(
+        {"supportedModelFormats": [{"modelFormat": {"name": "safetensors"}, "modelArchitecture": ["A"]}]},
+        "modelArchitecture",
+        id="entry-architecture-is-a-list",
+    ),
     pytest.param({"disabled": "true"}, "disabled", id="disabled-is-a-string"),
     pytest.param({"modelSizeRange": {"min": 7, "max": "9B"}}, "min", id="size-min-is-a-number"),
     pytest.param({"modelSizeRange": ["7B", "9B"]}, "modelSizeRange", id="size-range-is-a-list"),
-    pytest.param({"acceleratorRequirements": {"acceleratorClasses": "H100"}}, "acceleratorClasses", id="accelerator-classes-is-a-string"),
+    pytest.param(
+        {"acceleratorRequirements": {"acceleratorClasses": "H100"}},
+        "acceleratorClasses",
+        id="accelerator-classes-is-a-string",
+    ),
 ]
 
 
@@ -133,7 +183,9 @@ def test_size_7b_does_not_raise_and_fails_a_positive_range(k):
 
 def test_a_range_bound_7b_does_not_raise(k):
     rt = k.csr("rt", k.llama_entry(), modelSizeRange={"min": "1B", "max": "7b"})
-    assert matching.check(k.llama(modelParameterSize="7B"), rt).reasons == ["model size 7B is outside supported range [1B, 7b]"]
+    assert matching.check(k.llama(modelParameterSize="7B"), rt).reasons == [
+        "model size 7B is outside supported range [1B, 7b]"
+    ]
 
 
 def test_a_negative_priority_is_accepted_and_scores_0(k):
@@ -184,14 +236,24 @@ def test_an_entry_class_name_of_empty_string_matches_an_empty_model_class(k):
 
 def test_a_null_entry_component_is_no_requirement(k):
     model = k.model(modelFormat=k.ref("diffusers"), diffusionPipeline={})
-    rt = k.csr("rt", k.entry(modelFormat=k.ref("diffusers"), diffusionPipeline={"tokenizer": None, "additionalComponents": None}, autoSelect=True))
+    rt = k.csr(
+        "rt",
+        k.entry(
+            modelFormat=k.ref("diffusers"),
+            diffusionPipeline={"tokenizer": None, "additionalComponents": None},
+            autoSelect=True,
+        ),
+    )
     assert matching.check(model, rt).compatible is True
 
 
 def test_a_null_model_component_is_missing(k):
     model = k.model(modelFormat=k.ref("diffusers"), diffusionPipeline={"tokenizer": None})
     rt = k.csr("rt", k.entry(modelFormat=k.ref("diffusers"), diffusionPipeline={"tokenizer": {}}))
-    assert matching.check(model, rt).entries[0].mismatch == "component tokenizer required by runtime but not specified in model"
+    assert (
+        matching.check(model, rt).entries[0].mismatch
+        == "component tokenizer required by runtime but not specified in model"
+    )
 
 
 def test_a_null_entry_pipeline_is_absent(k):
@@ -201,8 +263,16 @@ def test_a_null_entry_pipeline_is_absent(k):
 
 def test_an_empty_model_additional_component_fails_a_required_library(k):
     model = k.model(modelFormat=k.ref("diffusers"), diffusionPipeline={"additionalComponents": {"safety_checker": {}}})
-    rt = k.csr("rt", k.entry(modelFormat=k.ref("diffusers"), diffusionPipeline={"additionalComponents": {"safety_checker": {"library": "diffusers"}}}))
-    assert matching.check(model, rt).entries[0].mismatch == "safety_checker library mismatch (model=, runtime=diffusers)"
+    rt = k.csr(
+        "rt",
+        k.entry(
+            modelFormat=k.ref("diffusers"),
+            diffusionPipeline={"additionalComponents": {"safety_checker": {"library": "diffusers"}}},
+        ),
+    )
+    assert (
+        matching.check(model, rt).entries[0].mismatch == "safety_checker library mismatch (model=, runtime=diffusers)"
+    )
 
 
 def test_an_empty_accelerator_selector_requires_nothing(k):
@@ -274,8 +344,16 @@ def test_an_unparsable_model_size_without_a_range_raises_no_ome_warning(k):
     [
         pytest.param({"priority": True}, "priority", id="priority-is-a-bool"),
         pytest.param({"autoSelect": 1}, "autoSelect", id="autoSelect-is-an-int"),
-        pytest.param({"modelFormat": {"name": "safetensors", "version": "1.0.0", "weight": True}}, "weight", id="weight-is-a-bool"),
-        pytest.param({"modelFormat": {"name": "safetensors", "version": "1.0.0", "weight": 1.5}}, "weight", id="weight-is-a-fraction"),
+        pytest.param(
+            {"modelFormat": {"name": "safetensors", "version": "1.0.0", "weight": True}},
+            "weight",
+            id="weight-is-a-bool",
+        ),
+        pytest.param(
+            {"modelFormat": {"name": "safetensors", "version": "1.0.0", "weight": 1.5}},
+            "weight",
+            id="weight-is-a-fraction",
+        ),
         pytest.param({"modelFormat": {"name": "safetensors", "version": True}}, "version", id="version-is-a-bool"),
     ],
 )
@@ -301,8 +379,16 @@ def test_disabled_as_an_integer_is_malformed(k, value):
     [
         pytest.param({"priority": 2**31}, "priority", id="priority-above-int32"),
         pytest.param({"priority": -(2**31) - 1}, "priority", id="priority-below-int32"),
-        pytest.param({"modelFormat": {"name": "safetensors", "version": "1.0.0", "weight": 2**63}}, "weight", id="format-weight-above-int64"),
-        pytest.param({"modelFramework": {"name": "transformers", "version": "4.51.0", "weight": -(2**63) - 1}}, "weight", id="framework-weight-below-int64"),
+        pytest.param(
+            {"modelFormat": {"name": "safetensors", "version": "1.0.0", "weight": 2**63}},
+            "weight",
+            id="format-weight-above-int64",
+        ),
+        pytest.param(
+            {"modelFramework": {"name": "transformers", "version": "4.51.0", "weight": -(2**63) - 1}},
+            "weight",
+            id="framework-weight-below-int64",
+        ),
     ],
 )
 def test_integers_that_do_not_fit_the_go_field_are_malformed(k, entry_change, field):
@@ -323,8 +409,12 @@ def test_the_largest_int32_priority_is_accepted(k):
     ("change", "field"),
     [
         pytest.param({"annotations": ["x"]}, "annotations", id="annotations-is-a-list"),
-        pytest.param({"annotations": {"ome.io/accelerator-class": 5}}, "accelerator-class", id="annotation-value-is-a-number"),
-        pytest.param({"acceleratorSelector": {"acceleratorClass": ["H100"]}}, "acceleratorClass", id="selector-class-is-a-list"),
+        pytest.param(
+            {"annotations": {"ome.io/accelerator-class": 5}}, "accelerator-class", id="annotation-value-is-a-number"
+        ),
+        pytest.param(
+            {"acceleratorSelector": {"acceleratorClass": ["H100"]}}, "acceleratorClass", id="selector-class-is-a-list"
+        ),
         pytest.param({"engine": "x"}, "engine", id="engine-is-a-string"),
     ],
 )

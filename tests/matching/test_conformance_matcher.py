@@ -81,7 +81,12 @@ def test_three_failing_entries_are_joined_with_semicolons_in_entry_order(k):
 
 def test_each_failing_entry_reports_its_own_mismatch_text(k):
     model = k.llama(quantization="fp8")
-    e1 = k.entry(modelFormat=k.ref("pytorch", "2.0.0"), modelFramework=k.ref("vllm"), modelArchitecture="MistralForCausalLM", quantization="int4")
+    e1 = k.entry(
+        modelFormat=k.ref("pytorch", "2.0.0"),
+        modelFramework=k.ref("vllm"),
+        modelArchitecture="MistralForCausalLM",
+        quantization="int4",
+    )
     e3 = k.entry(
         modelFormat=k.ref("safetensors", "1.0.0"),
         modelFramework=k.ref("transformers", "4.50.0", "GreaterThanOrEqual"),
@@ -437,8 +442,12 @@ def test_each_mismatch_phrase_has_the_spec_wording(k, model_spec, entry, expecte
 
 
 def test_the_mismatch_reason_of_the_runtime_quotes_the_entry_text(k):
-    model = k.model(modelFormat=k.ref("safetensors", "1.0.0"), modelFramework=k.ref("transformers"), modelArchitecture="")
-    report = matching.check(model, k.csr("rt", k.entry(modelFormat=k.ref("safetensors", "1.0.0"), modelFramework=k.ref("transformers"))))
+    model = k.model(
+        modelFormat=k.ref("safetensors", "1.0.0"), modelFramework=k.ref("transformers"), modelArchitecture=""
+    )
+    report = matching.check(
+        model, k.csr("rt", k.entry(modelFormat=k.ref("safetensors", "1.0.0"), modelFramework=k.ref("transformers")))
+    )
     assert reason_of(report) == (
         "model format 'mt:safetensors:1.0.0::transformers' not in supported formats: model has architecture  "
         "but runtime has no architecture requirement"
@@ -460,7 +469,9 @@ def test_the_mismatch_reason_of_the_runtime_quotes_the_entry_text(k):
         pytest.param({"modelArchitecture": None}, {}, True, id="model-null-architecture-is-absent"),
         pytest.param({}, {"quantization": None}, True, id="entry-null-quantization-is-absent"),
         pytest.param({"modelFramework": None}, {}, True, id="model-null-framework-is-absent"),
-        pytest.param({"modelFramework": {"name": "t"}}, {"modelFramework": {"name": "t"}}, True, id="framework-names-equal"),
+        pytest.param(
+            {"modelFramework": {"name": "t"}}, {"modelFramework": {"name": "t"}}, True, id="framework-names-equal"
+        ),
         pytest.param({"modelFramework": {"name": "t"}}, {}, False, id="framework-entry-absent-is-not-wildcard"),
     ],
 )
@@ -487,7 +498,11 @@ LABEL_CASES = [
         id="framework-without-version",
     ),
     pytest.param(
-        {"modelFormat": {"name": "safetensors", "version": "1.0.0"}, "modelArchitecture": "", "modelFramework": {"name": "transformers"}},
+        {
+            "modelFormat": {"name": "safetensors", "version": "1.0.0"},
+            "modelArchitecture": "",
+            "modelFramework": {"name": "transformers"},
+        },
         "mt:safetensors:1.0.0::transformers",
         id="q12-empty-architecture-segment",
     ),
@@ -675,8 +690,14 @@ PIPELINE_PASS_CASES = [
     pytest.param({"className": "X"}, None, id="entry-without-pipeline-model-with"),
     pytest.param({}, {}, id="empty-entry-pipeline-accepts-empty-model-pipeline"),
     pytest.param({"className": "X"}, {}, id="empty-entry-pipeline-accepts-any-pipeline"),
-    pytest.param({"scheduler": {"library": "diffusers", "type": "S"}}, {"scheduler": {}}, id="empty-component-matches-any"),
-    pytest.param({"vae": {"library": "d", "type": "V"}}, {"vae": {"library": "", "type": ""}}, id="empty-library-and-type-are-wildcards"),
+    pytest.param(
+        {"scheduler": {"library": "diffusers", "type": "S"}}, {"scheduler": {}}, id="empty-component-matches-any"
+    ),
+    pytest.param(
+        {"vae": {"library": "d", "type": "V"}},
+        {"vae": {"library": "", "type": ""}},
+        id="empty-library-and-type-are-wildcards",
+    ),
     pytest.param({"vae": {"library": "d", "type": "V"}}, {"vae": {"type": "V"}}, id="absent-library-is-wildcard"),
     pytest.param({"className": "X"}, {"additionalComponents": {}}, id="empty-additional-components-is-no-requirement"),
     pytest.param(
@@ -721,7 +742,9 @@ def test_q6_one_of_several_failing_additional_components_is_named(k):
 
 
 def test_q8_the_entry_text_has_one_pipeline_failure_but_every_other_category(k):
-    model = k.model(modelFormat=k.ref("diffusers", "1.0.0"), modelArchitecture="A", diffusionPipeline={"className": "P"})
+    model = k.model(
+        modelFormat=k.ref("diffusers", "1.0.0"), modelArchitecture="A", diffusionPipeline={"className": "P"}
+    )
     e = k.entry(
         modelFormat=k.ref("diffusers", "2.0.0"),
         modelArchitecture="B",
@@ -832,11 +855,15 @@ def test_every_report_converts_to_a_dict(k):
 def test_each_entry_report_lists_checks_with_values(k):
     report = matching.check(k.llama(), k.csr("rt", k.llama_entry(modelArchitecture="MistralForCausalLM")))
     checks = report.entries[0].checks
-    assert any(c.passed is False and c.model == "LlamaForCausalLM" and c.runtime == "MistralForCausalLM" for c in checks)
+    assert any(
+        c.passed is False and c.model == "LlamaForCausalLM" and c.runtime == "MistralForCausalLM" for c in checks
+    )
     assert all(hasattr(c, "check") and hasattr(c, "reason") for c in checks)
 
 
 def test_entry_reports_are_indexed_from_zero_in_entry_order(k):
-    report = matching.check(k.llama(), k.csr("rt", k.llama_entry(modelArchitecture="X"), k.llama_entry(), k.llama_entry(quantization="fp8")))
+    report = matching.check(
+        k.llama(), k.csr("rt", k.llama_entry(modelArchitecture="X"), k.llama_entry(), k.llama_entry(quantization="fp8"))
+    )
     assert [e.index for e in report.entries] == [0, 1, 2]
     assert [e.passed for e in report.entries] == [False, True, False]

@@ -48,7 +48,9 @@ def test_u1_max_only_reason_prints_an_open_lower_end(k):
 
 
 def test_u1_the_both_bounds_text_is_unchanged(k):
-    assert ranged(k, "8B", {"min": "10B", "max": "70B"}).reasons == ["model size 8B is outside supported range [10B, 70B]"]
+    assert ranged(k, "8B", {"min": "10B", "max": "70B"}).reasons == [
+        "model size 8B is outside supported range [10B, 70B]"
+    ]
 
 
 def test_u1_min_above_max_rejects_every_sized_model(k):
@@ -56,7 +58,9 @@ def test_u1_min_above_max_rejects_every_sized_model(k):
 
 
 def test_u1_null_bound_is_absent(k):
-    assert ranged(k, "70B", {"min": None, "max": "13B"}).reasons == ["model size 70B is outside supported range (-inf, 13B]"]
+    assert ranged(k, "70B", {"min": None, "max": "13B"}).reasons == [
+        "model size 70B is outside supported range (-inf, 13B]"
+    ]
 
 
 def test_u1_an_unparsable_min_only_is_zero(k):
@@ -184,7 +188,9 @@ def test_u2_unknown_modes_count_as_no_mode(k, value):
 
 
 def test_u2_the_mode_is_checked_after_the_accelerator(k):
-    rt = k.csr("rt", k.llama_entry(), acceleratorRequirements={"acceleratorClasses": ["A100"]}, **engine_mode("MultiNode"))
+    rt = k.csr(
+        "rt", k.llama_entry(), acceleratorRequirements={"acceleratorClasses": ["A100"]}, **engine_mode("MultiNode")
+    )
     svc = svc_engine(k, "OMENative")
     svc["metadata"]["annotations"] = {"ome.io/accelerator-class": "H100"}
     assert matching.check(k.llama(), rt, svc).reasons == ["runtime does not support the required accelerator class"]
@@ -203,7 +209,10 @@ def test_u2_disabled_is_still_checked_first(k):
 def test_u2_the_docs_example_error(k):
     multinode = k.csr("srt-llama-3-3-70b-instruct-multinode", k.llama_entry(), **engine_mode("MultiNode"))
     manual = k.csr("srt-llama-3-3-70b-instruct", k.llama_entry(autoSelect=False))
-    svc = svc_engine(k, "OMENative", )
+    svc = svc_engine(
+        k,
+        "OMENative",
+    )
     svc["metadata"]["namespace"] = "llama-demo"
     sel = matching.select(k.llama(), [multinode, manual], isvc=svc)
     assert sel.error == (
@@ -242,13 +251,18 @@ def test_u3_listing_the_provider_does_not_help_while_none_is_configured(k):
 def test_u3_the_provider_phrase_comes_first_in_the_entry_text(k):
     rt = k.csr("rt", k.llama_entry(modelArchitecture="MistralForCausalLM"))
     report = matching.check(k.llama(distribution="Sharded"), rt)
-    assert report.entries[0].mismatch == f"{SHARDED}, architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)"
+    assert (
+        report.entries[0].mismatch
+        == f"{SHARDED}, architecture mismatch (model=LlamaForCausalLM, runtime=MistralForCausalLM)"
+    )
 
 
 def test_u3_the_provider_check_comes_before_the_pipeline(k):
     rt = k.csr("rt", k.llama_entry(diffusionPipeline={}))
     report = matching.check(k.llama(distribution="Sharded"), rt)
-    assert report.entries[0].mismatch.startswith(SHARDED + ", diffusion pipeline required by runtime but not specified in model")
+    assert report.entries[0].mismatch.startswith(
+        SHARDED + ", diffusion pipeline required by runtime but not specified in model"
+    )
 
 
 @pytest.mark.parametrize("distribution", ["PerNode", None], ids=["PerNode", "null"])
@@ -264,4 +278,7 @@ def test_u3_a_sharded_model_is_never_auto_selected(k):
 
 def test_u3_a_named_runtime_also_fails_for_a_sharded_model(k):
     err = matching.validate("rt", k.llama(distribution="Sharded"), [k.csr("rt", k.llama_entry())], namespace=NS)
-    assert err == f"runtime rt does not support model safetensors: model format '{k.LLAMA_LABEL}' not in supported formats: {SHARDED}"
+    assert (
+        err
+        == f"runtime rt does not support model safetensors: model format '{k.LLAMA_LABEL}' not in supported formats: {SHARDED}"
+    )

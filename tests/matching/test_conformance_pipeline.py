@@ -61,11 +61,23 @@ def test_the_second_verified_model_index_example():
 
 
 INDEX_CASES = [
-    pytest.param({"_class_name": "P", "vae": ["AutoencoderKL"]}, {"className": "P", "vae": {"type": "AutoencoderKL"}}, id="one-element-array-is-type-only"),
+    pytest.param(
+        {"_class_name": "P", "vae": ["AutoencoderKL"]},
+        {"className": "P", "vae": {"type": "AutoencoderKL"}},
+        id="one-element-array-is-type-only",
+    ),
     pytest.param({"_class_name": "P", "vae": []}, {"className": "P"}, id="empty-array-skipped"),
-    pytest.param({"_class_name": "P", "vae": ["d", "V", "extra"]}, {"className": "P", "vae": {"library": "d", "type": "V"}}, id="extra-elements-ignored"),
-    pytest.param({"_class_name": "P", "vae": [None, "V"]}, {"className": "P", "vae": {"type": "V"}}, id="null-library-omitted"),
-    pytest.param({"_class_name": "P", "vae": ["d", None]}, {"className": "P", "vae": {"library": "d"}}, id="null-type-omitted"),
+    pytest.param(
+        {"_class_name": "P", "vae": ["d", "V", "extra"]},
+        {"className": "P", "vae": {"library": "d", "type": "V"}},
+        id="extra-elements-ignored",
+    ),
+    pytest.param(
+        {"_class_name": "P", "vae": [None, "V"]}, {"className": "P", "vae": {"type": "V"}}, id="null-library-omitted"
+    ),
+    pytest.param(
+        {"_class_name": "P", "vae": ["d", None]}, {"className": "P", "vae": {"library": "d"}}, id="null-type-omitted"
+    ),
     pytest.param({"_class_name": "P", "vae": ["d", 1]}, {"className": "P"}, id="non-string-element-skipped"),
     pytest.param({"_class_name": "P", "vae": "d"}, {"className": "P"}, id="string-value-skipped"),
     pytest.param({"_class_name": "P", "vae": 3}, {"className": "P"}, id="number-value-skipped"),
@@ -73,30 +85,67 @@ INDEX_CASES = [
     pytest.param({"_class_name": "P", "flag": False}, {"className": "P"}, id="boolean-value-skipped"),
     pytest.param({"_class_name": "P", "_private": ["d", "V"]}, {"className": "P"}, id="underscore-keys-skipped"),
     pytest.param(
-        {"_class_name": "P", "vae": {"_class_name": "A", "class_name": "B", "className": "C", "type": "D", "_library": "L1", "library": "L2"}},
+        {
+            "_class_name": "P",
+            "vae": {
+                "_class_name": "A",
+                "class_name": "B",
+                "className": "C",
+                "type": "D",
+                "_library": "L1",
+                "library": "L2",
+            },
+        },
         {"className": "P", "vae": {"library": "L1", "type": "A"}},
         id="object-form-first-names-win",
     ),
     pytest.param(
-        {"_class_name": "P", "vae": {"_class_name": "", "class_name": "", "className": "", "type": "D", "library": "L2"}},
+        {
+            "_class_name": "P",
+            "vae": {"_class_name": "", "class_name": "", "className": "", "type": "D", "library": "L2"},
+        },
         {"className": "P", "vae": {"library": "L2", "type": "D"}},
         id="object-form-first-non-empty",
     ),
-    pytest.param({"_class_name": "P", "vae": {"class_name": "B"}}, {"className": "P", "vae": {"type": "B"}}, id="object-form-type-only"),
+    pytest.param(
+        {"_class_name": "P", "vae": {"class_name": "B"}},
+        {"className": "P", "vae": {"type": "B"}},
+        id="object-form-type-only",
+    ),
     pytest.param({"_class_name": "P", "vae": {"other": "x"}}, {"className": "P"}, id="object-form-empty-skipped"),
-    pytest.param({"class_name": "Q", "vae": ["d", "V"]}, {"className": "Q", "vae": {"library": "d", "type": "V"}}, id="class_name-fallback"),
+    pytest.param(
+        {"class_name": "Q", "vae": ["d", "V"]},
+        {"className": "Q", "vae": {"library": "d", "type": "V"}},
+        id="class_name-fallback",
+    ),
     pytest.param({"className": "R"}, {"className": "R"}, id="className-fallback"),
     pytest.param({"_class_name": "", "class_name": "S"}, {"className": "S"}, id="first-non-empty-class-name"),
-    pytest.param({"vae": ["d", "V"]}, {"vae": {"library": "d", "type": "V"}}, id="no-class-name-still-records-components"),
-    pytest.param({"_class_name": "P", "UNet": ["d", "U"]}, {"className": "P", "transformer": {"library": "d", "type": "U"}}, id="keys-mapped-lowercased"),
-    pytest.param({"_class_name": "P", "Text_Encoder": ["t", "T"]}, {"className": "P", "textEncoder": {"library": "t", "type": "T"}}, id="text-encoder-lowercased"),
+    pytest.param(
+        {"vae": ["d", "V"]}, {"vae": {"library": "d", "type": "V"}}, id="no-class-name-still-records-components"
+    ),
+    pytest.param(
+        {"_class_name": "P", "UNet": ["d", "U"]},
+        {"className": "P", "transformer": {"library": "d", "type": "U"}},
+        id="keys-mapped-lowercased",
+    ),
+    pytest.param(
+        {"_class_name": "P", "Text_Encoder": ["t", "T"]},
+        {"className": "P", "textEncoder": {"library": "t", "type": "T"}},
+        id="text-encoder-lowercased",
+    ),
     pytest.param(
         {"_class_name": "P", "Image_Encoder": ["t", "I"]},
         {"className": "P", "additionalComponents": {"Image_Encoder": {"library": "t", "type": "I"}}},
         id="additional-keeps-original-key",
     ),
-    pytest.param({"_class_name": "P", "transformer": ["d", "T"]}, {"className": "P", "transformer": {"library": "d", "type": "T"}}, id="transformer"),
-    pytest.param({"_class_name": "P", "_diffusers_version": "0.30.0"}, {"className": "P"}, id="version-not-in-pipeline"),
+    pytest.param(
+        {"_class_name": "P", "transformer": ["d", "T"]},
+        {"className": "P", "transformer": {"library": "d", "type": "T"}},
+        id="transformer",
+    ),
+    pytest.param(
+        {"_class_name": "P", "_diffusers_version": "0.30.0"}, {"className": "P"}, id="version-not-in-pipeline"
+    ),
 ]
 
 
@@ -129,7 +178,9 @@ def test_a_model_index_without_metadata_records_nothing(data):
 # --- section 9: the seed page end to end ----------------------------------------------------------
 
 
-SEED_PATCH = {"spec": {"diffusionPipeline": {"className": "QwenImagePipeline", "transformer": {"library": "diffusers"}}}}
+SEED_PATCH = {
+    "spec": {"diffusionPipeline": {"className": "QwenImagePipeline", "transformer": {"library": "diffusers"}}}
+}
 
 
 def test_seed_step_1_the_runtime_reason_matches_the_seed_page(k):
@@ -224,7 +275,9 @@ def test_seed_step_5_greater_than_or_equal_does_not_help_a_dev_version(k):
 
 
 def test_seed_step_5_a_release_version_fails_both_runtimes(k):
-    model = matching.merge_patch(k.qwen(modelFormat=k.ref("diffusers", "0.34.0"), modelFramework=k.ref("diffusers", "0.34.0")), SEED_PATCH)
+    model = matching.merge_patch(
+        k.qwen(modelFormat=k.ref("diffusers", "0.34.0"), modelFramework=k.ref("diffusers", "0.34.0")), SEED_PATCH
+    )
     sel = matching.select(model, [k.qwen_plain_runtime(), k.qwen_pipeline_runtime()], namespace="default")
     assert sel.selected is None
     assert set(sel.excluded) == {"srt-qwen-image", "srt-qwen-image-pipeline"}
@@ -309,7 +362,9 @@ CONFLICT_SCENARIOS = [
 
 
 @pytest.mark.parametrize(("model_pipeline", "entry_pipeline", "component"), CONFLICT_SCENARIOS)
-def test_a_conflicting_recorded_value_is_either_replaced_whole_or_explained(k, model_pipeline, entry_pipeline, component):
+def test_a_conflicting_recorded_value_is_either_replaced_whole_or_explained(
+    k, model_pipeline, entry_pipeline, component
+):
     # Section 9 merge-patch notes: to replace a recorded component, send the whole object.
     # The spec does not say whether the planner overrides recorded values; either outcome
     # must be coherent.
@@ -353,7 +408,9 @@ RFC_7386_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("target", "patch", "expected"), RFC_7386_CASES, ids=[f"rfc7386-appendix-{i}" for i in range(1, 16)])
+@pytest.mark.parametrize(
+    ("target", "patch", "expected"), RFC_7386_CASES, ids=[f"rfc7386-appendix-{i}" for i in range(1, 16)]
+)
 def test_merge_patch_follows_the_rfc_7386_examples(target, patch, expected):
     assert matching.merge_patch(copy.deepcopy(target), patch) == expected
 
@@ -374,8 +431,15 @@ def test_merge_patch_null_removes_the_pipeline(k):
     ("model_pipeline", "entry_pipeline", "expected"),
     [
         pytest.param(None, {}, {}, id="empty-pipeline-requirement-sends-an-empty-object"),
-        pytest.param({"className": "QwenImagePipeline"}, {"tokenizer": {}}, {"tokenizer": {}}, id="empty-component-requirement"),
-        pytest.param(None, {"additionalComponents": {"s": {}}}, {"additionalComponents": {"s": {}}}, id="empty-additional-component-requirement"),
+        pytest.param(
+            {"className": "QwenImagePipeline"}, {"tokenizer": {}}, {"tokenizer": {}}, id="empty-component-requirement"
+        ),
+        pytest.param(
+            None,
+            {"additionalComponents": {"s": {}}},
+            {"additionalComponents": {"s": {}}},
+            id="empty-additional-component-requirement",
+        ),
         pytest.param(
             {"className": "QwenImagePipeline", "transformer": {"type": "T"}},
             {"className": "QwenImagePipeline", "transformer": {"library": "diffusers"}},
@@ -405,6 +469,8 @@ def test_the_smallest_patch_over_all_entries_is_chosen(k):
 def test_a_blocked_entry_does_not_hide_a_patchable_one(k):
     blocked = dict(k.qwen_pipeline_runtime()["spec"]["supportedModelFormats"][0])
     blocked["modelArchitecture"] = "FluxPipeline"
-    plan = matching.pipeline_patch(k.qwen(), k.csr("rt", blocked, dict(k.qwen_pipeline_runtime()["spec"]["supportedModelFormats"][0])))
+    plan = matching.pipeline_patch(
+        k.qwen(), k.csr("rt", blocked, dict(k.qwen_pipeline_runtime()["spec"]["supportedModelFormats"][0]))
+    )
     assert plan.patch == SEED_PATCH
     assert plan.entry == 1

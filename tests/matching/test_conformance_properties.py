@@ -25,14 +25,18 @@ operators = st.sampled_from(["Equal", "GreaterThan", "GreaterThanOrEqual", "Foo"
 archs = st.sampled_from(["LlamaForCausalLM", "MistralForCausalLM", ""])
 quants = st.sampled_from(["fp8", "int4"])
 sizes = st.sampled_from(["7B", "8B", "70B", "500M", "7b", "0"])
-components = st.fixed_dictionaries({}, optional={"library": st.sampled_from(["diffusers", "transformers", ""]), "type": st.sampled_from(["T", "U"])})
+components = st.fixed_dictionaries(
+    {}, optional={"library": st.sampled_from(["diffusers", "transformers", ""]), "type": st.sampled_from(["T", "U"])}
+)
 pipelines = st.fixed_dictionaries(
     {},
     optional={
         "className": st.sampled_from(["QwenImagePipeline", "FluxPipeline"]),
         "transformer": components,
         "vae": components,
-        "additionalComponents": st.dictionaries(st.sampled_from(["safety_checker", "processor"]), components, max_size=2),
+        "additionalComponents": st.dictionaries(
+            st.sampled_from(["safety_checker", "processor"]), components, max_size=2
+        ),
     },
 )
 
@@ -49,7 +53,9 @@ def ref(with_operator: bool, with_weight: bool):
 models = st.fixed_dictionaries(
     {"modelFormat": ref(False, False)},
     optional={
-        "modelFramework": st.fixed_dictionaries({"name": st.sampled_from(["transformers", "diffusers"])}, optional={"version": versions}),
+        "modelFramework": st.fixed_dictionaries(
+            {"name": st.sampled_from(["transformers", "diffusers"])}, optional={"version": versions}
+        ),
         "modelArchitecture": archs,
         "quantization": quants,
         "modelParameterSize": sizes,
@@ -61,7 +67,10 @@ entries = st.fixed_dictionaries(
     {},
     optional={
         "modelFormat": ref(True, True),
-        "modelFramework": st.fixed_dictionaries({"name": st.sampled_from(["transformers", "diffusers"])}, optional={"version": versions, "operator": operators, "weight": st.integers(-3, 3)}),
+        "modelFramework": st.fixed_dictionaries(
+            {"name": st.sampled_from(["transformers", "diffusers"])},
+            optional={"version": versions, "operator": operators, "weight": st.integers(-3, 3)},
+        ),
         "modelArchitecture": archs,
         "quantization": quants,
         "diffusionPipeline": pipelines,
@@ -84,15 +93,34 @@ def build_runtimes(specs, scopes):
     for i, (spec, scope) in enumerate(zip(specs, scopes)):
         name = f"rt-{i}"
         if scope == "cluster":
-            out.append({"apiVersion": "ome.io/v1beta1", "kind": "ClusterServingRuntime", "metadata": {"name": name}, "spec": spec})
+            out.append(
+                {
+                    "apiVersion": "ome.io/v1beta1",
+                    "kind": "ClusterServingRuntime",
+                    "metadata": {"name": name},
+                    "spec": spec,
+                }
+            )
         else:
             ns = NS if scope == "ns" else "elsewhere"
-            out.append({"apiVersion": "ome.io/v1beta1", "kind": "ServingRuntime", "metadata": {"name": name, "namespace": ns}, "spec": spec})
+            out.append(
+                {
+                    "apiVersion": "ome.io/v1beta1",
+                    "kind": "ServingRuntime",
+                    "metadata": {"name": name, "namespace": ns},
+                    "spec": spec,
+                }
+            )
     return out
 
 
 def build_model(spec):
-    return {"apiVersion": "ome.io/v1beta1", "kind": "ClusterBaseModel", "metadata": {"name": "m"}, "spec": {**spec, "storage": {"storageUri": "hf://x/y"}}}
+    return {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "ClusterBaseModel",
+        "metadata": {"name": "m"},
+        "spec": {**spec, "storage": {"storageUri": "hf://x/y"}},
+    }
 
 
 scenario = st.integers(1, 5).flatmap(
@@ -141,8 +169,8 @@ def test_the_compatible_verdict_needs_a_passing_entry(model_spec, rt_spec):
         if "modelParameterSize" not in model_spec and "modelSizeRange" in rt_spec:
             expected.append(NO_SIZE)
         assert report.warnings[: len(expected)] == expected
-        assert NO_AUTO not in report.warnings[len(expected):]
-        assert NO_SIZE not in report.warnings[len(expected):]
+        assert NO_AUTO not in report.warnings[len(expected) :]
+        assert NO_SIZE not in report.warnings[len(expected) :]
 
 
 @SETTINGS
@@ -194,9 +222,9 @@ def test_selection_agrees_with_the_pairwise_verdicts(args):
             head += f". Checked {n_ns + n_cl} runtimes ({n_ns} namespace-scoped, {n_cl} cluster-scoped)"
         if expected_excluded:
             items = sorted(f"{name} ({reason})" for name, reason in expected_excluded.items())
-            body = sel.error[len(head):]
+            body = sel.error[len(head) :]
             assert sel.error.startswith(head + ". Excluded runtimes: ")
-            assert sorted(body[len(". Excluded runtimes: "):].split("; ")) == sorted("; ".join(items).split("; "))
+            assert sorted(body[len(". Excluded runtimes: ") :].split("; ")) == sorted("; ".join(items).split("; "))
         else:
             assert sel.error == head
 

@@ -145,7 +145,9 @@ def test_a_match_reports_its_scope(k):
 
 
 def test_q3_a_runtime_whose_matching_entry_is_not_auto_select_is_selected_through_another_entry(k):
-    rt = k.csr("rt", k.llama_entry(autoSelect=False), k.llama_entry(modelArchitecture="MistralForCausalLM", autoSelect=True))
+    rt = k.csr(
+        "rt", k.llama_entry(autoSelect=False), k.llama_entry(modelArchitecture="MistralForCausalLM", autoSelect=True)
+    )
     sel = matching.select(k.llama(), [rt], namespace=NS)
     assert sel.selected == "rt"
     assert sel.compatible[0].score == 15
@@ -199,7 +201,11 @@ def test_a_disabled_runtime_is_excluded_with_its_reason(k):
 
 @pytest.mark.parametrize(
     "fmt",
-    [pytest.param(None, id="absent"), pytest.param({"name": ""}, id="empty-name"), pytest.param({"version": "1.0.0"}, id="version-without-name")],
+    [
+        pytest.param(None, id="absent"),
+        pytest.param({"name": ""}, id="empty-name"),
+        pytest.param({"version": "1.0.0"}, id="version-without-name"),
+    ],
 )
 def test_a_model_without_a_format_name_is_an_invalid_specification(k, fmt):
     model = k.llama(modelFormat=k.DROP if fmt is None else fmt)
@@ -329,7 +335,9 @@ def test_validate_accepts_a_compatible_runtime(k):
 
 def test_validate_verified_size_text(k):
     err = matching.validate("x-size", k.llama(modelParameterSize="8B"), five_runtimes(k), namespace=NS)
-    assert err == "runtime x-size does not support model safetensors: model size 8B is outside supported range [60B, 75B]"
+    assert (
+        err == "runtime x-size does not support model safetensors: model size 8B is outside supported range [60B, 75B]"
+    )
 
 
 def test_validate_verified_cluster_disabled_text(k):
@@ -355,7 +363,10 @@ def test_validate_does_not_see_serving_runtimes_of_other_namespaces(k):
 def test_validate_uses_the_inference_services_namespace(k):
     svc = k.isvc(namespace="svc-ns")
     assert matching.validate("rt", k.llama(), [k.sr("rt", k.llama_entry(), namespace="svc-ns")], isvc=svc) is None
-    assert matching.validate("nope", k.llama(), [], isvc=svc) == "runtime nope not found in namespace svc-ns or at cluster scope"
+    assert (
+        matching.validate("nope", k.llama(), [], isvc=svc)
+        == "runtime nope not found in namespace svc-ns or at cluster scope"
+    )
 
 
 def test_validate_looks_up_the_namespace_runtime_before_the_cluster_one(k):
@@ -392,7 +403,13 @@ def test_validate_reports_disabled_before_accelerator(k):
     [
         pytest.param({"autoSelect": False}, id="autoSelect-false"),
         pytest.param({"autoSelect": None}, id="autoSelect-absent"),
-        pytest.param({"modelFormat": {"name": "safetensors", "version": "1.0.0", "weight": -10}, "modelFramework": {"name": "transformers", "version": "4.51.0", "weight": -10}}, id="score-0"),
+        pytest.param(
+            {
+                "modelFormat": {"name": "safetensors", "version": "1.0.0", "weight": -10},
+                "modelFramework": {"name": "transformers", "version": "4.51.0", "weight": -10},
+            },
+            id="score-0",
+        ),
         pytest.param({"priority": 0}, id="priority-0"),
     ],
 )

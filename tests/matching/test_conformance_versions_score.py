@@ -71,7 +71,10 @@ def test_format_versions_match_as_in_the_verified_table(k, rt_version, operator,
 @pytest.mark.parametrize(("rt_version", "operator", "model_version", "match"), ROWS, ids=ROW_IDS)
 def test_framework_versions_match_as_in_the_verified_table(k, rt_version, operator, model_version, match):
     model = k.model(modelFormat=k.ref("f"), modelFramework=k.ref("transformers", model_version))
-    rt = k.csr("rt", k.entry(modelFormat=k.ref("f"), modelFramework=k.ref("transformers", rt_version, operator), autoSelect=True))
+    rt = k.csr(
+        "rt",
+        k.entry(modelFormat=k.ref("f"), modelFramework=k.ref("transformers", rt_version, operator), autoSelect=True),
+    )
     report = matching.check(model, rt)
     assert report.compatible is match
     if not match:
@@ -227,7 +230,10 @@ def test_a_runtime_without_entries_scores_0(k):
 
 
 def test_model_side_weights_are_ignored(k):
-    model = k.llama(modelFormat=k.ref("safetensors", "1.0.0", weight=100), modelFramework=k.ref("transformers", "4.51.0", weight=100))
+    model = k.llama(
+        modelFormat=k.ref("safetensors", "1.0.0", weight=100),
+        modelFramework=k.ref("transformers", "4.51.0", weight=100),
+    )
     assert matching.score(model, k.csr("rt", full(k))) == 15
 
 

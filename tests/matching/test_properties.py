@@ -85,7 +85,9 @@ def test_a_planned_patch_only_adds_to_the_recorded_pipeline(spec: dict[str, Any]
 def test_the_grid_gives_exactly_what_check_and_select_give(
     specs: list[dict[str, Any]], runtime_objs: list[dict[str, Any]]
 ) -> None:
-    models = [model(spec, name=f"m{index}", namespace="team-a" if index % 2 else None) for index, spec in enumerate(specs)]
+    models = [
+        model(spec, name=f"m{index}", namespace="team-a" if index % 2 else None) for index, spec in enumerate(specs)
+    ]
     runtime_objs = [
         {**obj, "metadata": {**obj["metadata"], "name": f"rt{index}"}} for index, obj in enumerate(runtime_objs)
     ]
