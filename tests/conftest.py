@@ -1,0 +1,44 @@
+"""Fixtures shared by the whole suite. The helpers behind them are in tests/support/.
+
+Every test process starts its own redis-server and points Celery (and settings.REDIS_URL) at it
+before the first test, so no test ever enqueues into a Redis on the default port.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from celery import Celery
+from celery.worker import WorkController
+from django.test import override_settings
+
+from ome_dashboard.celery import app as ome_celery_app
+from tests.support.celery_worker import point_app_at_redis, running_worker
+from tests.support.redis_server import RedisServer, running_redis
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A real redis-server on a free loopback port, one per pytest(-xdist) process."""
+    with running_redis(tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session", autouse=True)
+def celery_app(redis_server: RedisServer) -> Iterator[Celery]:
+    """The project's Celery app, publishing to and reading results from the session's Redis."""
+    url = redis_server.url
+    with override_settings(REDIS_URL=url, CELERY_BROKER_URL=url, CELERY_RESULT_BACKEND=url):
+        point_app_at_redis(ome_celery_app, url)
+        yield ome_celery_app
+
+
+@pytest.fixture
+def celery_worker(celery_app: Celery) -> Iterator[WorkController]:
+    """A real worker thread consuming from Redis for the duration of one test.
+
+    Tests that let the worker read rows they created need `transactional_db`.
+    """
+    with running_worker(celery_app) as worker:
+        yield worker

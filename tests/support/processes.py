@@ -1,0 +1,80 @@
+"""Follow a child process's output from a thread, and wait for lines without sleeping blindly."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import IO
+
+
+class OutputWatcher:
+    """Collects the lines a process writes to its stdout pipe; wait_for() blocks until one matches."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None, "start the process with stdout=subprocess.PIPE, text=True"
+        self.proc = proc
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._read, args=(proc.stdout,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    @property
+    def text(self) -> str:
+        with self._changed:
+            return "\n".join(self.lines)
+
+    def wait_for(self, pattern: str, *, timeout: float) -> re.Match[str]:
+        """The first match of pattern in an output line; AssertionError with the output on timeout or exit."""
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        seen = 0
+        with self._changed:
+            while True:
+                for line in self.lines[seen:]:
+                    if match := regex.search(line):
+                        return match
+                seen = len(self.lines)
+                remaining = deadline - time.monotonic()
+                if self._closed or remaining <= 0:
+                    state = "ended" if self._closed else f"did not print it within {timeout} s"
+                    raise AssertionError(f"waiting for {pattern!r}: the output {state}:\n" + "\n".join(self.lines))
+                self._changed.wait(remaining)
+
+    def wait_closed(self, *, timeout: float) -> None:
+        self._thread.join(timeout)
+
+
+def pid_alive(pid: int) -> bool:
+    """True while pid runs; a zombie (exited, not yet reaped) counts as gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    # The state letter follows the parenthesised command name, which may itself contain spaces.
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_for_pids_gone(pids: list[int], *, timeout: float) -> list[int]:
+    """The pids still alive after timeout (empty when all are gone)."""
+    deadline = time.monotonic() + timeout
+    while (alive := [pid for pid in pids if pid_alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive
+
+
+def environ_without(*names: str) -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if key not in names}

@@ -1,0 +1,103 @@
+"""`python -m ome_dashboard.devrun` (what `make run` starts) brings everything up and down cleanly."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from tests.support.net import free_port, http_get, wait_for_port_closed
+from tests.support.processes import OutputWatcher, environ_without, wait_for_pids_gone
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+STARTUP_TIMEOUT = 60
+STOP_TIMEOUT = 20
+
+
+class Devrun:
+    def __init__(self, proc: subprocess.Popen[str], output: OutputWatcher, port: int) -> None:
+        self.proc = proc
+        self.output = output
+        self.port = port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def child_pids(self) -> dict[str, int]:
+        return {
+            m["name"]: int(m["pid"])
+            for m in re.finditer(r"devrun: started (?P<name>\S+) \(pid (?P<pid>\d+)\)", self.output.text)
+        }
+
+    def wait_exit(self) -> int:
+        try:
+            code = self.proc.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"devrun did not exit within {STOP_TIMEOUT} s:\n{self.output.text}")
+        self.output.wait_closed(timeout=5)
+        return code
+
+
+@pytest.fixture
+def devrun(tmp_path: Path) -> Iterator[Devrun]:
+    port = free_port()
+    env = environ_without("REDIS_URL", "DATABASE_URL", "DEBUG")
+    env.update(PORT=str(port), DEVRUN_DIR=str(tmp_path / "run"), DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ome_dashboard.devrun"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    running = Devrun(proc, OutputWatcher(proc), port)
+    try:
+        running.output.wait_for(r"^devrun: ready: ", timeout=STARTUP_TIMEOUT)
+        yield running
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        # Whatever the test did, leave no child behind.
+        for pid in wait_for_pids_gone(list(running.child_pids().values()), timeout=STOP_TIMEOUT):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_devrun_serves_the_dashboard_and_stops_every_child_on_a_signal(devrun: Devrun, signum: int) -> None:
+    health = http_get(f"{devrun.base_url}/healthz")
+    api_status, api_type, _ = http_get(f"{devrun.base_url}/api/v1/")
+    children = devrun.child_pids()
+
+    devrun.proc.send_signal(signum)
+
+    assert devrun.wait_exit() == 0, devrun.output.text
+    assert health == (200, "application/json", b'{"status": "ok"}')
+    assert (api_status, api_type) == (200, "application/json")
+    assert set(children) == {"redis", "migrate", "worker", "beat", "web"}
+    assert wait_for_pids_gone(list(children.values()), timeout=5) == []
+    assert wait_for_port_closed(devrun.port, timeout=5)
+    assert "devrun: stopped" in devrun.output.text
+
+
+def test_devrun_stops_everything_and_says_which_child_died(devrun: Devrun) -> None:
+    children = devrun.child_pids()
+
+    os.kill(children["worker"], signal.SIGKILL)
+
+    assert devrun.wait_exit() == 1
+    assert "devrun: worker was killed by SIGKILL while running; stopping the others" in devrun.output.text
+    assert wait_for_pids_gone(list(children.values()), timeout=5) == []

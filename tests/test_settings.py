@@ -1,0 +1,112 @@
+"""Settings come from the environment, each case loaded in a fresh interpreter with a clean env."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from django.conf import settings
+
+from ome_dashboard.celery import app as celery_app
+
+SHOW_SETTINGS = """
+import json
+from ome_dashboard import settings as s
+print(json.dumps({
+    "DEBUG": s.DEBUG,
+    "SECRET_KEY": s.SECRET_KEY,
+    "ALLOWED_HOSTS": s.ALLOWED_HOSTS,
+    "DATABASE": {k: s.DATABASES["default"][k] for k in ("ENGINE", "NAME", "HOST", "PORT", "USER")},
+    "BROKER": s.CELERY_BROKER_URL,
+    "RESULTS": s.CELERY_RESULT_BACKEND,
+}))
+"""
+
+
+def load_settings(**env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", SHOW_SETTINGS],
+        cwd=settings.BASE_DIR,
+        env={"PATH": os.environ["PATH"], **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def loaded(**env: str) -> dict[str, object]:
+    result = load_settings(**env)
+    assert result.returncode == 0, result.stderr
+    return dict(json.loads(result.stdout))
+
+
+def test_defaults_run_locally_with_debug_sqlite_and_local_redis() -> None:
+    values = loaded()
+
+    assert values["DEBUG"] is True
+    assert values["SECRET_KEY"]
+    assert values["DATABASE"] == {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(settings.BASE_DIR / "db.sqlite3"),
+        "HOST": "",
+        "PORT": "",
+        "USER": "",
+    }
+    assert values["BROKER"] == values["RESULTS"] == "redis://127.0.0.1:6379/0"
+
+
+def test_database_url_and_redis_url_come_from_the_environment() -> None:
+    values = loaded(DATABASE_URL="postgres://ome:secret@db.example:5433/ome", REDIS_URL="redis://cache:6379/3")
+
+    assert values["DATABASE"] == {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": "ome",
+        "HOST": "db.example",
+        "PORT": 5433,
+        "USER": "ome",
+    }
+    assert values["BROKER"] == values["RESULTS"] == "redis://cache:6379/3"
+
+
+def test_debug_off_without_secret_key_refuses_to_start() -> None:
+    result = load_settings(DEBUG="false", ALLOWED_HOSTS="ome.example")
+
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "SECRET_KEY" in result.stderr
+
+
+def test_debug_off_with_an_empty_secret_key_refuses_to_start() -> None:
+    result = load_settings(DEBUG="false", SECRET_KEY="", ALLOWED_HOSTS="ome.example")
+
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "SECRET_KEY" in result.stderr
+
+
+def test_debug_off_without_allowed_hosts_refuses_to_start() -> None:
+    result = load_settings(DEBUG="false", SECRET_KEY="s3cret-for-this-test")
+
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "ALLOWED_HOSTS" in result.stderr
+
+
+def test_debug_off_starts_when_secret_key_and_allowed_hosts_are_set() -> None:
+    values = loaded(DEBUG="false", SECRET_KEY="s3cret-for-this-test", ALLOWED_HOSTS="ome.example,localhost")
+
+    assert values["DEBUG"] is False
+    assert values["SECRET_KEY"] == "s3cret-for-this-test"
+    assert values["ALLOWED_HOSTS"] == ["ome.example", "localhost"]
+
+
+def test_celery_speaks_json_only_and_retries_the_broker_on_startup() -> None:
+    conf = celery_app.conf
+
+    assert conf.task_serializer == conf.result_serializer == "json"
+    assert conf.accept_content == ["json"]
+    assert conf.broker_connection_retry_on_startup is True
+    assert conf.task_time_limit > conf.task_soft_time_limit > 0
+    assert isinstance(conf.beat_schedule, dict)
