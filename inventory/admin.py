@@ -18,5 +18,16 @@ class ResourceAdmin(admin.ModelAdmin):
 
 @admin.register(SyncState)
 class SyncStateAdmin(admin.ModelAdmin):
-    list_display = ["cluster", "kind", "last_list_at", "watch_connected", "count", "invalid", "last_error_at"]
+    list_display = [
+        "cluster",
+        "kind",
+        "last_list_at",
+        "watch_connected",
+        "watch_reconnects",
+        "watch_owner",
+        "count",
+        "invalid",
+        "last_error",
+        "last_error_at",
+    ]
     list_filter = ["cluster", "watch_connected"]

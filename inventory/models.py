@@ -123,6 +123,10 @@ class SyncState(models.Model):
     last_error_at = models.DateTimeField(null=True, blank=True)
     count = models.PositiveIntegerField(default=0)
     invalid = models.PositiveIntegerField(default=0)
+    # The watch of this kind is held by `watch_owner` until `watch_lease_until` (renewed while it
+    # runs), so ensure_watches never starts a second one. Empty owner: nobody is watching.
+    watch_owner = models.CharField(max_length=128, blank=True)
+    watch_lease_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["cluster__name", "kind"]

@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "template_partials.apps.SimpleAppConfig",
     "inventory",
     "compat",
+    "patches",
 ]
 
 MIDDLEWARE = [
@@ -146,30 +147,47 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
 
+# Reading the API (and its JSON) needs no login while this is on, the local demo's default.
+# Turn it off on a shared deployment: then every read needs a session or a token. Writes always
+# need the Django permission each endpoint names (ome_dashboard.permissions.HasPermissionOrReadOnly).
+API_ANONYMOUS_READ: bool = env.bool("API_ANONYMOUS_READ", default=True)
+
 REST_FRAMEWORK = {
+    # Token first: a request without credentials then gets 401 with a WWW-Authenticate header.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_PERMISSION_CLASSES": ["ome_dashboard.permissions.HasPermissionOrReadOnly"],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "ome_dashboard.api.Pagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "ome_dashboard.api.exception_handler",
 }
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "OME Compat API",
-    "DESCRIPTION": "Which OME serving runtime serves which model, and why.",
+    "DESCRIPTION": (
+        "Which OME serving runtime serves which model, and why. Matrix responses name the OME "
+        "behaviour their verdicts follow (`X-OME-Behaviour` header; `ome` and `build` in JSON). "
+        "Errors are `{detail, code, field}`. Reads are open while API_ANONYMOUS_READ is on; "
+        "writes need a Django permission (token or session authentication)."
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     # Swagger UI and ReDoc from drf-spectacular-sidecar's static files: no CDN, works offline.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several lists have a `status`; name each choice set once.
+    "ENUM_NAME_OVERRIDES": {
+        "CellStatusEnum": "compat.models.CellStatus",
+        "BuildStatusEnum": "compat.models.MatrixBuild.Status",
+    },
 }
 
 REDIS_URL: str = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")

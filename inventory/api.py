@@ -1,0 +1,199 @@
+"""The inventory's JSON API: clusters (with their sync state), models, runtimes, InferenceServices."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.routers import SimpleRouter
+
+from . import filters, selectors
+from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
+from .services import cluster_register, parse_cluster_setting
+
+SOURCE_HELP = (
+    "Where the cluster's objects come from, as in OME_CLUSTERS: `manifests:PATH[,PATH...]`, "
+    "`kubeconfig:PATH[#CONTEXT]` or `in-cluster`. Relative paths are relative to the project folder. "
+    "Credentials stay in the kubeconfig file: only its path and context are stored and shown."
+)
+
+
+class SyncStateSerializer(serializers.ModelSerializer):
+    cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = SyncState
+        fields = [
+            "cluster",
+            "kind",
+            "count",
+            "invalid",
+            "last_list_at",
+            "resource_version",
+            "watch_connected",
+            "watch_reconnects",
+            "last_event_at",
+            "last_error",
+            "last_error_at",
+        ]
+
+
+class ClusterSerializer(serializers.ModelSerializer):
+    description = serializers.CharField(source="describe_source", read_only=True)
+    sync = SyncStateSerializer(source="sync_by_kind", many=True, read_only=True, help_text="One entry per kind listed so far.")
+
+    class Meta:
+        model = Cluster
+        fields = ["name", "source", "description", "kubeconfig", "context", "manifests", "created_at", "sync"]
+
+
+class ClusterCreateSerializer(serializers.Serializer):
+    """Input of POST /clusters/: a name and a source, nothing else."""
+
+    name = serializers.SlugField(max_length=63)
+    source = serializers.CharField(max_length=4096, help_text=SOURCE_HELP)
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if isinstance(data, Mapping):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                # A token or a whole kubeconfig pasted into the body is refused, never stored.
+                raise serializers.ValidationError(
+                    {unknown[0]: ["Unknown field: send `name` and `source` only; credentials are referenced by kubeconfig path."]}
+                )
+        return dict(super().to_internal_value(data))
+
+    def validate_name(self, value: str) -> str:
+        if Cluster.objects.filter(name=value).exists():
+            raise serializers.ValidationError(f"A cluster named {value!r} already exists.", code="unique")
+        return value
+
+    def validate_source(self, value: str) -> str:
+        if any(char in value for char in ";\r\n"):
+            raise serializers.ValidationError("One source, on one line: a path, not a file's contents.")
+        return value.strip()
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            [spec] = parse_cluster_setting(f"{attrs['name']}={attrs['source']}")
+        except ValueError:
+            # The parser's message quotes the input; the input might hold a secret.
+            raise serializers.ValidationError(
+                {"source": ["Expected manifests:PATH[,PATH...], kubeconfig:PATH[#CONTEXT] or in-cluster."]}
+            ) from None
+        return {"spec": spec}
+
+
+class ResourceSerializer(serializers.ModelSerializer):
+    cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Resource
+        fields = [
+            "id",
+            "cluster",
+            "kind",
+            "namespace",
+            "name",
+            "uid",
+            "resource_version",
+            "generation",
+            "model_format",
+            "model_architecture",
+            "pipeline_class",
+            "has_pipeline",
+            "storage_scheme",
+            "disabled",
+            "error",
+            "first_seen",
+            "last_seen",
+        ]
+        extra_kwargs = {
+            "model_format": {"help_text": "Format name; for a runtime, its entries' names joined by commas."},
+            "model_architecture": {"help_text": "Architecture; for a runtime, its entries' joined by commas."},
+            "pipeline_class": {"help_text": "diffusionPipeline className; for a runtime, its entries' joined by commas."},
+        }
+
+
+class ResourceDetailSerializer(ResourceSerializer):
+    class Meta(ResourceSerializer.Meta):
+        fields = [*ResourceSerializer.Meta.fields, "source_path", "obj"]
+
+
+class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+    """Registered clusters and how each kind of each was last synced. POST registers one
+    (permission `inventory.add_cluster`); the next scheduled resync loads its objects."""
+
+    queryset = selectors.cluster_list()
+    serializer_class = ClusterSerializer
+    lookup_field = "name"
+    lookup_value_regex = "[^/]+"
+    filter_backends: ClassVar[list[Any]] = []
+    write_permissions: ClassVar[dict[str, tuple[str, ...]]] = {"create": ("inventory.add_cluster",)}
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
+        return ClusterCreateSerializer if self.action == "create" else ClusterSerializer
+
+    @extend_schema(request=ClusterCreateSerializer, responses={201: ClusterSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        given = ClusterCreateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        cluster = cluster_register(given.validated_data["spec"])
+        shown = self.get_queryset().get(pk=cluster.pk)
+        return Response(ClusterSerializer(shown).data, status=status.HTTP_201_CREATED)
+
+
+class SyncStateViewSet(viewsets.ReadOnlyModelViewSet):
+    """The sync state of each kind of each cluster: last full list, watch, counts, last error."""
+
+    queryset = selectors.sync_state_list()
+    serializer_class = SyncStateSerializer
+    filterset_class = filters.SyncStateFilterSet
+    ordering_fields = ["kind", "last_list_at", "last_event_at"]
+
+
+class ResourceViewSet(viewsets.ReadOnlyModelViewSet):
+    kinds: ClassVar[tuple[str, ...]] = ()
+    serializer_class = ResourceSerializer
+    ordering_fields = ["id", "kind", "namespace", "name", "last_seen"]
+
+    def get_queryset(self) -> Any:
+        objects = selectors.resource_list(self.kinds)
+        # The list leaves the object bodies out; one object comes whole.
+        return objects if self.action == "list" else objects.defer(None)
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
+        return ResourceSerializer if self.action == "list" else ResourceDetailSerializer
+
+
+class ModelViewSet(ResourceViewSet):
+    """ClusterBaseModels and BaseModels; one object includes its manifest (`obj`)."""
+
+    kinds = MODEL_KINDS
+    filterset_class = filters.ModelFilterSet
+
+
+class RuntimeViewSet(ResourceViewSet):
+    """ClusterServingRuntimes and ServingRuntimes; one object includes its manifest (`obj`)."""
+
+    kinds = RUNTIME_KINDS
+    filterset_class = filters.RuntimeFilterSet
+
+
+class InferenceServiceViewSet(ResourceViewSet):
+    """InferenceServices; one object includes its manifest (`obj`)."""
+
+    kinds = (Kind.INFERENCE_SERVICE,)
+    filterset_class = filters.InferenceServiceFilterSet
+
+
+router = SimpleRouter()
+router.register("clusters", ClusterViewSet, basename="cluster")
+router.register("sync-states", SyncStateViewSet, basename="sync-state")
+router.register("models", ModelViewSet, basename="model")
+router.register("runtimes", RuntimeViewSet, basename="runtime")
+router.register("inference-services", InferenceServiceViewSet, basename="inference-service")

@@ -1,0 +1,112 @@
+"""One FilterSet per inventory list, shared by the API and the HTML pages (bind it to request.GET)."""
+
+from __future__ import annotations
+
+from django.db.models import Q, QuerySet
+from django_filters import rest_framework as filters
+
+from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
+
+# Kubernetes namespaces are DNS labels, so this can never name a real one.
+CLUSTER_SCOPE = "_cluster"
+
+
+class NamespaceFilter(filters.CharFilter):
+    """An exact namespace; `_cluster` selects cluster scope (the empty namespace)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("help_text", f"Exact namespace; `{CLUSTER_SCOPE}` for cluster scope (no namespace).")
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def filter(self, qs: QuerySet, value: str) -> QuerySet:  # type: ignore[type-arg]
+        if value == CLUSTER_SCOPE:
+            # CharFilter skips an empty value, so the empty namespace is looked up here.
+            return qs.filter(**{self.field_name: ""})
+        return super().filter(qs, value)
+
+
+class ListedValueFilter(filters.CharFilter):
+    """Exact match on a column that holds one value (models) or a comma-joined list (runtimes:
+    one value per supportedModelFormats entry)."""
+
+    def filter(self, qs: QuerySet, value: str) -> QuerySet:  # type: ignore[type-arg]
+        if not value:
+            return qs
+        name = self.field_name
+        listed = (
+            Q(**{name: value})
+            | Q(**{f"{name}__startswith": f"{value},"})
+            | Q(**{f"{name}__endswith": f",{value}"})
+            | Q(**{f"{name}__contains": f",{value},"})
+        )
+        return qs.filter(listed)
+
+
+def _kind_choices(kinds: tuple[str, ...]) -> list[tuple[str, str]]:
+    return [(kind, Kind(kind).label) for kind in kinds]
+
+
+class ClusterFilter(filters.ModelChoiceFilter):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("queryset", Cluster.objects.all())
+        kwargs.setdefault("to_field_name", "name")
+        kwargs.setdefault("help_text", "Cluster name.")
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class ResourceFilterSet(filters.FilterSet):
+    """What every inventory list filters on; without `cluster`, every cluster's objects."""
+
+    cluster = ClusterFilter()
+    namespace = NamespaceFilter()
+    name = filters.CharFilter(help_text="Exact name.")
+    search = filters.CharFilter(field_name="name", lookup_expr="icontains", help_text="Part of the name.")
+    invalid = filters.BooleanFilter(method="filter_invalid", help_text="Only objects that cannot be evaluated (or only valid ones).")
+
+    class Meta:
+        model = Resource
+        fields: list[str] = []
+
+    def filter_invalid(self, queryset: QuerySet[Resource], name: str, value: bool) -> QuerySet[Resource]:
+        return queryset.exclude(error="") if value else queryset.filter(error="")
+
+
+class ModelFilterSet(ResourceFilterSet):
+    """ClusterBaseModels and BaseModels."""
+
+    kind = filters.ChoiceFilter(choices=_kind_choices(MODEL_KINDS))
+    model_format = ListedValueFilter(field_name="model_format", help_text="Model format name, e.g. safetensors.")
+    model_architecture = ListedValueFilter(field_name="model_architecture", help_text="e.g. LlamaForCausalLM.")
+    pipeline_class = ListedValueFilter(field_name="pipeline_class", help_text="diffusionPipeline className.")
+    has_pipeline = filters.BooleanFilter(help_text="Has a diffusionPipeline.")
+    storage_scheme = filters.CharFilter(method="filter_storage_scheme", help_text="e.g. hf, pvc, oci (with or without ://).")
+    disabled = filters.BooleanFilter()
+
+    def filter_storage_scheme(self, queryset: QuerySet[Resource], name: str, value: str) -> QuerySet[Resource]:
+        scheme = value if value.endswith("://") else f"{value}://"
+        return queryset.filter(storage_scheme=scheme)
+
+
+class RuntimeFilterSet(ResourceFilterSet):
+    """ClusterServingRuntimes and ServingRuntimes; `format`, `architecture` and `pipeline_class`
+    match any of a runtime's supportedModelFormats entries."""
+
+    kind = filters.ChoiceFilter(choices=_kind_choices(RUNTIME_KINDS))
+    model_format = ListedValueFilter(field_name="model_format", help_text="A supported model format name.")
+    model_architecture = ListedValueFilter(field_name="model_architecture", help_text="A supported architecture.")
+    pipeline_class = ListedValueFilter(field_name="pipeline_class", help_text="A required diffusionPipeline className.")
+    has_pipeline = filters.BooleanFilter(help_text="Some entry requires a diffusionPipeline.")
+    disabled = filters.BooleanFilter()
+
+
+class InferenceServiceFilterSet(ResourceFilterSet):
+    """InferenceServices."""
+
+
+class SyncStateFilterSet(filters.FilterSet):
+    cluster = ClusterFilter()
+    kind = filters.ChoiceFilter(choices=Kind.choices)
+
+    class Meta:
+        model = SyncState
+        fields: list[str] = []

@@ -1,0 +1,146 @@
+"""Celery tasks of the inventory: thin wrappers that load by id and call inventory.live.
+
+Beat runs `resync_all` every OME_RESYNC_INTERVAL and `ensure_watches` every half lease (see
+CELERY_BEAT_SCHEDULE). Watch tasks go to the `watch` queue (CELERY_TASK_ROUTES).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from celery import Task, current_app, shared_task
+from celery.signals import worker_shutting_down
+from django.conf import settings
+
+from .kube import KubeUnavailable
+from .live import (
+    cluster_resync,
+    kind_watch,
+    live_kinds_count,
+    watch_claim_release,
+    watch_lease_claim,
+    watch_lease_release,
+    watches_claim_idle,
+)
+from .models import Cluster, Kind
+
+logger = logging.getLogger(__name__)
+
+# The queue of the watch tasks (also routed there by CELERY_TASK_ROUTES); give it its own workers.
+WATCH_QUEUE = "watch"
+
+# Set when this worker begins a warm shutdown, so running watches end at once instead of
+# holding the shutdown for up to OME_WATCH_DURATION. (With the solo and threads pools the tasks
+# run in this process; prefork children finish their watch at its deadline.)
+WORKER_STOPPING = threading.Event()
+
+
+@worker_shutting_down.connect
+def _stop_watches(**_: Any) -> None:
+    WORKER_STOPPING.set()
+
+
+@shared_task(
+    bind=True,
+    autoretry_for=(KubeUnavailable,),
+    retry_backoff=True,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    max_retries=3,
+)
+def resync_cluster(self: Task, cluster_id: int, kind: str | None = None) -> dict[str, Any]:
+    """List every kind (or `kind`) of one cluster and store it; retried while the server is down."""
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        return {"cluster": None}
+    result = cluster_resync(cluster, kinds=[kind] if kind else None)
+    if error := result.transient_error():
+        raise error
+    return {
+        "cluster": cluster.name,
+        "counts": {k: vars(counts) for k, counts in result.applied.counts.items()},
+        "errors": {k: error.message for k, error in result.errors.items()},
+        "manifest_errors": result.manifest_errors,
+    }
+
+
+@shared_task
+def resync_all() -> int:
+    """Enqueue a resync of every cluster (beat)."""
+    cluster_ids = list(Cluster.objects.values_list("pk", flat=True))
+    for cluster_id in cluster_ids:
+        # Not run before the next beat tick: that one enqueues a fresh resync anyway.
+        resync_cluster.apply_async((cluster_id,), expires=settings.OME_RESYNC_INTERVAL * 0.9)
+    return len(cluster_ids)
+
+
+def _waiting_in(queue: str) -> int:
+    """How many messages wait in a broker queue (0 when the queue does not exist yet)."""
+    with current_app.connection_for_write() as connection:
+        try:
+            return int(connection.default_channel.queue_declare(queue=queue, passive=True).message_count)
+        except connection.channel_errors:
+            return 0
+
+
+@shared_task
+def ensure_watches() -> int:
+    """Start a watch for every kind of every live cluster that nobody watches (beat)."""
+    claims = watches_claim_idle()
+    waiting = _waiting_in(WATCH_QUEUE)
+    if claims and waiting >= live_kinds_count():
+        # A tick's worth of watches still waits: no worker consumes the queue (or too few). The
+        # broker drops expired messages only when a worker reads them, so do not add more.
+        logger.warning("%d watch tasks wait in the %r queue; is a worker consuming it?", waiting, WATCH_QUEUE)
+        for claim in claims:
+            watch_claim_release(claim)
+        return 0
+    for claim in claims:
+        # A watch not started within its lease expires in the queue, and the lease with it; the
+        # next tick claims again.
+        watch_kind.apply_async(
+            (claim.cluster_id, claim.kind),
+            {"lease": claim.owner},
+            queue=WATCH_QUEUE,
+            expires=settings.OME_WATCH_LEASE,
+            soft_time_limit=settings.OME_WATCH_DURATION + 30,
+            time_limit=settings.OME_WATCH_DURATION + 60,
+        )
+    return len(claims)
+
+
+@shared_task(bind=True)
+def watch_kind(self: Task, cluster_id: int, kind: str, lease: str | None = None) -> dict[str, Any]:
+    """Watch one kind of one cluster for OME_WATCH_DURATION seconds, holding its lease.
+
+    `lease` is the owner token ensure_watches claimed; without one the task claims the lease
+    itself and does nothing if someone else holds it.
+    """
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None or not cluster.is_live or kind not in Kind.values:
+        return {"ended": "nothing to watch"}
+    owner = lease or f"task:{self.request.id}"
+    if lease is None and not watch_lease_claim(cluster, kind, owner=owner):
+        return {"ended": "already watched"}
+    try:
+        report = kind_watch(
+            cluster,
+            kind,
+            stop=WORKER_STOPPING,
+            deadline=time.monotonic() + settings.OME_WATCH_DURATION,
+            lease=owner,
+        )
+    finally:
+        watch_lease_release(cluster, kind, owner=owner)
+    return {
+        "ended": report.ended,
+        "error": report.error.message if report.error else "",
+        "applied": report.applied,
+        "skipped": report.skipped,
+        "bookmarks": report.bookmarks,
+        "reconnects": report.reconnects,
+        "relists": report.relists,
+    }

@@ -1,0 +1,58 @@
+"""HTML pages of the inventory: the clusters, how each kind last synced, and a resync button."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST, require_safe
+
+from compat.models import MatrixBuild
+from compat.views import POLL_SECONDS, read_access
+
+from .models import Cluster
+from .selectors import cluster_list
+from .tasks import resync_cluster
+
+# A resync only reads the cluster, but it is work started on the user's behalf: it needs a login
+# and the permission to change clusters.
+RESYNC_PERMISSION = "inventory.change_cluster"
+
+
+def _sync_context() -> dict[str, object]:
+    clusters = list(cluster_list().order_by("name"))
+    builds: dict[int, dict[str, MatrixBuild]] = {}
+    for build in MatrixBuild.objects.filter(
+        status__in=[MatrixBuild.Status.SUCCEEDED, MatrixBuild.Status.RUNNING, MatrixBuild.Status.FAILED]
+    ).order_by("started_at", "pk"):
+        builds.setdefault(build.cluster_id, {})[build.status] = build
+    return {
+        "clusters": [{"cluster": cluster, "builds": builds.get(cluster.pk, {})} for cluster in clusters],
+        "poll_seconds": POLL_SECONDS,
+    }
+
+
+@require_safe
+@read_access
+def sync(request: HttpRequest) -> HttpResponse:
+    """Clusters, their sync state per kind, errors, and the matrix build each reads from. The
+    table refreshes itself every few seconds (htmx)."""
+    htmx = getattr(request, "htmx", None)
+    template = "inventory/sync.html#clusters" if htmx and not htmx.boosted else "inventory/sync.html"
+    return render(request, template, _sync_context())
+
+
+@require_POST
+def resync(request: HttpRequest, name: str) -> HttpResponse:
+    """Queue a full resync of one cluster (inventory.tasks.resync_cluster), after commit."""
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    if not request.user.has_perm(RESYNC_PERMISSION):
+        raise PermissionDenied(f"resyncing a cluster needs the {RESYNC_PERMISSION} permission")
+    cluster = get_object_or_404(Cluster, name=name)
+    transaction.on_commit(lambda: resync_cluster.delay(cluster.pk))
+    messages.success(request, f"Resync of cluster {cluster.name} queued; the table below updates when it has run.")
+    return redirect("inventory:sync")
