@@ -69,8 +69,10 @@ def resync_cluster(self: Task, cluster_id: int, kind: str | None = None) -> dict
 
 @shared_task
 def resync_all() -> int:
-    """Enqueue a resync of every cluster (beat)."""
-    cluster_ids = list(Cluster.objects.values_list("pk", flat=True))
+    """Enqueue a resync of every live cluster (beat). A manifest cluster is a snapshot: it is
+    reloaded on request only, so a patch applied to its stored objects is not reverted behind
+    the user's back."""
+    cluster_ids = list(Cluster.objects.exclude(source=Cluster.Source.MANIFESTS).values_list("pk", flat=True))
     for cluster_id in cluster_ids:
         # Not run before the next beat tick: that one enqueues a fresh resync anyway.
         resync_cluster.apply_async((cluster_id,), expires=settings.OME_RESYNC_INTERVAL * 0.9)

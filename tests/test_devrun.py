@@ -87,7 +87,16 @@ def test_devrun_serves_the_dashboard_and_stops_every_child_on_a_signal(devrun: D
     assert devrun.wait_exit() == 0, devrun.output.text
     assert health == (200, "application/json", b'{"status": "ok"}')
     assert (api_status, api_type) == (200, "application/json")
-    assert set(children) == {"redis", "migrate", "worker", "beat", "web"}
+    assert set(children) == {
+        "redis",
+        "migrate",
+        "register_clusters",
+        "recompute_matrix",
+        "worker",
+        "watch-worker",
+        "beat",
+        "web",
+    }
     assert wait_for_pids_gone(list(children.values()), timeout=5) == []
     assert wait_for_port_closed(devrun.port, timeout=5)
     assert "devrun: stopped" in devrun.output.text
