@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import matching
+from django.db import connection
 from matching.types import InferenceService, Model, ObjectKey, Runtime
 
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
@@ -62,49 +61,107 @@ def _parse_cached(resource_id: int, content_hash: str, obj: dict) -> Parsed:  # 
     return value
 
 
-def _fingerprint(rows: Iterable[tuple[int, str]]) -> str:
-    digest = hashlib.sha256()
-    for resource_id, content_hash in sorted(rows):
-        digest.update(f"{resource_id}:{content_hash};".encode())
-    return digest.hexdigest()
+def _fingerprint(cluster: Cluster, version: int) -> str:
+    """Names the inventory's contents: unique per cluster incarnation and inventory version."""
+    return f"{cluster.pk}@{cluster.created_at.timestamp()}:v{version}"
+
+
+def _version(cluster: Cluster) -> int:
+    return int(Cluster.objects.values_list("inventory_version", flat=True).get(pk=cluster.pk))
 
 
 def inventory_fingerprint(cluster: Cluster) -> str:
     """Changes whenever any object of the cluster is added, changed or removed."""
-    return _fingerprint(Resource.objects.filter(cluster=cluster).values_list("id", "content_hash"))
+    return _fingerprint(cluster, _version(cluster))
 
 
-# cluster id -> the last Inventory loaded, reused (with its grid's memos) while nothing changed.
-_LOADED: dict[int, Inventory] = {}
+# (cluster id, cluster creation time) -> (inventory version, the Inventory loaded at it); reused
+# while nothing changed, caught up from the objects changed since otherwise. The creation time
+# tells apart a cluster deleted and created again under the same id.
+_LOADED: dict[tuple[int, object], tuple[int, Inventory]] = {}
+
+_HEAD_FIELDS = ("id", "kind", "namespace", "name", "content_hash", "error")
+
+
+def _place(inventory: Inventory, head: tuple[int, str, str, str, str, str], body: dict | None) -> None:  # type: ignore[type-arg]
+    rid, kind, namespace, name, digest, error = head
+    key = (kind, namespace, name)
+    inventory.ids[key] = rid
+    if error:
+        inventory.invalid[key] = error
+        return
+    parsed = _PARSED.get((rid, digest))
+    if parsed is None:
+        assert body is not None
+        parsed = _parse_cached(rid, digest, body)
+    if kind in MODEL_KINDS:
+        inventory.models[key] = parsed  # type: ignore[assignment]
+    elif kind in RUNTIME_KINDS:
+        inventory.runtimes[key] = parsed  # type: ignore[assignment]
+    else:
+        inventory.isvcs[key] = parsed  # type: ignore[assignment]
+
+
+def _bodies(heads: list[tuple[int, str, str, str, str, str]]) -> dict[int, dict]:  # type: ignore[type-arg]
+    missing = [head[0] for head in heads if not head[5] and (head[0], head[4]) not in _PARSED]
+    bodies: dict[int, dict] = {}  # type: ignore[type-arg]
+    for start in range(0, len(missing), 2000):
+        bodies.update(Resource.objects.filter(pk__in=missing[start : start + 2000]).values_list("id", "obj"))
+    return bodies
+
+
+def _full_load(cluster: Cluster, version: int) -> Inventory:
+    inventory = Inventory(cluster_id=cluster.pk, fingerprint=_fingerprint(cluster, version))
+    heads = list(Resource.objects.filter(cluster=cluster).values_list(*_HEAD_FIELDS))
+    bodies = _bodies(heads)
+    for head in heads:
+        _place(inventory, head, bodies.get(head[0]))
+    return inventory
+
+
+def _catch_up(cluster: Cluster, since: int, previous: Inventory, version: int) -> Inventory:
+    """A new Inventory: `previous` plus the objects changed after version `since`, minus the
+    removed ones. Applying a change twice is harmless, so a concurrent writer cannot make it
+    miss anything that the next catch-up would not bring."""
+    inventory = Inventory(
+        cluster_id=cluster.pk,
+        models=dict(previous.models),
+        runtimes=dict(previous.runtimes),
+        isvcs=dict(previous.isvcs),
+        invalid=dict(previous.invalid),
+        ids=dict(previous.ids),
+        fingerprint=_fingerprint(cluster, version),
+    )
+    present = set(Resource.objects.filter(cluster=cluster).values_list("id", flat=True))
+    changed = list(Resource.objects.filter(cluster=cluster, version__gt=since).values_list(*_HEAD_FIELDS))
+    changed_ids = {head[0] for head in changed}
+    for key, rid in list(inventory.ids.items()):
+        if rid not in present or rid in changed_ids:
+            for table in (inventory.ids, inventory.models, inventory.runtimes, inventory.isvcs, inventory.invalid):
+                table.pop(key, None)
+    bodies = _bodies(changed)
+    for head in changed:
+        _place(inventory, head, bodies.get(head[0]))
+    return inventory
 
 
 def load_inventory(cluster: Cluster) -> Inventory:
-    """The cluster's parsed inventory; the same object while the inventory is unchanged."""
-    heads = list(
-        Resource.objects.filter(cluster=cluster).values_list("id", "kind", "namespace", "name", "content_hash", "error")
-    )
-    fingerprint = _fingerprint((rid, digest) for rid, _k, _ns, _n, digest, _e in heads)
-    loaded = _LOADED.get(cluster.pk)
-    if loaded is not None and loaded.fingerprint == fingerprint:
-        return loaded
-    inventory = Inventory(cluster_id=cluster.pk, fingerprint=fingerprint)
-    missing = [rid for rid, _k, _ns, _n, digest, error in heads if not error and (rid, digest) not in _PARSED]
-    bodies: dict[int, dict] = {}  # type: ignore[type-arg]
-    for start in range(0, len(missing), 2000):
-        batch = missing[start : start + 2000]
-        bodies.update(Resource.objects.filter(pk__in=batch).values_list("id", "obj"))
-    for rid, kind, namespace, name, digest, error in heads:
-        key = (kind, namespace, name)
-        inventory.ids[key] = rid
-        if error:
-            inventory.invalid[key] = error
-            continue
-        parsed = _PARSED.get((rid, digest)) or _parse_cached(rid, digest, bodies[rid])
-        if kind in MODEL_KINDS:
-            inventory.models[key] = parsed  # type: ignore[assignment]
-        elif kind in RUNTIME_KINDS:
-            inventory.runtimes[key] = parsed  # type: ignore[assignment]
-        else:
-            inventory.isvcs[key] = parsed  # type: ignore[assignment]
-    _LOADED[cluster.pk] = inventory
+    """The cluster's parsed inventory: the same object while nothing changed, else the last one
+    caught up with what changed since (reading only the changed objects).
+
+    Inside a transaction the cache is neither read nor filled: the transaction may see, or
+    make, changes that a rollback would undo while their version number gets reused.
+    """
+    version = _version(cluster)  # read before the objects: a later change is caught next time
+    if connection.in_atomic_block:
+        return _full_load(cluster, version)
+    identity = (cluster.pk, cluster.created_at)
+    cached = _LOADED.get(identity)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    if cached is not None and cached[0] < version:
+        inventory = _catch_up(cluster, cached[0], cached[1], version)
+    else:
+        inventory = _full_load(cluster, version)
+    _LOADED[identity] = (version, inventory)
     return inventory

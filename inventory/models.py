@@ -45,6 +45,9 @@ class Cluster(models.Model):
     context = models.CharField(max_length=253, blank=True, help_text="kubeconfig context; empty for the current one.")
     manifests = models.JSONField(default=list, blank=True, help_text="Manifest files or folders, for a snapshot.")
     created_at = models.DateTimeField(auto_now_add=True)
+    # Bumped by every committed change to the cluster's objects; a reader that saw version N
+    # reads only the objects whose `version` is above N to catch up.
+    inventory_version = models.BigIntegerField(default=0)
 
     class Meta:
         ordering = ["name"]
@@ -88,6 +91,7 @@ class Resource(models.Model):
 
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
+    version = models.BigIntegerField(default=0, help_text="The cluster's inventory_version when this last changed.")
 
     class Meta:
         ordering = ["kind", "namespace", "name"]
@@ -99,6 +103,7 @@ class Resource(models.Model):
             models.Index(fields=["cluster", "model_format"]),
             models.Index(fields=["cluster", "pipeline_class"]),
             models.Index(fields=["cluster", "storage_scheme"]),
+            models.Index(fields=["cluster", "version"]),
         ]
 
     def __str__(self) -> str:

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from . import records
@@ -59,6 +60,13 @@ class ApplyResult:
         setattr(counts, action, getattr(counts, action) + 1)
         if change is not None:
             self.changes.append(change)
+
+
+def _next_version(cluster: Cluster) -> int:
+    """Bump the cluster's inventory version inside the caller's transaction (the row lock
+    orders concurrent writers) and return the new value."""
+    Cluster.objects.filter(pk=cluster.pk).update(inventory_version=F("inventory_version") + 1)
+    return Cluster.objects.values_list("inventory_version", flat=True).get(pk=cluster.pk)
 
 
 def _announce(cluster: Cluster, changes: list[Change]) -> None:
@@ -142,14 +150,17 @@ def snapshot_apply(
             else:
                 unchanged.append(resource.pk)
                 result.count(kind, "unchanged")
+        gone = [resource for key, resource in stored.items() if key not in objects] if prune else []
+        if created or updated or gone:
+            version = _next_version(cluster)
+            for resource in created + updated:
+                resource.version = version
         Resource.objects.bulk_create(created, batch_size=500)
-        Resource.objects.bulk_update(updated, UPDATED_COLUMNS, batch_size=500)
+        Resource.objects.bulk_update(updated, [*UPDATED_COLUMNS, "version"], batch_size=500)
         Resource.objects.filter(pk__in=unchanged).update(last_seen=now)
-        if prune:
-            gone = [resource for key, resource in stored.items() if key not in objects]
-            Resource.objects.filter(pk__in=[r.pk for r in gone]).delete()
-            for resource in gone:
-                result.count(kind, "removed", Change(*resource.key, "removed"))
+        Resource.objects.filter(pk__in=[r.pk for r in gone]).delete()
+        for resource in gone:
+            result.count(kind, "removed", Change(*resource.key, "removed"))
         _announce(cluster, [c for c in result.changes if c.kind == kind])
     return result
 
@@ -168,17 +179,21 @@ def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Chang
         if event_type == "DELETED":
             if resource is None:
                 return None
+            _next_version(cluster)
             resource.delete()
             change = Change(*key, "removed")
         elif resource is None:
-            _new_resource(cluster, key, obj, now, "").save()
+            created = _new_resource(cluster, key, obj, now, "")
+            created.version = _next_version(cluster)
+            created.save()
             change = Change(*key, "added")
         elif resource.content_hash == records.content_hash(obj):
             Resource.objects.filter(pk=resource.pk).update(last_seen=now)
             return None
         else:
             fields = _update_resource(resource, obj, now, resource.source_path)
-            resource.save(update_fields=UPDATED_COLUMNS)
+            resource.version = _next_version(cluster)
+            resource.save(update_fields=[*UPDATED_COLUMNS, "version"])
             change = Change(*key, "changed", fields)
         _announce(cluster, [change])
     return change

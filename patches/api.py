@@ -1,0 +1,208 @@
+"""The patches API: preview and apply pipeline patches, read the audit log.
+
+    POST patches/preview/                   plan / preview (login)
+    POST patches/apply/                     apply (login + patches.apply_pipeline_patch)
+    POST patches/pipeline-from-model-index/ model_index.json text -> diffusionPipeline (login)
+    GET  patches/audit/[ID/]                the audit log, read-only (login)
+
+ome_dashboard/urls.py merges `router.registry` into the project's router. The views only
+validate the request's shape and call patches.services; errors come back as
+`{"detail", "code", "field"}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.routers import SimpleRouter
+
+from . import services
+from .errors import PatchInvalid
+from .filters import PatchAttemptFilter
+from .models import PatchAttempt
+from .selectors import patch_attempt_list
+
+__all__ = ["router"]
+
+
+class _Reference(serializers.JSONField):
+    """A cluster, model or runtime reference: an id, a name, `Kind/[namespace/]name`, or
+    {"kind", "namespace", "name"}."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, bool) or not isinstance(data, str | int | dict | list):
+            raise serializers.ValidationError(
+                "expected an id, a name, Kind/[namespace/]name or {kind, namespace, name}"
+            )
+        return data
+
+
+class PreviewInput(serializers.Serializer):
+    cluster = serializers.CharField(max_length=63)
+    model = _Reference()
+    runtime = _Reference(required=False)
+    diffusionPipeline = serializers.JSONField(required=False)  # OME's field name
+    model_index = serializers.CharField(
+        required=False, trim_whitespace=False, max_length=services.MAX_UPLOAD_BYTES, help_text="model_index.json text"
+    )
+    patch = serializers.JSONField(required=False)
+
+    def validate_diffusionPipeline(self, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("expected a JSON object")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [name for name in ("runtime", "diffusionPipeline", "model_index", "patch") if name in attrs]
+        if len(given) != 1:
+            raise PatchInvalid("give exactly one of runtime, diffusionPipeline, model_index or patch", field="runtime")
+        return attrs
+
+
+class ApplyInput(serializers.Serializer):
+    cluster = serializers.CharField(max_length=63)
+    model = _Reference()
+    patch = serializers.JSONField()
+    resource_version = serializers.CharField(max_length=128)
+    runtime = _Reference(required=False, help_text="The runtime the patch was planned for (recorded only).")
+
+
+class ModelIndexInput(serializers.Serializer):
+    model_index = serializers.CharField(trim_whitespace=False, max_length=services.MAX_UPLOAD_BYTES)
+
+
+class PatchAttemptSerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="username", read_only=True)
+    cluster = serializers.CharField(source="cluster_name", read_only=True)
+    model = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PatchAttempt
+        fields = [
+            "id",
+            "created_at",
+            "user",
+            "cluster",
+            "model",
+            "runtime",
+            "patch",
+            "resource_version",
+            "new_resource_version",
+            "target",
+            "result",
+            "detail",
+        ]
+        read_only_fields = fields
+
+    def get_model(self, attempt: PatchAttempt) -> dict[str, str]:
+        return {"kind": attempt.model_kind, "namespace": attempt.model_namespace, "name": attempt.model_name}
+
+
+def _outcome_body(outcome: services.ApplyOutcome) -> dict[str, Any]:
+    attempt = PatchAttemptSerializer(outcome.attempt).data
+    if outcome.ok:
+        return {
+            "result": outcome.result,
+            "detail": outcome.attempt.detail,
+            "target": outcome.attempt.target,
+            "object": outcome.obj,
+            "resource_version": outcome.resource_version,
+            "attempt": attempt,
+        }
+    body: dict[str, Any] = {
+        "detail": outcome.attempt.detail,
+        "code": outcome.result,
+        "field": outcome.field,
+        "result": outcome.result,
+        "attempt": attempt,
+    }
+    if outcome.obj is not None:
+        body["current"] = {"object": outcome.obj, "resource_version": outcome.resource_version}
+    return body
+
+
+class PipelinePatchViewSet(viewsets.ViewSet):
+    """Preview and apply `spec.diffusionPipeline` merge patches.
+
+    Login only at this level: a preview is a read sent as POST, and apply's permission
+    (patches.apply_pipeline_patch) is checked by patch_apply itself, so that a refusal is
+    recorded in the audit log like any other attempt.
+    """
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=PreviewInput, responses={200: OpenApiResponse(description="The preview.")})
+    @action(detail=False, methods=["post"])
+    def preview(self, request: Request) -> Response:
+        data = _valid(PreviewInput, request)
+        cluster = services.cluster_get(data["cluster"])
+        pipeline = data.get("diffusionPipeline")
+        if "model_index" in data:
+            pipeline = services.pipeline_from_upload(data["model_index"])
+        preview = services.patch_preview(
+            cluster, model=data["model"], runtime=data.get("runtime"), pipeline=pipeline, patch=data.get("patch")
+        )
+        return Response(preview.to_dict())
+
+    @extend_schema(
+        request=ApplyInput,
+        responses={
+            200: OpenApiResponse(description="Applied, or already applied (nothing sent)."),
+            400: OpenApiResponse(description="Rejected: a field other than spec.diffusionPipeline, or invalid."),
+            403: OpenApiResponse(description="The user lacks patches.apply_pipeline_patch."),
+            404: OpenApiResponse(description="No such model, here or on the cluster."),
+            409: OpenApiResponse(description="The model changed since the preview; nothing was overwritten."),
+            502: OpenApiResponse(description="The cluster refused the credentials, or rejected the patch."),
+            503: OpenApiResponse(description="The cluster is unavailable."),
+        },
+    )
+    @action(detail=False, methods=["post"])
+    def apply(self, request: Request) -> Response:
+        data = _valid(ApplyInput, request)
+        cluster = services.cluster_get(data["cluster"])
+        outcome = services.patch_apply(
+            cluster,
+            model=data["model"],
+            patch=data["patch"],
+            resource_version=data["resource_version"],
+            user=request.user,
+            runtime=data.get("runtime"),
+        )
+        return Response(_outcome_body(outcome), status=outcome.http_status)
+
+    @extend_schema(request=ModelIndexInput, responses={200: OpenApiResponse(description="{diffusionPipeline}")})
+    @action(detail=False, methods=["post"], url_path="pipeline-from-model-index")
+    def pipeline_from_model_index(self, request: Request) -> Response:
+        data = _valid(ModelIndexInput, request)
+        return Response({"diffusionPipeline": services.pipeline_from_upload(data["model_index"])})
+
+
+def _valid(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+class PatchAttemptViewSet(viewsets.ReadOnlyModelViewSet):
+    """The audit log of pipeline patches: append-only, so read-only here; login needed even
+    while API_ANONYMOUS_READ is on."""
+
+    permission_classes = [IsAuthenticated]
+    serializer_class = PatchAttemptSerializer
+    filterset_class = PatchAttemptFilter
+    ordering_fields = ["created_at", "result", "cluster_name", "model_name", "username"]
+    ordering = ["-created_at", "-id"]
+
+    def get_queryset(self) -> Any:
+        return patch_attempt_list()
+
+
+router = SimpleRouter()
+router.register("patches/audit", PatchAttemptViewSet, basename="patch-audit")
+router.register("patches", PipelinePatchViewSet, basename="patch")
