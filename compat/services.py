@@ -16,6 +16,7 @@ from matching.types import ObjectKey
 
 from inventory.models import MODEL_KINDS, Cluster
 
+from .isvcs import isvc_verdicts_refresh
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
 from .rows import RowData, compute_rows
 from .state import Inventory, inventory_fingerprint, load_inventory
@@ -89,6 +90,8 @@ def matrix_build_finish(build_id: int) -> MatrixBuild:
         ).delete()
     if inventory_fingerprint(build.cluster) != build.fingerprint:
         matrix_apply_changes(build.cluster, [{"kind": "*", "namespace": "", "name": "", "action": "changed"}])
+    else:
+        isvc_verdicts_refresh(build.cluster)
     return build
 
 
@@ -209,5 +212,6 @@ def matrix_apply_changes(cluster: Cluster, changes: list[dict[str, Any]]) -> int
         MatrixBuild.objects.filter(pk=build.pk).update(
             updated_at=timezone.now(), rows_count=MatrixRow.objects.filter(build=build).count()
         )
+    isvc_verdicts_refresh(cluster)
     return len(written)
 
