@@ -64,8 +64,10 @@ def report(title: str, figures: dict[str, float]) -> None:
         f"  {figures['models']:,} models ({figures['signatures']:,} distinct signatures) x "
         f"{figures['runtimes']:,} runtimes = {figures['pairs']:,} pairs; {figures['selected']:,} models get a runtime"
     )
-    print(f"  parse: {figures['parse_s']:.2f} s   grid + selection: {figures['grid_s']:.2f} s "
-          f"= {figures['pairs_per_s']:,.0f} pairs/s")
+    print(
+        f"  parse: {figures['parse_s']:.2f} s   grid + selection: {figures['grid_s']:.2f} s "
+        f"= {figures['pairs_per_s']:,.0f} pairs/s"
+    )
     print(f"  reason texts on demand: {figures['reason_texts_per_s']:,.0f} per s")
     print(f"  peak RSS of this process so far: {figures['peak_rss_mib']:.0f} MiB")
 
@@ -100,8 +102,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     report("Synthetic grid, every model distinct", evaluate(distinct, runtimes))
 
     baseline = pairwise_baseline(models, runtimes, limit=20)
-    print(f"\nmatching.check pair by pair: {baseline:,.0f} pairs/s; "
-          f"grid is {grid_figures['pairs_per_s'] / baseline:,.0f}x faster on the synthetic grid")
+    print(
+        f"\nmatching.check pair by pair: {baseline:,.0f} pairs/s; "
+        f"grid is {grid_figures['pairs_per_s'] / baseline:,.0f}x faster on the synthetic grid"
+    )
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ def main() -> None:
     from benchmarks.synthetic import synthetic_models, synthetic_runtimes
     from compat.services import matrix_apply_changes, matrix_rebuild
     from inventory.models import Resource
-    from inventory.services import cluster_register, manifests_load, parse_cluster_setting, ClusterSpec
+    from inventory.services import ClusterSpec, cluster_register, manifests_load, parse_cluster_setting
     from inventory.sync import event_apply
 
     print(f"database: {database}")
@@ -52,12 +52,16 @@ def main() -> None:
     manifests_load(demo, demo.manifests, prune=True)
     started = time.perf_counter()
     build = matrix_rebuild(demo)
-    print(f"bundled demo: {build.models_count} models x {build.runtimes_count} runtimes, {build.rows_count} rows "
-          f"in {time.perf_counter() - started:.2f} s")
+    print(
+        f"bundled demo: {build.models_count} models x {build.runtimes_count} runtimes, {build.rows_count} rows "
+        f"in {time.perf_counter() - started:.2f} s"
+    )
 
     cluster = cluster_register(ClusterSpec("synthetic", "manifests"))
     runtimes = [matching.with_crd_defaults(obj) for obj in synthetic_runtimes(args.runtimes)]
-    models = [matching.with_crd_defaults(obj) for obj in synthetic_models(args.models, runtimes, signatures=args.signatures)]
+    models = [
+        matching.with_crd_defaults(obj) for obj in synthetic_models(args.models, runtimes, signatures=args.signatures)
+    ]
     started = time.perf_counter()
     store(cluster, runtimes + models)
     print(f"stored {len(models):,} models and {len(runtimes):,} runtimes in {time.perf_counter() - started:.1f} s")
@@ -66,9 +70,11 @@ def main() -> None:
     started = time.perf_counter()
     build = matrix_rebuild(cluster)
     elapsed = time.perf_counter() - started
-    print(f"full recompute: {build.models_count:,} models x {build.runtimes_count:,} runtimes "
-          f"= {build.models_count * build.runtimes_count:,} pairs, {build.rows_count:,} rows "
-          f"in {elapsed:.1f} s; peak RSS {rss_mib():.0f} MiB (was {before:.0f} MiB before the recompute)")
+    print(
+        f"full recompute: {build.models_count:,} models x {build.runtimes_count:,} runtimes "
+        f"= {build.models_count * build.runtimes_count:,} pairs, {build.rows_count:,} rows "
+        f"in {elapsed:.1f} s; peak RSS {rss_mib():.0f} MiB (was {before:.0f} MiB before the recompute)"
+    )
 
     target = Resource.objects.filter(cluster=cluster, kind="ClusterBaseModel").order_by("name").first()
     timings = []
@@ -80,8 +86,10 @@ def main() -> None:
         matrix_apply_changes(cluster, [change.to_dict()])
         timings.append((time.perf_counter() - started) * 1000)
         target.refresh_from_db()
-    print(f"one model changed -> stored and its rows recomputed: median {statistics.median(timings):.0f} ms "
-          f"(runs: {', '.join(f'{t:.0f}' for t in timings)} ms)")
+    print(
+        f"one model changed -> stored and its rows recomputed: median {statistics.median(timings):.0f} ms "
+        f"(runs: {', '.join(f'{t:.0f}' for t in timings)} ms)"
+    )
 
 
 if __name__ == "__main__":

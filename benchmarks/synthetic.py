@@ -15,9 +15,7 @@ CATALOG = Path(__file__).resolve().parent.parent / "catalog"
 
 def catalog_objects(kind: str, folder: str) -> list[dict[str, Any]]:
     return [
-        doc.obj
-        for doc in read_documents([CATALOG / folder])
-        if doc.obj is not None and doc.obj.get("kind") == kind
+        doc.obj for doc in read_documents([CATALOG / folder]) if doc.obj is not None and doc.obj.get("kind") == kind
     ]
 
 
@@ -59,7 +57,9 @@ def _model_for(entry: dict[str, Any], size_range: dict[str, str] | None, rng: ra
     return spec
 
 
-def synthetic_models(count: int, runtimes: list[dict[str, Any]], *, signatures: int, seed: int = 2) -> list[dict[str, Any]]:
+def synthetic_models(
+    count: int, runtimes: list[dict[str, Any]], *, signatures: int, seed: int = 2
+) -> list[dict[str, Any]]:
     """`count` models drawn from `signatures` distinct matching-relevant shapes."""
     rng = random.Random(seed)
     shapes = []

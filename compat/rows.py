@@ -94,6 +94,4 @@ def _row(inventory: Inventory, model_key: ObjectKey, namespace: str) -> RowData:
 
 
 def compute_rows(inventory: Inventory, model_keys: Iterable[ObjectKey]) -> list[RowData]:
-    return [
-        _row(inventory, key, namespace) for key in model_keys for namespace in inventory.namespaces_for(key)
-    ]
+    return [_row(inventory, key, namespace) for key in model_keys for namespace in inventory.namespaces_for(key)]

@@ -7,14 +7,14 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import matching
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
-from matching.types import ObjectKey
 
+import matching
 from inventory.models import MODEL_KINDS, Cluster
+from matching.types import ObjectKey
 
 from .isvcs import isvc_verdicts_refresh
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
@@ -114,7 +114,9 @@ def matrix_rebuild(cluster: Cluster, *, chunk_size: int | None = None) -> Matrix
         matrix_build_fail(build.pk, f"{type(error).__name__}: {error}")
         raise
     build = matrix_build_finish(build.pk)
-    logger.info("cluster %s: matrix rebuilt in %.2f s (%d rows)", cluster, time.perf_counter() - started, build.rows_count)
+    logger.info(
+        "cluster %s: matrix rebuilt in %.2f s (%d rows)", cluster, time.perf_counter() - started, build.rows_count
+    )
     return build
 
 
@@ -198,8 +200,12 @@ def matrix_apply_changes(cluster: Cluster, changes: list[dict[str, Any]]) -> int
     written = [row for identity, row in fresh.items() if old.get(identity) != row]
     gone = [stored[identity].pk for identity in stored if identity not in fresh]
     with transaction.atomic():
-        MatrixRow.objects.filter(pk__in=gone + [stored[r.identity].pk for r in written if r.identity in stored]).delete()
-        MatrixRow.objects.bulk_create([row.as_row(build_id=build.pk, cluster_id=cluster.pk) for row in written], batch_size=1000)
+        MatrixRow.objects.filter(
+            pk__in=gone + [stored[r.identity].pk for r in written if r.identity in stored]
+        ).delete()
+        MatrixRow.objects.bulk_create(
+            [row.as_row(build_id=build.pk, cluster_id=cluster.pk) for row in written], batch_size=1000
+        )
         history = _history(
             cluster,
             inventory,
@@ -214,4 +220,3 @@ def matrix_apply_changes(cluster: Cluster, changes: list[dict[str, Any]]) -> int
         )
     isvc_verdicts_refresh(cluster)
     return len(written)
-

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import matching
 from django.db import connection
-from matching.types import InferenceService, Model, ObjectKey, Runtime
 
+import matching
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
+from matching.types import InferenceService, Model, ObjectKey, Runtime
 
 Parsed = Model | Runtime | InferenceService
 

@@ -100,9 +100,7 @@ def manifests_load(
     snapshot = read_manifests(paths)
     result = ApplyResult()
     for kind in Kind.values:
-        snapshot_apply(
-            cluster, kind, snapshot.objects.get(kind, {}), prune=prune, paths=snapshot.paths, result=result
-        )
+        snapshot_apply(cluster, kind, snapshot.objects.get(kind, {}), prune=prune, paths=snapshot.paths, result=result)
         record_list(cluster, kind)
     return result, snapshot
 

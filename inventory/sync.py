@@ -173,9 +173,11 @@ def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Chang
         return None
     now = timezone.now()
     with transaction.atomic():
-        resource = Resource.objects.select_for_update().filter(
-            cluster=cluster, kind=key[0], namespace=key[1], name=key[2]
-        ).first()
+        resource = (
+            Resource.objects.select_for_update()
+            .filter(cluster=cluster, kind=key[0], namespace=key[1], name=key[2])
+            .first()
+        )
         if event_type == "DELETED":
             if resource is None:
                 return None

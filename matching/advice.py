@@ -15,10 +15,14 @@ def _version_warnings(kind: str, model_version: str | None, required: FormatRef 
     found = []
     problem = version_problem(model_version)
     if problem:
-        found.append(f"the model's {kind} version {model_version!r} does not parse ({problem}), so OME matches it with nothing")
+        found.append(
+            f"the model's {kind} version {model_version!r} does not parse ({problem}), so OME matches it with nothing"
+        )
     problem = version_problem(required.version)
     if problem:
-        found.append(f"the runtime's {kind} version {required.version!r} does not parse ({problem}), so OME matches it with nothing")
+        found.append(
+            f"the runtime's {kind} version {required.version!r} does not parse ({problem}), so OME matches it with nothing"
+        )
     problem = operator_problem(required.operator)
     if problem:
         found.append(problem)

@@ -65,7 +65,7 @@ def _table(rows: list[tuple[str, ...]]) -> str:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
     lines = []
     for row in [header, *rows]:
-        cells = [cell.ljust(width) for cell, width in zip(row, widths)]
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
         lines.append("  ".join([*cells, row[-1]]))
     return "\n".join(lines)
 

@@ -40,9 +40,9 @@ def _candidate_passes(model: Model, entry: Entry) -> bool:
     assert entry.format is not None
     if not versions_match(model.format.version, entry.format):
         return False
-    if entry.framework is not None and model.framework is not None:
-        if not versions_match(model.framework.version, entry.framework):
-            return False
+    framework, required = model.framework, entry.framework
+    if framework is not None and required is not None and not versions_match(framework.version, required):
+        return False
     return entry.pipeline is None or pipeline_mismatch(model.pipeline, entry.pipeline) is None
 
 
@@ -165,9 +165,7 @@ class Grid:
         namespaced = self._namespaced.get(ns, [])
         found = self.compatible_entries(model_key)
         in_scope = [
-            (self.runtimes[key], entry)
-            for key, entry in found.items()
-            if key[1] == ns or self.runtimes[key].is_cluster
+            (self.runtimes[key], entry) for key, entry in found.items() if key[1] == ns or self.runtimes[key].is_cluster
         ]
         in_scope.sort(key=lambda item: (item[0].is_cluster, self._position[item[0].key]))
         return build_selection(

@@ -190,10 +190,22 @@ def runtime_wide_checks(model: Model, runtime: Runtime, isvc: InferenceService |
     accelerator = None if accelerator_passes(runtime, isvc) else reasons.ACCELERATOR_UNSUPPORTED
     required = ", ".join(isvc.accelerator_classes) if isvc is not None and isvc.accelerator_classes else None
     outcomes = [
-        CheckOutcome("size", size_problem(model, runtime) is None, model.size, size_range,
-                     size_problem(model, runtime), runtime_wide=True),
-        CheckOutcome("accelerator", accelerator is None, required, ", ".join(runtime.accelerator_classes) or None,
-                     accelerator, runtime_wide=True),
+        CheckOutcome(
+            "size",
+            size_problem(model, runtime) is None,
+            model.size,
+            size_range,
+            size_problem(model, runtime),
+            runtime_wide=True,
+        ),
+        CheckOutcome(
+            "accelerator",
+            accelerator is None,
+            required,
+            ", ".join(runtime.accelerator_classes) or None,
+            accelerator,
+            runtime_wide=True,
+        ),
     ]
     if isvc is not None:
         mode = deployment_mode_problem(runtime, isvc)

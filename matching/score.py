@@ -26,16 +26,16 @@ def entry_score(model: Model, entry: Entry, priority: int) -> int:
     if entry.format is not None:
         if entry.format.name != model.format.name:
             return 0
-        if entry.format.version is not None and model.format.version is not None:
-            if not versions_match(model.format.version, entry.format):
-                return 0
+        both_versioned = entry.format.version is not None and model.format.version is not None
+        if both_versioned and not versions_match(model.format.version, entry.format):
+            return 0
     framework_matched = False
     if entry.framework is not None and model.framework is not None:
         if entry.framework.name != model.framework.name:
             return 0
-        if entry.framework.version is not None and model.framework.version is not None:
-            if not versions_match(model.framework.version, entry.framework):
-                return 0
+        both_versioned = entry.framework.version is not None and model.framework.version is not None
+        if both_versioned and not versions_match(model.framework.version, entry.framework):
+            return 0
         framework_matched = True
     elif entry.framework is not None or model.framework is not None:
         return 0
@@ -59,7 +59,7 @@ def runtime_score(model: Model, runtime: Runtime) -> int:
 
 
 def score_breakdown(model: Model, entry: Entry) -> str:
-    """The arithmetic of one entry's score, for explanations: `(10 + 5) × 2 = 30`."""
+    """The arithmetic of one entry's score, for explanations: `(10 + 5) x 2 = 30`."""
     priority = entry.effective_priority
     total = entry_score(model, entry, priority)
     if total == 0:
@@ -70,16 +70,14 @@ def score_breakdown(model: Model, entry: Entry) -> str:
     if entry.framework is not None and model.framework is not None:
         terms.append(str(entry.framework.weight or DEFAULT_FRAMEWORK_WEIGHT))
     weights = terms[0] if len(terms) == 1 else f"({' + '.join(terms)})"
-    return f"{weights} × {priority} = {total}"
+    return f"{weights} x {priority} = {total}"
 
 
 def size_score(model_size: float, runtime: Runtime) -> float:
     return 0.0 if runtime.size_range is None else runtime.size_range.size_score(model_size)
 
 
-def compare_runtimes(
-    first: tuple[Runtime, int], second: tuple[Runtime, int], model_size: float | None
-) -> int:
+def compare_runtimes(first: tuple[Runtime, int], second: tuple[Runtime, int], model_size: float | None) -> int:
     """CompareRuntimes (4.3): positive when `first` ranks before `second`."""
     (runtime1, score1), (runtime2, score2) = first, second
     if score1 != score2:

@@ -133,9 +133,7 @@ def manual_reason(model: Model, runtime: Runtime, entry: int | None) -> str:
     return reasons.MANUAL_ZERO_SCORE
 
 
-def no_runtime_error(
-    model: Model, namespace: str, namespaced: int, cluster: int, excluded: Mapping[str, str]
-) -> str:
+def no_runtime_error(model: Model, namespace: str, namespaced: int, cluster: int, excluded: Mapping[str, str]) -> str:
     return reasons.no_runtime_found(
         model.format.name, namespace, namespaced=namespaced, cluster=cluster, excluded=excluded.items()
     )

@@ -26,7 +26,7 @@ def demo(settings: object) -> Iterator[Cluster]:
     settings.MATRIX_UPDATE_ON_CHANGE = False  # type: ignore[attr-defined]
     cluster = cluster_register(parse_cluster_setting("demo=manifests:catalog/runtimes,demo")[0])
     manifests_load(cluster, cluster.manifests, prune=True)
-    yield cluster
+    return cluster
 
 
 def row(cluster: Cluster, model_name: str, namespace: str = "") -> MatrixRow:
@@ -150,6 +150,7 @@ def test_cells_are_filtered_by_status_and_runtimes_in_scope(demo: Cluster) -> No
     selected = list(matrix_cells(build, namespace="team-a", statuses=["selected"]))
     scope = list(runtimes_in_scope(demo, "team-a"))
 
-    assert selected and all(cell.status == "selected" and cell.rank == 0 for cell in selected)
+    assert selected
+    assert all(cell.status == "selected" and cell.rank == 0 for cell in selected)
     assert any(runtime.kind == "ServingRuntime" for runtime in scope)
     assert all(runtime.namespace in ("", "team-a") for runtime in scope)

@@ -206,7 +206,9 @@ def test_a_load_records_the_sync_state_of_each_kind(cluster: Cluster, tmp_path: 
     manifests_load(cluster, [tmp_path], prune=False)
 
     state = SyncState.objects.get(cluster=cluster, kind="ClusterBaseModel")
-    assert state.count == 1 and state.last_list_at is not None and state.last_error == ""
+    assert state.count == 1
+    assert state.last_list_at is not None
+    assert state.last_error == ""
 
 
 def test_the_only_cluster_is_the_default_and_several_need_a_name(cluster: Cluster) -> None:
@@ -236,7 +238,8 @@ def test_the_cluster_setting_is_parsed_with_paths_relative_to_the_project(settin
     )
 
     assert [(s.name, s.source) for s in specs] == [("demo", "manifests"), ("prod", "kubeconfig"), ("in", "in-cluster")]
-    assert specs[0].manifests[0].endswith("/catalog/runtimes") and specs[0].manifests[1] == "/abs/demo"
+    assert specs[0].manifests[0].endswith("/catalog/runtimes")
+    assert specs[0].manifests[1] == "/abs/demo"
     assert (specs[1].kubeconfig, specs[1].context) == ("/k.yaml", "ctx")
 
 

@@ -147,7 +147,7 @@ def test_score_raises_on_a_malformed_model(k):
 def test_the_manifest_error_is_a_value_error(k):
     model = k.llama("broken-model")
     model["spec"] = []
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="spec"):
         matching.check(model, k.csr("rt"))
 
 

@@ -90,7 +90,7 @@ runtime_specs = st.fixed_dictionaries(
 
 def build_runtimes(specs, scopes):
     out = []
-    for i, (spec, scope) in enumerate(zip(specs, scopes)):
+    for i, (spec, scope) in enumerate(zip(specs, scopes, strict=False)):
         name = f"rt-{i}"
         if scope == "cluster":
             out.append(
@@ -188,7 +188,7 @@ def test_selection_agrees_with_the_pairwise_verdicts(args):
     sel = matching.select(model, runtimes, namespace=NS)
     if not model_spec["modelFormat"].get("name"):
         return
-    in_scope = [(rt, scope) for rt, scope in zip(runtimes, scopes) if scope != "other"]
+    in_scope = [(rt, scope) for rt, scope in zip(runtimes, scopes, strict=False) if scope != "other"]
     expected_matches = []
     expected_excluded = {}
     for rt, scope in in_scope:
@@ -208,7 +208,7 @@ def test_selection_agrees_with_the_pairwise_verdicts(args):
     # Namespace-scoped first (Q1), then higher score first within each scope.
     flags = [m.is_cluster for m in sel.compatible]
     assert flags == sorted(flags)
-    for a, b in zip(sel.compatible, sel.compatible[1:]):
+    for a, b in zip(sel.compatible, sel.compatible[1:], strict=False):
         if a.is_cluster == b.is_cluster:
             assert a.score >= b.score
     assert sel.selected == (sel.compatible[0].name if sel.compatible else None)
@@ -235,7 +235,7 @@ def test_validate_agrees_with_the_pairwise_verdict(args):
     model_spec, specs, scopes = args
     model = build_model(model_spec)
     runtimes = build_runtimes(specs, scopes)
-    for rt, scope in zip(runtimes, scopes):
+    for rt, scope in zip(runtimes, scopes, strict=False):
         name = rt["metadata"]["name"]
         err = matching.validate(name, model, runtimes, namespace=NS)
         if not model_spec["modelFormat"].get("name"):

@@ -424,7 +424,7 @@ def test_q29_a_named_runtime_needs_neither_auto_select_nor_a_score(k, entry_chan
 
 def test_the_grid_agrees_with_the_pairwise_functions(k):
     models = [k.llama(), k.llama("llama-ns", namespace=NS, modelParameterSize="8B"), k.qwen()]
-    runtimes = five_runtimes(k) + [k.qwen_plain_runtime(), k.qwen_pipeline_runtime(), k.sr("good", k.llama_entry())]
+    runtimes = [*five_runtimes(k), k.qwen_plain_runtime(), k.qwen_pipeline_runtime(), k.sr("good", k.llama_entry())]
     g = matching.grid(models, runtimes)
     for m in models:
         mkey = (m["kind"], m["metadata"].get("namespace", ""), m["metadata"]["name"])

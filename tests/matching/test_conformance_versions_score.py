@@ -126,12 +126,12 @@ def test_operator_foo_is_accepted_and_behaves_like_equal_with_precision(k):
 
 
 def full(k, fmt_weight=None, fw_weight=None, priority=None, **extra):
-    fields = dict(
-        modelFormat=k.ref("safetensors", "1.0.0", weight=fmt_weight),
-        modelFramework=k.ref("transformers", "4.51.0", weight=fw_weight),
-        modelArchitecture="LlamaForCausalLM",
-        autoSelect=True,
-    )
+    fields = {
+        "modelFormat": k.ref("safetensors", "1.0.0", weight=fmt_weight),
+        "modelFramework": k.ref("transformers", "4.51.0", weight=fw_weight),
+        "modelArchitecture": "LlamaForCausalLM",
+        "autoSelect": True,
+    }
     if priority is not None:
         fields["priority"] = priority
     fields.update(extra)
