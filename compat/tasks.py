@@ -13,11 +13,12 @@ from . import services
 
 
 @shared_task(name="compat.matrix_rebuild")
-def matrix_rebuild_task(cluster_id: int) -> int:
+def matrix_rebuild_task(cluster_id: int) -> dict[str, Any]:
+    """Start a build; returns its id and the id of the task that publishes it."""
     build, chunks = services.matrix_build_start(Cluster.objects.get(pk=cluster_id))
     callback = matrix_build_finish_task.si(build.pk).on_error(matrix_build_fail_task.si(build.pk))
-    chord(matrix_build_chunk_task.si(build.pk, chunk) for chunk in chunks)(callback)
-    return build.pk
+    finish = chord(matrix_build_chunk_task.si(build.pk, chunk) for chunk in chunks)(callback)
+    return {"build": build.pk, "finish": finish.id}
 
 
 @shared_task(name="compat.matrix_build_chunk")
