@@ -37,10 +37,17 @@ def _load(paths: Sequence[str]) -> list[Model | Runtime | InferenceService]:
     return found
 
 
+_KIND_LABELS = {
+    Model: "BaseModel or ClusterBaseModel",
+    Runtime: "ServingRuntime or ClusterServingRuntime",
+    InferenceService: "InferenceService",
+}
+
+
 def _only(items: list[Model | Runtime | InferenceService], kind: type, path: str) -> list:  # type: ignore[type-arg]
     chosen = [item for item in items if isinstance(item, kind)]
     if not chosen:
-        raise InputError(f"{path}: no {kind.__name__} found")
+        raise InputError(f"{path}: no {_KIND_LABELS[kind]} found")
     return chosen
 
 
