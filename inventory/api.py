@@ -44,7 +44,9 @@ class SyncStateSerializer(serializers.ModelSerializer):
 
 class ClusterSerializer(serializers.ModelSerializer):
     description = serializers.CharField(source="describe_source", read_only=True)
-    sync = SyncStateSerializer(source="sync_by_kind", many=True, read_only=True, help_text="One entry per kind listed so far.")
+    sync = SyncStateSerializer(
+        source="sync_by_kind", many=True, read_only=True, help_text="One entry per kind listed so far."
+    )
 
     class Meta:
         model = Cluster
@@ -63,7 +65,11 @@ class ClusterCreateSerializer(serializers.Serializer):
             if unknown:
                 # A token or a whole kubeconfig pasted into the body is refused, never stored.
                 raise serializers.ValidationError(
-                    {unknown[0]: ["Unknown field: send `name` and `source` only; credentials are referenced by kubeconfig path."]}
+                    {
+                        unknown[0]: [
+                            "Unknown field: send `name` and `source` only; credentials are referenced by kubeconfig path."
+                        ]
+                    }
                 )
         return dict(super().to_internal_value(data))
 
@@ -115,7 +121,9 @@ class ResourceSerializer(serializers.ModelSerializer):
         extra_kwargs = {
             "model_format": {"help_text": "Format name; for a runtime, its entries' names joined by commas."},
             "model_architecture": {"help_text": "Architecture; for a runtime, its entries' joined by commas."},
-            "pipeline_class": {"help_text": "diffusionPipeline className; for a runtime, its entries' joined by commas."},
+            "pipeline_class": {
+                "help_text": "diffusionPipeline className; for a runtime, its entries' joined by commas."
+            },
         }
 
 
@@ -124,7 +132,9 @@ class ResourceDetailSerializer(ResourceSerializer):
         fields = [*ResourceSerializer.Meta.fields, "source_path", "obj"]
 
 
-class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+class ClusterViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
+):
     """Registered clusters and how each kind of each was last synced. POST registers one
     (permission `inventory.add_cluster`); the next scheduled resync loads its objects."""
 

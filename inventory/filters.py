@@ -61,7 +61,9 @@ class ResourceFilterSet(filters.FilterSet):
     namespace = NamespaceFilter()
     name = filters.CharFilter(help_text="Exact name.")
     search = filters.CharFilter(field_name="name", lookup_expr="icontains", help_text="Part of the name.")
-    invalid = filters.BooleanFilter(method="filter_invalid", help_text="Only objects that cannot be evaluated (or only valid ones).")
+    invalid = filters.BooleanFilter(
+        method="filter_invalid", help_text="Only objects that cannot be evaluated (or only valid ones)."
+    )
 
     class Meta:
         model = Resource
@@ -79,7 +81,9 @@ class ModelFilterSet(ResourceFilterSet):
     model_architecture = ListedValueFilter(field_name="model_architecture", help_text="e.g. LlamaForCausalLM.")
     pipeline_class = ListedValueFilter(field_name="pipeline_class", help_text="diffusionPipeline className.")
     has_pipeline = filters.BooleanFilter(help_text="Has a diffusionPipeline.")
-    storage_scheme = filters.CharFilter(method="filter_storage_scheme", help_text="e.g. hf, pvc, oci (with or without ://).")
+    storage_scheme = filters.CharFilter(
+        method="filter_storage_scheme", help_text="e.g. hf, pvc, oci (with or without ://)."
+    )
     disabled = filters.BooleanFilter()
 
     def filter_storage_scheme(self, queryset: QuerySet[Resource], name: str, value: str) -> QuerySet[Resource]:

@@ -1,0 +1,139 @@
+"""One FilterSet per matrix list (cells, history, builds), shared by the API and the HTML pages."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django_filters import rest_framework as filters
+from drf_spectacular.utils import extend_schema_field
+
+from inventory.filters import ClusterFilter, NamespaceFilter
+from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
+from inventory.services import cluster_choose
+
+from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
+from .selectors import CellList, matrix_build_get
+
+MODEL_KIND_CHOICES = [(kind, Kind(kind).label) for kind in MODEL_KINDS]
+RUNTIME_KIND_CHOICES = [(kind, Kind(kind).label) for kind in RUNTIME_KINDS]
+
+
+def _resource_choice(kinds: tuple[str, ...], help_text: str, **kwargs: object) -> filters.ModelChoiceFilter:
+    choice = filters.ModelChoiceFilter(queryset=Resource.objects.filter(kind__in=kinds), help_text=help_text, **kwargs)
+    # The schema shows the id a client sends, not the choice field's string.
+    return extend_schema_field({"type": "integer", "description": help_text})(choice)
+
+
+class CellFilterSet(filters.FilterSet):
+    """The cells of one cluster's current matrix (the only cluster when `cluster` is not given).
+
+    Bind it to the query and read `cell_list()`. Rows are filtered here; `runtime*` and
+    `status` pick cells within rows, so they travel to the CellList. Raises ClusterChoiceError
+    (no such cluster, or several and none named) and MatrixMissing while filtering.
+    """
+
+    cluster = ClusterFilter(method="filter_cluster", help_text="Cluster name; defaults to the only cluster.")
+    namespace = NamespaceFilter()
+    model = _resource_choice(MODEL_KINDS, "Model resource id.")
+    model_name = filters.CharFilter(field_name="model__name", help_text="Exact model name.")
+    model_kind = filters.ChoiceFilter(field_name="model__kind", choices=MODEL_KIND_CHOICES)
+    runtime = _resource_choice(RUNTIME_KINDS, "Runtime resource id.", method="filter_runtime")
+    runtime_name = filters.CharFilter(method="filter_runtime_name", help_text="Exact runtime name.")
+    runtime_kind = filters.ChoiceFilter(method="filter_runtime_kind", choices=RUNTIME_KIND_CHOICES)
+    status = filters.MultipleChoiceFilter(
+        method="filter_status", choices=CellStatus.choices, help_text="Cell status; repeat for several."
+    )
+
+    class Meta:
+        model = MatrixRow
+        fields: list[str] = []
+
+    cluster_chosen: Cluster
+    build: MatrixBuild
+
+    def filter_queryset(self, queryset: QuerySet[MatrixRow]) -> QuerySet[MatrixRow]:
+        self.cluster_chosen = self.form.cleaned_data.get("cluster") or cluster_choose(None)
+        self.build = matrix_build_get(self.cluster_chosen)
+        return super().filter_queryset(queryset.filter(build=self.build))
+
+    def filter_cluster(self, queryset: QuerySet[MatrixRow], name: str, value: Cluster) -> QuerySet[MatrixRow]:
+        return queryset  # chosen in filter_queryset, which needs it even when it is not given
+
+    def filter_runtime(self, queryset: QuerySet[MatrixRow], name: str, value: Resource) -> QuerySet[MatrixRow]:
+        # A ServingRuntime is in scope in its own namespace only.
+        return queryset.filter(namespace=value.namespace) if value.kind == Kind.SERVING_RUNTIME else queryset
+
+    def filter_runtime_name(self, queryset: QuerySet[MatrixRow], name: str, value: str) -> QuerySet[MatrixRow]:
+        return queryset
+
+    def filter_runtime_kind(self, queryset: QuerySet[MatrixRow], name: str, value: str) -> QuerySet[MatrixRow]:
+        return queryset.exclude(namespace="") if value == Kind.SERVING_RUNTIME else queryset
+
+    def filter_status(self, queryset: QuerySet[MatrixRow], name: str, value: list[str]) -> QuerySet[MatrixRow]:
+        if value and set(value) <= {CellStatus.SELECTED, CellStatus.COMPATIBLE}:
+            return queryset.filter(outcome=MatrixRow.Outcome.SELECTED)
+        return queryset
+
+    def runtime_ids(self) -> set[int] | None:
+        """The runtimes the filters allow; None when they allow all."""
+        data = self.form.cleaned_data
+        runtime, name, kind = data.get("runtime"), data.get("runtime_name"), data.get("runtime_kind")
+        if not (runtime or name or kind):
+            return None
+        runtimes = Resource.objects.filter(cluster=self.cluster_chosen, kind__in=RUNTIME_KINDS)
+        if runtime:
+            runtimes = runtimes.filter(pk=runtime.pk)
+        if name:
+            runtimes = runtimes.filter(name=name)
+        if kind:
+            runtimes = runtimes.filter(kind=kind)
+        return set(runtimes.values_list("pk", flat=True))
+
+    def cell_list(self) -> CellList:
+        rows = self.qs
+        return CellList(
+            self.build, rows, runtime_ids=self.runtime_ids(), statuses=self.form.cleaned_data.get("status") or ()
+        )
+
+
+class CellChangeFilterSet(filters.FilterSet):
+    """Cell history, newest first. History names objects by kind/namespace/name (they may be
+    gone); `model` and `runtime` ids are looked up and matched by that identity."""
+
+    cluster = ClusterFilter()
+    namespace = NamespaceFilter()
+    model = _resource_choice(MODEL_KINDS, "Model resource id.", method="filter_model")
+    model_name = filters.CharFilter(help_text="Exact model name.")
+    model_kind = filters.ChoiceFilter(choices=MODEL_KIND_CHOICES)
+    runtime = _resource_choice(RUNTIME_KINDS, "Runtime resource id.", method="filter_runtime")
+    runtime_name = filters.CharFilter(help_text="Exact runtime name.")
+    runtime_kind = filters.ChoiceFilter(choices=RUNTIME_KIND_CHOICES)
+    status = filters.MultipleChoiceFilter(field_name="new_status", choices=CellStatus.choices, help_text="New status.")
+    since = filters.IsoDateTimeFilter(
+        field_name="changed_at", lookup_expr="gte", help_text="Changed at or after (ISO 8601)."
+    )
+
+    class Meta:
+        model = CellChange
+        fields: list[str] = []
+
+    def filter_model(self, queryset: QuerySet[CellChange], name: str, value: Resource) -> QuerySet[CellChange]:
+        return queryset.filter(
+            cluster_id=value.cluster_id, model_kind=value.kind, model_namespace=value.namespace, model_name=value.name
+        )
+
+    def filter_runtime(self, queryset: QuerySet[CellChange], name: str, value: Resource) -> QuerySet[CellChange]:
+        return queryset.filter(
+            cluster_id=value.cluster_id,
+            runtime_kind=value.kind,
+            runtime_namespace=value.namespace,
+            runtime_name=value.name,
+        )
+
+
+class MatrixBuildFilterSet(filters.FilterSet):
+    cluster = ClusterFilter()
+    status = filters.ChoiceFilter(choices=MatrixBuild.Status.choices)
+
+    class Meta:
+        model = MatrixBuild
+        fields: list[str] = []
