@@ -38,3 +38,10 @@ class HasPermissionOrReadOnly(BasePermission):
         table: Mapping[str, Sequence[str]] = getattr(view, "write_permissions", {})
         action = getattr(view, "action", None) or (request.method or "").lower()
         return table.get(action)
+
+
+class CanRead(BasePermission):
+    """The read rule for every method: for endpoints that only compute (a what-if POST)."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return bool(settings.API_ANONYMOUS_READ or request.user.is_authenticated)

@@ -7,6 +7,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import compat.api
+import compat.api_analysis
 import inventory.api
 import patches.api
 
@@ -17,8 +18,8 @@ from .api import router
 router.registry.extend(inventory.api.router.registry)
 router.registry.extend(compat.api.router.registry)
 router.registry.extend(patches.api.router.registry)
-router.APIRootView.extra_endpoints = compat.api.ROOT_ENDPOINTS
-api_urls = [*compat.api.urlpatterns, *router.urls]
+router.APIRootView.extra_endpoints = {**compat.api.ROOT_ENDPOINTS, **compat.api_analysis.ROOT_ENDPOINTS}
+api_urls = [*compat.api.urlpatterns, *compat.api_analysis.urlpatterns, *router.urls]
 
 urlpatterns = [
     path("", views.home, name="home"),
