@@ -805,3 +805,17 @@ def parsed_object(cluster: Cluster, resource: Resource) -> Model | Runtime | Non
     """The stored model or runtime as `matching` reads it; None when it cannot be parsed."""
     inventory = load_inventory(cluster)
     return inventory.models.get(resource.key) or inventory.runtimes.get(resource.key)
+
+
+def pipeline_fixable(
+    cluster: Cluster, pairs: Iterable[tuple[ObjectKey, ObjectKey]]
+) -> set[tuple[ObjectKey, ObjectKey]]:
+    """The (model, runtime) pairs where a diffusionPipeline patch of the model makes it pass the
+    runtime (the inventory is read once for all of them)."""
+    inventory = load_inventory(cluster)
+    fixable = set()
+    for model_key, runtime_key in pairs:
+        model, runtime = inventory.models.get(model_key), inventory.runtimes.get(runtime_key)
+        if model is not None and runtime is not None and pipeline_patch(model, runtime).patch is not None:
+            fixable.add((model_key, runtime_key))
+    return fixable

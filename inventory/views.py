@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
 from compat.models import MatrixBuild
-from compat.views import POLL_SECONDS, read_access
+from compat.views import poll_seconds, read_access
 
 from .models import Cluster
 from .selectors import cluster_list
@@ -31,7 +31,7 @@ def _sync_context() -> dict[str, object]:
         builds.setdefault(build.cluster_id, {})[build.status] = build
     return {
         "clusters": [{"cluster": cluster, "builds": builds.get(cluster.pk, {})} for cluster in clusters],
-        "poll_seconds": POLL_SECONDS,
+        "poll_seconds": poll_seconds(),
     }
 
 
@@ -41,7 +41,8 @@ def sync(request: HttpRequest) -> HttpResponse:
     """Clusters, their sync state per kind, errors, and the matrix build each reads from. The
     table refreshes itself every few seconds (htmx)."""
     htmx = getattr(request, "htmx", None)
-    template = "inventory/sync.html#clusters" if htmx and not htmx.boosted else "inventory/sync.html"
+    partial = htmx is not None and bool(htmx) and not htmx.boosted
+    template = "inventory/sync.html#clusters" if partial else "inventory/sync.html"
     return render(request, template, _sync_context())
 
 

@@ -1,0 +1,117 @@
+"""Fixtures of the HTML page tests: the bundled demo cluster with its matrix, loaded once per
+test module (committed, then deleted again), and users with and without the patch permission."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.test import Client
+
+from compat.models import MatrixBuild
+from compat.services import matrix_rebuild
+from inventory.models import Cluster, Resource
+from inventory.services import cluster_register, manifests_load, parse_cluster_setting
+from ome_dashboard.celery import app as celery_app
+
+SEED_MODEL = "qwen-image-pvc"
+SEED_RUNTIME = "srt-qwen-image-pipeline"
+CATALOG_RUNTIME = "srt-qwen-image"
+PASSWORD = "correct horse battery staple"
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def demo(django_db_setup: None, django_db_blocker: Any) -> Iterator[Cluster]:
+    """The bundled demo (catalog runtimes + demo/) as a manifest cluster, with a built matrix.
+
+    Loading it takes a few seconds, so it is committed once per module; tests still run in
+    their own transactions, so what a test changes is rolled back."""
+    with django_db_blocker.unblock():
+        from django.conf import settings
+
+        update, settings.MATRIX_UPDATE_ON_CHANGE = settings.MATRIX_UPDATE_ON_CHANGE, False
+        try:
+            cluster = cluster_register(parse_cluster_setting("demo=manifests:catalog/runtimes,demo")[0])
+            manifests_load(cluster, cluster.manifests, prune=True)
+            matrix_rebuild(cluster)
+        finally:
+            settings.MATRIX_UPDATE_ON_CHANGE = update
+    yield cluster
+    with django_db_blocker.unblock():
+        Cluster.objects.filter(pk=cluster.pk).delete()
+
+
+@pytest.fixture
+def cluster(demo: Cluster, db: None) -> Cluster:
+    return demo
+
+
+@pytest.fixture
+def seed_model(cluster: Cluster) -> Resource:
+    return Resource.objects.get(cluster=cluster, kind="ClusterBaseModel", name=SEED_MODEL)
+
+
+@pytest.fixture
+def seed_runtime(cluster: Cluster) -> Resource:
+    return Resource.objects.get(cluster=cluster, kind="ClusterServingRuntime", name=SEED_RUNTIME)
+
+
+@pytest.fixture
+def catalog_runtime(cluster: Cluster) -> Resource:
+    return Resource.objects.get(cluster=cluster, kind="ClusterServingRuntime", name=CATALOG_RUNTIME)
+
+
+@pytest.fixture
+def build(cluster: Cluster) -> MatrixBuild:
+    return MatrixBuild.objects.get(cluster=cluster, status=MatrixBuild.Status.SUCCEEDED)
+
+
+def _user(django_user_model: Any, username: str, *permissions: str) -> Any:
+    user = django_user_model.objects.create_user(username=username, password=PASSWORD)
+    for permission in permissions:
+        app_label, codename = permission.split(".")
+        user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+    return user
+
+
+@pytest.fixture
+def viewer(django_user_model: Any, db: None) -> Any:
+    """Signed in, without any permission."""
+    return _user(django_user_model, "viewer")
+
+
+@pytest.fixture
+def patcher(django_user_model: Any, db: None) -> Any:
+    """Signed in, may apply pipeline patches."""
+    return _user(django_user_model, "patcher", "patches.apply_pipeline_patch")
+
+
+@pytest.fixture
+def viewer_client(client: Client, viewer: Any) -> Client:
+    client.force_login(viewer)
+    return client
+
+
+@pytest.fixture
+def patcher_client(client: Client, patcher: Any) -> Client:
+    client.force_login(patcher)
+    return client
+
+
+@pytest.fixture
+def htmx() -> dict[str, str]:
+    """Headers of an htmx request (django-htmx reads HX-Request)."""
+    return {"HX-Request": "true"}
+
+
+@pytest.fixture
+def eager_celery() -> Iterator[None]:
+    """Run Celery tasks in the caller (the matrix update a patch announces), as the browser tests
+    do; the web process enqueues them on a real worker otherwise."""
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = eager

@@ -1,0 +1,259 @@
+"""The matrix page: grid, filters, pagination, htmx fragments, counts, version polling, access."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from compat.models import MatrixBuild, MatrixRow
+from compat.services import matrix_apply_changes
+from inventory.models import Cluster, Resource
+from tests.web.conftest import CATALOG_RUNTIME, SEED_MODEL, SEED_RUNTIME
+
+MATRIX = "/matrix/"
+
+
+def cell_class(html: str, model: str, runtime: str) -> str:
+    """The status class of a model's cell for a runtime, from the page's HTML."""
+    found = re.search(
+        rf'<td class="s-([a-z-]+)"><a class="cell" href="[^"]+" aria-label="{re.escape(model)} \u00d7 {re.escape(runtime)}:',
+        html,
+    )
+    assert found, f"no cell {model} x {runtime}"
+    return found.group(1)
+
+
+def row_models(html: str) -> list[str]:
+    return re.findall(r'<tr data-model="([^"]+)">', html)
+
+
+def test_the_matrix_shows_models_as_rows_runtimes_as_columns_and_a_legend(client: Client, cluster: Cluster) -> None:
+    response = client.get(MATRIX)
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<h1>Compatibility matrix</h1>" in html
+    for status in ("selected", "compatible", "manual-only", "excluded", "disabled"):
+        assert f'<span class="swatch s-{status}"' in html
+    assert "Models <strong>1\u201350</strong> of <strong>208</strong>" in html
+    assert len(row_models(html)) == 50
+    assert 'class="grid"' in html
+    assert 'scope="col"' in html
+    assert 'scope="row"' in html
+    assert 'id="cell-reason"' in html
+    assert 'aria-live="polite"' in html
+
+
+def test_a_cell_links_to_its_explanation_and_says_what_it_is_in_its_label(
+    client: Client, build: MatrixBuild, seed_model: Resource, seed_runtime: Resource
+) -> None:
+    response = client.get(MATRIX, {"search": "qwen-image"})
+
+    html = response.content.decode()
+    href = reverse("compat:cell", args=[seed_model.pk, seed_runtime.pk, "_cluster"])
+    score = MatrixRow.objects.get(build=build, model=seed_model, namespace="").selected_score
+    assert f'href="{href}" aria-label="{SEED_MODEL} \u00d7 {SEED_RUNTIME}: excluded">\u00b7</a>' in html
+    assert cell_class(html, SEED_MODEL, CATALOG_RUNTIME) == "selected"
+    assert f'aria-label="{SEED_MODEL} \u00d7 {CATALOG_RUNTIME}: selected, score {score}">{score}</a>' in html
+
+
+def test_the_search_and_the_model_filters_narrow_the_rows(client: Client, cluster: Cluster) -> None:
+    assert row_models(client.get(MATRIX, {"search": "qwen-image"}).content.decode()) == [
+        "qwen-image",
+        "qwen-image-edit",
+        "qwen-image-edit-plus",
+        SEED_MODEL,
+    ]
+    assert row_models(client.get(MATRIX, {"pipeline_class": "QwenImagePipeline"}).content.decode()) == ["qwen-image"]
+    assert row_models(client.get(MATRIX, {"model_format": "diffusers", "has_pipeline": "false"}).content.decode()) == [
+        SEED_MODEL
+    ]
+    assert row_models(client.get(MATRIX, {"storage_scheme": "pvc", "search": "qwen"}).content.decode()) == [SEED_MODEL]
+    assert row_models(client.get(MATRIX, {"model_architecture": "QwenImagePipeline"}).content.decode()) == [
+        "qwen-image",
+        SEED_MODEL,
+    ]
+    base_models = row_models(client.get(MATRIX, {"kind": "BaseModel", "namespace": "team-b"}).content.decode())
+    assert base_models == ["qwen3-30b-a3b-fp8"]
+
+
+def test_the_runtimes_shown_are_those_relevant_to_the_models_or_all_of_them(client: Client, cluster: Cluster) -> None:
+    relevant = client.get(MATRIX, {"search": "qwen-image"}).content.decode()
+    everything = client.get(MATRIX, {"search": "qwen-image", "cols": "all"}).content.decode()
+
+    # The pipeline runtime is shown for the seed model's class even where it matches nothing else.
+    assert "Runtimes <strong>1\u20133</strong> of <strong>3</strong> relevant" in relevant
+    assert re.search(r"Runtimes <strong>1\u201360</strong> of <strong>2\d\d</strong> in scope", everything)
+    assert "Next runtimes" in everything
+
+
+def test_the_status_filter_keeps_rows_and_runtimes_with_such_a_cell(client: Client, cluster: Cluster) -> None:
+    html = client.get(
+        MATRIX, {"status": "manual-only", "namespace": "team-b", "search": "llama-3-1-8b"}
+    ).content.decode()
+
+    assert row_models(html) == ["llama-3-1-8b-instruct"]
+    assert set(re.findall(r'<td class="s-([a-z-]+)">', html)) == {"manual-only"}
+
+
+def test_the_outcome_filter_lists_the_models_with_no_runtime(client: Client, build: MatrixBuild) -> None:
+    html = client.get(MATRIX, {"outcome": "no-runtime"}).content.decode()
+
+    expected = MatrixRow.objects.filter(build=build, namespace="", outcome="no-runtime").count()
+    assert f"of <strong>{expected}</strong>" in html
+    assert "no runtime</span>" in html
+    assert "→ " not in html.split("<tbody>")[1]
+
+
+def test_a_namespace_adds_its_serving_runtimes(client: Client, cluster: Cluster) -> None:
+    html = client.get(MATRIX, {"namespace": "team-b", "search": "qwen3-32b"}).content.decode()
+
+    assert cell_class(html, "qwen3-32b", "vllm-qwen3-manual") == "manual-only"
+    assert 'class="rt namespaced' in html
+
+
+def test_pages_of_models_follow_each_other(client: Client, cluster: Cluster) -> None:
+    first = row_models(client.get(MATRIX).content.decode())
+    second_html = client.get(MATRIX, {"page": 2}).content.decode()
+
+    assert "Models <strong>51\u2013100</strong> of <strong>208</strong>" in second_html
+    assert not set(first) & set(row_models(second_html))
+    assert "page=1" in second_html
+    assert "page=3" in second_html
+
+
+def test_an_htmx_request_gets_the_grid_fragment_only(client: Client, cluster: Cluster, htmx: dict[str, str]) -> None:
+    response = client.get(MATRIX, {"search": "qwen-image"}, headers=htmx)
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<section id="matrix"')
+    assert "<html" not in html
+    assert "<form" not in html
+    # The fragment carries the version poller out of band, for the cluster it shows.
+    assert 'hx-swap-oob="outerHTML:#matrix-version"' in html
+
+
+def test_the_filter_form_updates_the_grid_with_htmx_and_works_without(client: Client, cluster: Cluster) -> None:
+    html = client.get(MATRIX).content.decode()
+
+    form = re.search(r'<form id="matrix-filters"[^>]+>', html).group(0)
+    assert 'method="get"' in form
+    assert 'action="/matrix/"' in form
+    assert 'hx-get="/matrix/"' in form
+    assert 'hx-target="#matrix"' in form
+    assert 'hx-push-url="true"' in form
+
+
+def test_unknown_filter_values_are_a_bad_request_shown_on_the_page(client: Client, cluster: Cluster) -> None:
+    response = client.get(MATRIX, {"cluster": "nowhere"})
+
+    assert response.status_code == 400
+    assert "The filters are not valid" in response.content.decode()
+
+
+def test_a_cluster_without_a_matrix_says_so(client: Client, cluster: Cluster) -> None:
+    Cluster.objects.create(name="empty", source=Cluster.Source.MANIFESTS, manifests=[])
+
+    response = client.get(MATRIX, {"cluster": "empty"})
+
+    assert response.status_code == 200
+    assert "has no matrix yet" in response.content.decode()
+
+
+def test_without_any_cluster_the_page_says_how_to_add_one(client: Client, cluster: Cluster) -> None:
+    Cluster.objects.all().delete()
+
+    response = client.get(MATRIX)
+
+    assert response.status_code == 200
+    assert "No cluster is registered yet" in response.content.decode()
+
+
+def test_the_counts_name_models_without_runtime_services_at_risk_and_lint_findings(
+    client: Client, cluster: Cluster, build: MatrixBuild
+) -> None:
+    response = client.get(reverse("compat:matrix-counts"), {"cluster": "demo", "namespace": "_cluster"})
+
+    html = response.content.decode()
+    no_runtime = MatrixRow.objects.filter(build=build, namespace="", outcome="no-runtime").count()
+    assert f"<strong>{no_runtime}</strong> of 208 models with no runtime" in html
+    assert re.search(r"<strong>\d+</strong> of 10 InferenceServices at risk", html)
+    assert re.search(r"<strong>\d+</strong> lint findings \(\d+ errors, \d+ warnings, \d+ notes\)", html)
+    assert "outcome=no-runtime" in html
+    assert "at_risk=1" in html
+
+
+def test_the_version_poll_answers_no_content_until_the_matrix_changes(
+    client: Client, cluster: Cluster, build: MatrixBuild, seed_model: Resource
+) -> None:
+    url = reverse("compat:matrix-version")
+    first = client.get(url, {"cluster": "demo", "since": "stale"})
+    version = re.search(r'data-version="([^"]+)"', first.content.decode()).group(1)
+
+    unchanged = client.get(url, {"cluster": "demo", "since": version})
+    MatrixBuild.objects.filter(pk=build.pk).update(updated_at=build.finished_at.replace(year=2099))
+    changed = client.get(url, {"cluster": "demo", "since": version})
+
+    assert first.status_code == 200
+    assert first["HX-Trigger"] == "matrix-changed"
+    assert unchanged.status_code == 204
+    assert changed.status_code == 200
+    assert changed["HX-Trigger"] == "matrix-changed"
+    assert f"since={version}" not in changed.content.decode()
+
+
+def test_the_grid_refreshes_itself_when_the_matrix_changes(client: Client, cluster: Cluster) -> None:
+    html = client.get(MATRIX, {"search": "qwen"}).content.decode()
+
+    section = re.search(r'<section id="matrix"[^>]+>', html).group(0)
+    assert 'hx-trigger="matrix-changed from:body"' in section
+    assert "search=qwen" in section
+    assert 'id="matrix-version"' in html
+    assert 'hx-trigger="every 3s"' in html
+
+
+def test_an_incremental_update_shows_on_the_next_render(client: Client, cluster: Cluster, seed_model: Resource) -> None:
+    obj = dict(seed_model.obj)
+    obj["spec"] = {
+        **obj["spec"],
+        "diffusionPipeline": {"className": "QwenImagePipeline", "transformer": {"library": "diffusers"}},
+    }
+    Resource.objects.filter(pk=seed_model.pk).update(obj=obj, content_hash="patched")
+    matrix_apply_changes(
+        cluster, [{"kind": "ClusterBaseModel", "namespace": "", "name": SEED_MODEL, "action": "changed"}]
+    )
+
+    html = client.get(MATRIX, {"search": "qwen-image"}).content.decode()
+
+    assert cell_class(html, SEED_MODEL, SEED_RUNTIME) == "selected"
+    assert cell_class(html, SEED_MODEL, CATALOG_RUNTIME) == "compatible"
+
+
+def test_reads_need_a_login_when_anonymous_read_is_off(
+    client: Client, cluster: Cluster, settings: Any, viewer: Any
+) -> None:
+    settings.API_ANONYMOUS_READ = False
+
+    anonymous = client.get(MATRIX)
+    client.force_login(viewer)
+    signed_in = client.get(MATRIX)
+
+    assert anonymous.status_code == 302
+    assert anonymous["Location"].startswith("/accounts/login/?next=/matrix/")
+    assert signed_in.status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/matrix/", "/inferenceservices/", "/lint/", "/sync/"])
+def test_pages_load_nothing_from_other_hosts(client: Client, cluster: Cluster, path: str) -> None:
+    html = client.get(path).content.decode()
+
+    sources = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert sources
+    assert all(not re.match(r"^(https?:)?//", url) for url in sources), [u for u in sources if "//" in u]
+    assert "/static/django_htmx/htmx" in html
+    assert "/static/js/site.js" in html

@@ -1,0 +1,194 @@
+"""The runtime page and its what-if, the InferenceServices, lint, sync and home pages."""
+
+from __future__ import annotations
+
+import html as html_module
+import re
+from typing import Any
+
+import yaml
+from django.contrib.auth.models import Permission
+from django.test import Client
+from django.urls import reverse
+
+from inventory.models import Cluster, Resource, SyncState
+from tests.web.conftest import SEED_MODEL, SEED_RUNTIME
+
+
+def test_the_runtime_page_lists_entries_the_models_each_matches_and_lint_findings(
+    client: Client, cluster: Cluster, seed_runtime: Resource
+) -> None:
+    response = client.get(reverse("compat:runtime", args=[seed_runtime.pk]))
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<h3>Entry 0</h3>" in html
+    assert "<dt>Architecture</dt><dd>QwenImagePipeline</dd>" in html
+    assert "QwenImagePipeline" in html
+    assert "diffusers" in html
+    entry = html.split("<h3>Entry 0</h3>")[1].split("</article>")[0]
+    assert ">qwen-image</a>" in entry
+    assert "OME's pick" in entry
+    findings = html.split("Lint findings")[1].split("</section>")[0]
+    assert "pipeline-missing-on-model" in findings
+    assert SEED_MODEL in findings
+
+
+def test_the_runtime_page_offers_its_manifest_for_editing_without_server_fields(
+    client: Client, seed_runtime: Resource
+) -> None:
+    html = client.get(reverse("compat:runtime", args=[seed_runtime.pk])).content.decode()
+
+    text = re.search(r'<textarea id="id_manifest"[^>]*>(.*?)</textarea>', html, re.S).group(1)
+    manifest = yaml.safe_load(html_module.unescape(text))
+    assert manifest["metadata"]["name"] == SEED_RUNTIME
+    assert "resourceVersion" not in manifest["metadata"]
+    assert "status" not in manifest
+
+
+def test_the_what_if_of_an_edited_manifest_names_the_cells_that_would_change(
+    client: Client, seed_runtime: Resource, htmx: dict[str, str]
+) -> None:
+    edited = dict(seed_runtime.obj)
+    spec = dict(edited["spec"])
+    spec["supportedModelFormats"] = [
+        {k: v for k, v in spec["supportedModelFormats"][0].items() if k != "diffusionPipeline"}
+    ]
+    edited["spec"] = spec
+
+    response = client.post(
+        reverse("compat:runtime-whatif", args=[seed_runtime.pk]), {"manifest": yaml.safe_dump(edited)}, headers=htmx
+    )
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<div id="whatif"')
+    assert SEED_MODEL in html
+    assert "srt-qwen-image \u2192 srt-qwen-image-pipeline" in html
+
+
+def test_a_manifest_that_cannot_be_read_is_an_error_shown_in_place(client: Client, seed_runtime: Resource) -> None:
+    response = client.post(reverse("compat:runtime-whatif", args=[seed_runtime.pk]), {"manifest": "kind: [unclosed"})
+
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert '<p class="error" role="alert">' in html
+    assert "kind: [unclosed" in html  # the text stays in the form to be corrected
+
+
+def test_the_inference_services_page_puts_those_at_risk_first_with_their_fix(client: Client, cluster: Cluster) -> None:
+    html = client.get(reverse("compat:isvcs"), {"cluster": "demo"}).content.decode()
+
+    names = re.findall(r'<th scope="row">([\w-]+/[\w-]+)</th>', html)
+    risky = re.findall(r'<tr class="risk">\s*<th scope="row">([\w-]+/[\w-]+)</th>', html)
+    assert len(names) == 10
+    assert names[: len(risky)] == risky
+    assert "research/qwen-image-pipeline" in risky
+    row = html.split("research/qwen-image-pipeline")[1].split("</tr>")[0]
+    assert "used anyway (advisory)" in row
+    assert "patch the model&#x27;s diffusionPipeline" in row
+    model = Resource.objects.get(cluster=cluster, name=SEED_MODEL)
+    runtime = Resource.objects.get(cluster=cluster, name=SEED_RUNTIME)
+    assert (
+        f'href="{reverse("compat:patch", args=[model.pk])}?runtime={runtime.pk}">Make {SEED_MODEL} match {SEED_RUNTIME}</a>'
+        in row
+    )
+
+
+def test_at_risk_keeps_only_the_services_at_risk(client: Client, cluster: Cluster) -> None:
+    html = client.get(
+        reverse("compat:isvcs"), {"cluster": "demo", "at_risk": "1", "namespace": "research"}
+    ).content.decode()
+
+    names = re.findall(r'<th scope="row">([\w-]+/[\w-]+)</th>', html)
+    assert names
+    assert all(name.startswith("research/") for name in names)
+    assert "research/qwen-image" not in names  # selected: not at risk
+
+
+def test_the_lint_page_lists_findings_with_links_and_filters_by_severity(
+    client: Client, cluster: Cluster, seed_runtime: Resource
+) -> None:
+    everything = client.get(reverse("compat:lint"), {"cluster": "demo"}).content.decode()
+    warnings = client.get(reverse("compat:lint"), {"cluster": "demo", "severity": "warning"}).content.decode()
+
+    assert f'<a href="{reverse("compat:runtime", args=[seed_runtime.pk])}">{SEED_RUNTIME}</a>' in everything
+    assert everything.count('<li class="sev-') > warnings.count('<li class="sev-') > 0
+    assert '<li class="sev-info">' not in warnings
+
+
+def test_the_sync_page_shows_each_clusters_sync_state_and_matrix(client: Client, cluster: Cluster) -> None:
+    SyncState.objects.filter(cluster=cluster, kind="InferenceService").update(
+        last_error="list failed: 503", last_error_at="2026-01-01T00:00:00Z"
+    )
+
+    html = client.get(reverse("inventory:sync")).content.decode()
+
+    assert '<h2 id="cluster-' in html
+    assert ">demo</h2>" in html
+    assert "manifests:" in html
+    assert re.search(r"Matrix build \d+: 835 rows", html)
+    assert '<tr class="has-error">' in html
+    assert "list failed: 503" in html
+    assert f'action="{reverse("inventory:resync", args=["demo"])}"' in html
+
+
+def test_the_sync_table_refreshes_itself(client: Client, cluster: Cluster, htmx: dict[str, str]) -> None:
+    html = client.get(reverse("inventory:sync"), headers=htmx).content.decode()
+
+    assert html.lstrip().startswith('<div id="clusters"')
+    assert 'hx-trigger="every 3s"' in html
+
+
+def test_a_resync_needs_a_login_and_the_permission(
+    client: Client, cluster: Cluster, viewer: Any, monkeypatch: Any
+) -> None:
+    queued: list[int] = []
+    monkeypatch.setattr("inventory.views.resync_cluster.delay", queued.append)
+    url = reverse("inventory:resync", args=["demo"])
+
+    anonymous = client.post(url)
+    client.force_login(viewer)
+    refused = client.post(url)
+
+    assert anonymous.status_code == 302
+    assert anonymous["Location"].startswith("/accounts/login/")
+    assert refused.status_code == 403
+    assert queued == []
+
+
+def test_a_resync_is_queued_after_commit_and_the_page_says_so(
+    client: Client, cluster: Cluster, django_user_model: Any, monkeypatch: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    queued: list[int] = []
+    monkeypatch.setattr("inventory.views.resync_cluster.delay", queued.append)
+    operator = django_user_model.objects.create_user("operator")
+    operator.user_permissions.add(
+        Permission.objects.get(content_type__app_label="inventory", codename="change_cluster")
+    )
+    client.force_login(operator)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("inventory:resync", args=["demo"]), follow=True)
+
+    assert queued == [cluster.pk]
+    assert "Resync of cluster demo queued" in response.content.decode()
+
+
+def test_the_home_page_links_every_page(client: Client, db: None) -> None:
+    html = client.get("/").content.decode()
+
+    for name in ("compat:matrix", "compat:isvcs", "compat:lint", "inventory:sync"):
+        assert f'href="{reverse(name)}"' in html
+
+
+def test_the_login_page_signs_in_and_goes_back(client: Client, viewer: Any) -> None:
+    page = client.get(reverse("login"), {"next": "/matrix/"})
+    response = client.post(
+        reverse("login"), {"username": "viewer", "password": "correct horse battery staple", "next": "/matrix/"}
+    )
+
+    assert page.status_code == 200
+    assert 'name="next" value="/matrix/"' in page.content.decode()
+    assert response.status_code == 302
+    assert response["Location"] == "/matrix/"
