@@ -7,14 +7,17 @@ before the first test, so no test ever enqueues into a Redis on the default port
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from celery import Celery
 from celery.worker import WorkController
 from django.test import override_settings
 
+from inventory.models import Cluster
 from ome_dashboard.celery import app as ome_celery_app
 from tests.support.celery_worker import point_app_at_redis, running_worker
+from tests.support.demo import stored_demo
 from tests.support.redis_server import RedisServer, running_redis
 
 
@@ -42,3 +45,10 @@ def celery_worker(celery_app: Celery) -> Iterator[WorkController]:
     """
     with running_worker(celery_app) as worker:
         yield worker
+
+
+@pytest.fixture(scope="module")
+def demo(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """The bundled demo cluster with its matrix, committed once per test module."""
+    with stored_demo(django_db_blocker, tmp_path_factory.getbasetemp().parent) as cluster:
+        yield cluster

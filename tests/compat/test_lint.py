@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
-from django.test import override_settings
 
 from compat.lint import Finding, LintReport, lint_inventory, lint_runtimes
 from compat.whatif import inventory_from_objects
 from inventory.models import Cluster
-from inventory.sources import read_manifests
-from inventory.sync import snapshot_apply
-from matching.files import manifest_files
-
-DEMO_FOLDERS = ("catalog/runtimes", "demo")
-CLUSTER_NAME = "lint-demo"
 
 PVC_MODEL = ("ClusterBaseModel", "", "qwen-image-pvc")
 PIPELINE_RUNTIME = ("ClusterServingRuntime", "", "srt-qwen-image-pipeline")
@@ -29,40 +17,6 @@ CATALOG_RUNTIME = ("ClusterServingRuntime", "", "srt-qwen-image")
 SEED_PATCH = {
     "spec": {"diffusionPipeline": {"className": "QwenImagePipeline", "transformer": {"library": "diffusers"}}}
 }
-
-
-def _demo_snapshot(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
-    """The demo manifests as loaded (CRD defaults applied), read once and shared through a JSON
-    file by every module and xdist worker of the run: parsing the YAML is most of the cost."""
-    paths = [Path(settings.BASE_DIR) / folder for folder in DEMO_FOLDERS]
-    stamp = hashlib.sha256()
-    for path in manifest_files(paths):
-        info = path.stat()
-        stamp.update(f"{path}:{info.st_mtime_ns}:{info.st_size};".encode())
-    cache = tmp_path_factory.getbasetemp().parent / f"compat-demo-{stamp.hexdigest()[:16]}.json"
-    if cache.exists():
-        return json.loads(cache.read_text())  # type: ignore[no-any-return]
-    snapshot = read_manifests(paths)
-    data = {kind: [[list(key), obj] for key, obj in objects.items()] for kind, objects in snapshot.objects.items()}
-    partial = cache.with_suffix(f".{os.getpid()}.part")
-    partial.write_text(json.dumps(data))
-    os.replace(partial, cache)
-    return data
-
-
-@pytest.fixture(scope="module")
-def demo(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """The demo cluster (catalog runtimes + demo/), stored once for this module, removed after it."""
-    data = _demo_snapshot(tmp_path_factory)
-    with django_db_blocker.unblock(), override_settings(MATRIX_UPDATE_ON_CHANGE=False):
-        cluster = Cluster.objects.create(
-            name=CLUSTER_NAME, source=Cluster.Source.MANIFESTS, manifests=list(DEMO_FOLDERS)
-        )
-        for kind, items in data.items():
-            snapshot_apply(cluster, kind, {tuple(key): obj for key, obj in items}, prune=True)
-    yield cluster
-    with django_db_blocker.unblock():
-        cluster.delete()
 
 
 @pytest.fixture(scope="module")

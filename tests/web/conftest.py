@@ -11,9 +11,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 
 from compat.models import MatrixBuild
-from compat.services import matrix_rebuild
 from inventory.models import Cluster, Resource
-from inventory.services import cluster_register, manifests_load, parse_cluster_setting
 from ome_dashboard.celery import app as celery_app
 
 SEED_MODEL = "qwen-image-pvc"
@@ -21,27 +19,6 @@ SEED_RUNTIME = "srt-qwen-image-pipeline"
 CATALOG_RUNTIME = "srt-qwen-image"
 PASSWORD = "correct horse battery staple"
 HOSTILE = "<img src=x onerror=alert(1)>"
-
-
-@pytest.fixture(scope="module")
-def demo(django_db_setup: None, django_db_blocker: Any) -> Iterator[Cluster]:
-    """The bundled demo (catalog runtimes + demo/) as a manifest cluster, with a built matrix.
-
-    Loading it takes a few seconds, so it is committed once per module; tests still run in
-    their own transactions, so what a test changes is rolled back."""
-    with django_db_blocker.unblock():
-        from django.conf import settings
-
-        update, settings.MATRIX_UPDATE_ON_CHANGE = settings.MATRIX_UPDATE_ON_CHANGE, False
-        try:
-            cluster = cluster_register(parse_cluster_setting("demo=manifests:catalog/runtimes,demo")[0])
-            manifests_load(cluster, cluster.manifests, prune=True)
-            matrix_rebuild(cluster)
-        finally:
-            settings.MATRIX_UPDATE_ON_CHANGE = update
-    yield cluster
-    with django_db_blocker.unblock():
-        Cluster.objects.filter(pk=cluster.pk).delete()
 
 
 @pytest.fixture
