@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import matching
-from benchmarks.synthetic import catalog_objects, synthetic_models, synthetic_runtimes
+from benchmarks.synthetic import ROOT, catalog_objects, synthetic_models, synthetic_runtimes
 from matching.parse import parse_model, parse_runtime
 
 
@@ -93,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     catalog_models = catalog_objects("ClusterBaseModel", "models")
     catalog_runtimes = catalog_objects("ClusterServingRuntime", "runtimes")
     report("Bundled catalog (raw manifests)", evaluate(catalog_models, catalog_runtimes))
+    demo_models = catalog_objects("ClusterBaseModel", "models", root=ROOT / "demo")
+    report("Bundled demo (catalog models with the metadata the agent records)", evaluate(demo_models, catalog_runtimes))
 
     runtimes = synthetic_runtimes(args.runtimes)
     models = synthetic_models(args.models, runtimes, signatures=args.signatures)

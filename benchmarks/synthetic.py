@@ -10,13 +10,12 @@ from typing import Any
 
 from matching.files import read_documents
 
-CATALOG = Path(__file__).resolve().parent.parent / "catalog"
+ROOT = Path(__file__).resolve().parent.parent
+CATALOG = ROOT / "catalog"
 
 
-def catalog_objects(kind: str, folder: str) -> list[dict[str, Any]]:
-    return [
-        doc.obj for doc in read_documents([CATALOG / folder]) if doc.obj is not None and doc.obj.get("kind") == kind
-    ]
+def catalog_objects(kind: str, folder: str, *, root: Path = CATALOG) -> list[dict[str, Any]]:
+    return [doc.obj for doc in read_documents([root / folder]) if doc.obj is not None and doc.obj.get("kind") == kind]
 
 
 def synthetic_runtimes(count: int, *, seed: int = 1, namespaces: int = 5) -> list[dict[str, Any]]:
