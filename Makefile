@@ -1,6 +1,6 @@
 # Set-up and everyday commands. Versions come from requirements.txt only.
 .DEFAULT_GOAL := help
-.PHONY: help venv run test
+.PHONY: help venv run up test
 
 PYTHON ?= python3
 UV_VERSION := 0.13.8
@@ -12,7 +12,8 @@ INSTALLED := $(VENV)/.requirements-installed
 
 help:
 	@echo "make run    run the dashboard locally (SQLite, Redis, Celery worker + beat, web on 127.0.0.1:\$${PORT:-8000})"
-	@echo "make test   create/update .venv and run the whole test suite"
+	@echo "make up     run the production processes locally: gunicorn, worker, watch worker, beat (DATABASE_URL, REDIS_URL)"
+	@echo "make test   create/update .venv and run the whole test suite, on SQLite then on PostgreSQL"
 	@echo "make venv   create/update .venv from requirements.txt"
 
 venv: $(INSTALLED)
@@ -38,7 +39,40 @@ $(INSTALLED): requirements.txt
 run: $(INSTALLED)
 	$(VENV)/bin/python -m ome_dashboard.devrun
 
+# docker-compose.yml's processes and commands without containers (docs/operations.md):
+# collectstatic, migrate, register_clusters --sync, then gunicorn on $HOST:$PORT, the worker,
+# the watch worker and beat, against DATABASE_URL and REDIS_URL (their own Redis when unset).
+up: $(INSTALLED)
+	$(VENV)/bin/python -m ome_dashboard.devrun --production
+
+# The suite runs once per database of TEST_DATABASES: SQLite (in memory), then PostgreSQL on a
+# throwaway cluster that tests/ops/pg.py starts on a free loopback port and deletes afterwards
+# (skipped, saying so, when PostgreSQL's binaries are not installed). The PostgreSQL pass leaves
+# out PG_SKIP_MARKERS: the browser tests and devrun's (integration and slow) start Chromium or
+# whole process trees, behave the same on either database and are the slowest tests.
+# PYTEST_ARGS go to both passes (a -m there replaces PG_SKIP_MARKERS).
 # Exit code 5 means "no tests collected": not a failure for CI.
+TEST_DATABASES ?= sqlite postgres
+PG_SKIP_MARKERS := not browser and not (integration and slow)
+PYTEST := $(VENV)/bin/pytest -q -n 2
+
 test: $(INSTALLED)
-	@rc=0; $(VENV)/bin/pytest -q -n 2 $(PYTEST_ARGS) || rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
+	@failed=""; \
+	for db in $(TEST_DATABASES); do \
+	  started=$$(date +%s); rc=0; \
+	  case $$db in \
+	    sqlite) echo "== tests on SQLite"; \
+	      env -u DATABASE_URL $(PYTEST) $(PYTEST_ARGS) || rc=$$?;; \
+	    postgres) \
+	      if ! $(VENV)/bin/python -m tests.ops.pg --available; then \
+	        echo "== PostgreSQL is not installed (apt-get install postgresql): no PostgreSQL pass"; continue; \
+	      fi; \
+	      echo "== tests on PostgreSQL (-m '$(PG_SKIP_MARKERS)')"; \
+	      $(VENV)/bin/python -m tests.ops.pg -- $(PYTEST) -m "$(PG_SKIP_MARKERS)" $(PYTEST_ARGS) || rc=$$?;; \
+	    *) echo "unknown database in TEST_DATABASES: $$db"; rc=2;; \
+	  esac; \
+	  if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; \
+	  echo "== $$db: exit $$rc after $$(( $$(date +%s) - started )) s"; \
+	  [ $$rc -eq 0 ] || failed="$$failed $$db"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "== failed on:$$failed"; exit 1; fi

@@ -13,6 +13,10 @@ If a child exits on its own, devrun says which one, stops the others and exits 1
 
 Environment: PORT (default 8000), REDIS_URL (use this Redis instead of starting one),
 DEVRUN_DIR (working files, default .run/ next to manage.py), plus everything settings.py reads.
+
+``--production`` (what ``make up`` runs) starts the processes of docker-compose.yml with the same
+commands: gunicorn instead of runserver (on $HOST, default 127.0.0.1), and as startup commands
+collectstatic plus the compose file's one-shot ``migrate`` service (migrate, register_clusters --sync).
 """
 
 from __future__ import annotations
@@ -58,12 +62,23 @@ WATCH_WORKER_ARGS = (
     "--without-mingle",
 )
 BEAT_ARGS = ("beat", "--loglevel=INFO")
+# The web server of docker-compose.yml and deploy/ (workers: WEB_CONCURRENCY, read by gunicorn).
+# No control socket: nothing uses it, and it would need a writable home directory.
+GUNICORN_ARGS = ("ome_dashboard.wsgi", "--access-logfile", "-", "--no-control-socket")
 # Reentrant: the signal handler prints, and may interrupt the main thread in the middle of a print.
 _output_lock = threading.RLock()
 
 
-def startup_commands() -> list[list[str]]:
+def startup_commands(*, production: bool = False) -> list[list[str]]:
     """The manage.py commands run once, in order, after Redis answers and before the worker starts."""
+    if production:
+        # The image collects static files when it is built; the compose file's `migrate` service
+        # runs the other two before the long-running services start.
+        return [
+            ["collectstatic", "--noinput", "--verbosity=0"],
+            ["migrate", "--noinput"],
+            ["register_clusters", "--sync"],
+        ]
     return [
         ["migrate", "--noinput"],
         # OME_CLUSTERS (by default the bundled demo), each synced once, then their matrices.
@@ -195,8 +210,12 @@ class Child:
 
 
 class Supervisor:
-    def __init__(self, *, port: int, run_dir: Path, redis_url: str | None) -> None:
+    def __init__(
+        self, *, port: int, run_dir: Path, redis_url: str | None, production: bool = False, host: str = "127.0.0.1"
+    ) -> None:
         self.port = port
+        self.production = production
+        self.host = host
         self.run_dir = run_dir
         self.redis_url = redis_url
         self.children: list[Child] = []
@@ -234,7 +253,7 @@ class Supervisor:
             "REDIS_URL": redis_url,
             "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings"),
         }
-        for command in startup_commands():
+        for command in startup_commands(production=self.production):
             self.run_startup_command(command)
         # The three long-running processes start together and are waited for one by one.
         celery = [sys.executable, "-m", "celery", "-A", "ome_dashboard"]
@@ -246,11 +265,15 @@ class Supervisor:
             ready_pattern=r"beat: Starting",
         )
         base = f"http://127.0.0.1:{self.port}"
-        self.start(
-            "web",
-            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}"],
-            signal_group=True,
-        )
+        if self.production:
+            # gunicorn's master stops its workers itself on SIGTERM.
+            self.start("web", [sys.executable, "-m", "gunicorn", *GUNICORN_ARGS, "--bind", f"{self.host}:{self.port}"])
+        else:
+            self.start(
+                "web",
+                [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}"],
+                signal_group=True,
+            )
         self.wait_until("the Celery worker", worker.ready.is_set, timeout=60)
         self.wait_until("the Celery watch worker", watcher.ready.is_set, timeout=60)
         self.wait_until("celery beat", beat.ready.is_set, timeout=60)
@@ -346,14 +369,25 @@ class Supervisor:
         self.children.clear()
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    production = "--production" in args
+    if set(args) - {"--production"}:
+        say("usage: python -m ome_dashboard.devrun [--production]", stream="stderr")
+        return 2
     try:
         port = int(os.environ.get("PORT", "8000"))
     except ValueError:
         say(f"PORT must be a number, not {os.environ['PORT']!r}", stream="stderr")
         return 2
     run_dir = Path(os.environ.get("DEVRUN_DIR") or BASE_DIR / ".run").resolve()
-    supervisor = Supervisor(port=port, run_dir=run_dir, redis_url=os.environ.get("REDIS_URL") or None)
+    supervisor = Supervisor(
+        port=port,
+        run_dir=run_dir,
+        redis_url=os.environ.get("REDIS_URL") or None,
+        production=production,
+        host=os.environ.get("HOST") or "127.0.0.1",
+    )
     signal.signal(signal.SIGINT, supervisor.handle_signal)
     signal.signal(signal.SIGTERM, supervisor.handle_signal)
     return supervisor.run()

@@ -36,6 +36,39 @@ else:
 
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# ---- HTTPS and browser security headers (docs/operations.md, "Security settings") ------------
+# Cookies go over HTTPS only once DEBUG is off (browsers still accept them on http://localhost).
+# SECURE_COOKIES=false serves a deployment reached over plain HTTP, e.g. through a port-forward.
+SECURE_COOKIES: bool = env.bool("SECURE_COOKIES", default=not DEBUG)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE_COOKIES
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
+# Behind a TLS-terminating proxy: SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto,https (only when the
+# proxy always sets or strips that header, or clients could claim HTTPS), SECURE_SSL_REDIRECT,
+# and HSTS once HTTPS works for good (browsers remember it for SECURE_HSTS_SECONDS).
+_proxy_ssl_header: list[str] = env.list("SECURE_PROXY_SSL_HEADER", default=[])
+if _proxy_ssl_header:
+    if len(_proxy_ssl_header) != 2:
+        raise ImproperlyConfigured("SECURE_PROXY_SSL_HEADER must be HEADER,VALUE, e.g. X-Forwarded-Proto,https")
+    _header = _proxy_ssl_header[0].strip().upper().replace("-", "_")
+    SECURE_PROXY_SSL_HEADER = (
+        _header if _header.startswith("HTTP_") else f"HTTP_{_header}",
+        _proxy_ssl_header[1].strip(),
+    )
+SECURE_SSL_REDIRECT: bool = env.bool("SECURE_SSL_REDIRECT", default=False)
+# Probes and Prometheus speak plain HTTP to the pod (ome_dashboard.ops answers them first anyway).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SECURE_HSTS_SECONDS: int = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS: bool = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD: bool = env.bool("SECURE_HSTS_PRELOAD", default=False)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY: str = env.str("SECURE_REFERRER_POLICY", default="same-origin")
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# The largest request body accepted (413 above it); uploads and what-if manifests are smaller.
+REQUEST_MAX_BYTES: int = env.int("REQUEST_MAX_BYTES", default=4 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
+
 INSTALLED_APPS = [
     # Before staticfiles, so runserver serves static files through whitenoise as production does.
     "whitenoise.runserver_nostatic",
@@ -60,6 +93,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: answers /healthz, /readyz and /metrics before the host check and the HTTPS redirect,
+    # since kubelet and Prometheus call the pod by its IP over plain HTTP.
+    "ome_dashboard.ops.ProbeMiddleware",
+    # Then: a body larger than REQUEST_MAX_BYTES is refused (413) before anything reads it.
+    "ome_dashboard.ops.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -105,16 +143,20 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+# The web server and the worker write to the same file. IMMEDIATE transactions plus a busy
+# timeout make a concurrent writer wait instead of failing with "database is locked".
+SQLITE_OPTIONS: dict[str, Any] = {
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The web server and the worker write to the same file. IMMEDIATE transactions plus a busy
-    # timeout make a concurrent writer wait instead of failing with "database is locked".
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {
-            "transaction_mode": "IMMEDIATE",
-            "timeout": 20,
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-        }
-    )
+    DATABASES["default"].setdefault("OPTIONS", {}).update(SQLITE_OPTIONS)
+# Persistent connections (seconds; 0 closes each at the end of its request or task). With
+# health checks a connection that died meanwhile (the database restarted) is replaced at the
+# start of the next request instead of failing it.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=DATABASES["default"].get("CONN_MAX_AGE", 0))
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -132,7 +174,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -202,6 +244,19 @@ CELERY_RESULT_EXPIRES = 60 * 60 * 24
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_TASK_TIME_LIMIT = 10 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 9 * 60
+# Django's LOGGING (plain or JSON lines) formats the workers' logs too.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Celery 6's default: a task acknowledged late is cancelled (and redelivered) when the broker
+# connection is lost, instead of running on with a result that can no longer be acknowledged.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# While Redis is down, enqueueing fails within about a second instead of blocking the web request
+# that enqueues for 20 s (the result backend's default: 20 reconnects, 1 s apart). A host that
+# does not answer at all fails after the connect timeout.
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {
+    "retry_policy": {"max_retries": 3, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+}
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 5
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 5}
 # Apps add their periodic tasks here, each with options={"expires": ...} a little under its
 # interval so a slow worker does not pile up duplicate runs.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {}
@@ -241,16 +296,34 @@ MATRIX_CHUNK_MODELS: int = env.int("MATRIX_CHUNK_MODELS", default=2000)
 # Recompute the touched rows of the matrix whenever the inventory changes.
 MATRIX_UPDATE_ON_CHANGE: bool = env.bool("MATRIX_UPDATE_ON_CHANGE", default=True)
 
+# ---- operations: readiness, metrics, logs (ome_dashboard.ops; docs/operations.md) -----------
+# /readyz reports a live cluster as stale when a kind was last listed longer ago than this.
+OME_READY_SYNC_MAX_AGE: int = env.int("OME_READY_SYNC_MAX_AGE", default=3 * OME_RESYNC_INTERVAL)
+# The checks that make /readyz answer 503 when they fail (of database, broker, sync). The others
+# are reported only: without Redis or a cluster's API server the web still serves what it has.
+OME_READY_REQUIRE: list[str] = env.list("OME_READY_REQUIRE", default=["database"])
+# When set, /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.
+METRICS_TOKEN: str = env.str("METRICS_TOKEN", default="")
+
 LOG_LEVEL: str = env.str("LOG_LEVEL", default="INFO").upper()
+# `plain` lines for people, or `json`: one JSON object per line for a log collector.
+LOG_FORMAT: str = env.str("LOG_FORMAT", default="plain").lower()
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    # Both formatters blank out bearer tokens, passwords in URLs and the like (ome_dashboard.ops).
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "plain": {
+            "()": "ome_dashboard.ops.RedactingFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s: %(message)s",
+        },
+        "json": {"()": "ome_dashboard.ops.JsonFormatter"},
     },
     "handlers": {
-        "stdout": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout", "formatter": "plain"},
+        "stdout": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout", "formatter": LOG_FORMAT},
     },
     "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
     # Django's default "django" handlers would print every record a second time under DEBUG.
