@@ -57,7 +57,9 @@ def runtimes_in_scope(cluster: Cluster, namespace: str) -> QuerySet[Resource]:
 def row_cells(row: MatrixRow, runtimes: Iterable[Resource]) -> Iterator[Cell]:
     """The cells of one row, for the runtimes given (in scope of the row's namespace)."""
     statuses = row_statuses(row.compatible, row.manual)
-    ranked = {(str(k), str(ns), str(n)): (rank, score, entry) for rank, (k, ns, n, score, entry) in enumerate(row.compatible)}
+    ranked = {
+        (str(k), str(ns), str(n)): (rank, score, entry) for rank, (k, ns, n, score, entry) in enumerate(row.compatible)
+    }
     for runtime in runtimes:
         key = runtime.key
         status = statuses.get(key)
@@ -291,7 +293,9 @@ class CellList:
         runtimes = self._scope(row.namespace).runtimes
         if self.statuses and not self.statuses & {CellStatus.EXCLUDED, CellStatus.DISABLED}:
             # Only runtimes the row lists can have these statuses: make no cells for the others.
-            listed = {key for key, status in row_statuses(row.compatible, row.manual).items() if status in self.statuses}
+            listed = {
+                key for key, status in row_statuses(row.compatible, row.manual).items() if status in self.statuses
+            }
             runtimes = [runtime for runtime in runtimes if runtime.key in listed]
         cells = row_cells(row, runtimes)
         return [cell for cell in cells if not self.statuses or cell.status in self.statuses]
@@ -540,8 +544,7 @@ def _relevant_columns(page_rows: list[MatrixRow], scope: list[Resource]) -> list
     return [
         runtime
         for runtime in scope
-        if runtime.key in matched
-        or (runtime.has_pipeline and classes & set(runtime.pipeline_class.split(",")))
+        if runtime.key in matched or (runtime.has_pipeline and classes & set(runtime.pipeline_class.split(",")))
     ]
 
 
@@ -726,7 +729,9 @@ def model_ranking(cluster: Cluster, row: MatrixRow | None, model: Resource, name
     scope = list(runtimes_in_scope(cluster, namespace).defer("obj"))
     by_key = {runtime.key: runtime for runtime in scope}
     ranked = [
-        RankedRuntime(by_key[key], CellStatus.SELECTED.value if rank == 0 else CellStatus.COMPATIBLE.value, score, entry)
+        RankedRuntime(
+            by_key[key], CellStatus.SELECTED.value if rank == 0 else CellStatus.COMPATIBLE.value, score, entry
+        )
         for rank, (kind, ns, name, score, entry) in enumerate(row.compatible)
         if (key := (str(kind), str(ns), str(name))) in by_key
     ]
@@ -795,8 +800,10 @@ def runtime_matches(cluster: Cluster, runtime: Resource) -> tuple[list[EntryMatc
         for index, entry in enumerate(parsed.entries)
     ]
     build = current_build(cluster)
-    picked = set() if build is None else set(
-        MatrixRow.objects.filter(build=build, selected=runtime).values_list("model_id", flat=True)
+    picked = (
+        set()
+        if build is None
+        else set(MatrixRow.objects.filter(build=build, selected=runtime).values_list("model_id", flat=True))
     )
     return entries, picked
 

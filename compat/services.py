@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -89,7 +90,7 @@ def matrix_build_finish(build_id: int) -> MatrixBuild:
             status=MatrixBuild.Status.RUNNING
         ).delete()
     if inventory_fingerprint(build.cluster) != build.fingerprint:
-        matrix_apply_changes(build.cluster, [{"kind": "*", "namespace": "", "name": "", "action": "changed"}])
+        matrix_apply_changes(build.cluster, EVERYTHING)
     else:
         isvc_verdicts_refresh(build.cluster)
     return build
@@ -216,7 +217,33 @@ def matrix_apply_changes(cluster: Cluster, changes: list[dict[str, Any]]) -> int
         )
         CellChange.objects.bulk_create(history, batch_size=1000)
         MatrixBuild.objects.filter(pk=build.pk).update(
-            updated_at=timezone.now(), rows_count=MatrixRow.objects.filter(build=build).count()
+            updated_at=timezone.now(),
+            rows_count=MatrixRow.objects.filter(build=build).count(),
+            fingerprint=inventory.fingerprint,
         )
     isvc_verdicts_refresh(cluster)
     return len(written)
+
+
+EVERYTHING = [{"kind": "*", "namespace": "", "name": "", "action": "changed"}]
+
+
+def matrix_catch_up(cluster: Cluster) -> int | None:
+    """Bring the matrix level with the inventory if an update was lost (a broker outage, a
+    killed worker): recompute every row, store the ones that differ. None if already level."""
+    build = current_build(cluster)
+    if build is not None and build.fingerprint == inventory_fingerprint(cluster):
+        return None
+    return matrix_apply_changes(cluster, EVERYTHING)
+
+
+def matrix_builds_abandon(cluster: Cluster, *, older_than: timedelta) -> int:
+    """Fail the builds still running after `older_than` (their worker died): their rows go, the
+    current build stays."""
+    stale = MatrixBuild.objects.filter(
+        cluster=cluster, status=MatrixBuild.Status.RUNNING, started_at__lt=timezone.now() - older_than
+    )
+    ids = list(stale.values_list("pk", flat=True))
+    for build_id in ids:
+        matrix_build_fail(build_id, f"abandoned: still running after {older_than}")
+    return len(ids)

@@ -3,9 +3,11 @@ models (a chord), so more workers finish it sooner; one worker still does it all
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from celery import chord, shared_task
+from django.conf import settings
 
 from inventory.models import Cluster
 
@@ -48,3 +50,17 @@ def matrix_rebuild_all_task() -> int:
     for cluster_id in clusters:
         matrix_rebuild_task.delay(cluster_id)
     return len(clusters)
+
+
+@shared_task(name="compat.matrix_catch_up_all")
+def matrix_catch_up_all_task() -> int:
+    """Beat: fail abandoned builds, then level every matrix whose update was lost."""
+    caught_up = 0
+    abandon_after = timedelta(seconds=2 * settings.CELERY_TASK_TIME_LIMIT)
+    for cluster in Cluster.objects.all():
+        services.matrix_builds_abandon(cluster, older_than=abandon_after)
+        if services.current_build(cluster) is None:
+            matrix_rebuild_task.delay(cluster.pk)
+        elif services.matrix_catch_up(cluster) is not None:
+            caught_up += 1
+    return caught_up

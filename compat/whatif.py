@@ -107,12 +107,23 @@ def _limit(name: str, default: int) -> int:
     return value if isinstance(value, int) and value > 0 else default
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """SafeLoader that refuses anchors and aliases: no manifest needs them, and aliases are how
+    a small text expands into a huge value (a "billion laughs")."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "YAML aliases are not accepted", event.start_mark)
+        return super().compose_node(parent, index)
+
+
 def _load_yaml(text: str) -> list[tuple[int, Any]]:
-    """(1-based document number, value) for every non-empty document; safe_load_all only."""
+    """(1-based document number, value) for every non-empty document; safe types, no aliases."""
     found: list[tuple[int, Any]] = []
     number = 0
     try:
-        for number, value in enumerate(yaml.safe_load_all(text), start=1):
+        for number, value in enumerate(yaml.load_all(text, Loader=_NoAliasLoader), start=1):
             if value is not None:
                 found.append((number, value))
     except RecursionError:

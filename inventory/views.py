@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
+from kombu.exceptions import OperationalError
 
 from compat.models import MatrixBuild
 from compat.views import poll_seconds, read_access
@@ -54,6 +54,10 @@ def resync(request: HttpRequest, name: str) -> HttpResponse:
     if not request.user.has_perm(RESYNC_PERMISSION):
         raise PermissionDenied(f"resyncing a cluster needs the {RESYNC_PERMISSION} permission")
     cluster = get_object_or_404(Cluster, name=name)
-    transaction.on_commit(lambda: resync_cluster.delay(cluster.pk))
-    messages.success(request, f"Resync of cluster {cluster.name} queued; the table below updates when it has run.")
+    try:
+        resync_cluster.apply_async((cluster.pk,), ignore_result=True)
+    except (OperationalError, ConnectionError, TimeoutError, RuntimeError):
+        messages.error(request, f"Resync of cluster {cluster.name} not queued: the task broker (Redis) is unreachable.")
+    else:
+        messages.success(request, f"Resync of cluster {cluster.name} queued; the table below updates when it has run.")
     return redirect("inventory:sync")

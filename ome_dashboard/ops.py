@@ -475,6 +475,7 @@ class RequestSizeLimitMiddleware:
 
 # Included by ome_dashboard.urls, so that the probes also resolve (and reverse) like any page.
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("metrics", metrics, name="metrics"),
 ]

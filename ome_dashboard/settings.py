@@ -295,6 +295,14 @@ CELERY_TASK_ROUTES = {"inventory.tasks.watch_kind": {"queue": "watch"}}
 MATRIX_CHUNK_MODELS: int = env.int("MATRIX_CHUNK_MODELS", default=2000)
 # Recompute the touched rows of the matrix whenever the inventory changes.
 MATRIX_UPDATE_ON_CHANGE: bool = env.bool("MATRIX_UPDATE_ON_CHANGE", default=True)
+# How often beat levels every matrix with its inventory (an update lost to a broker outage or a
+# killed worker) and fails builds abandoned by a dead worker (seconds).
+MATRIX_CATCH_UP_INTERVAL: int = env.int("MATRIX_CATCH_UP_INTERVAL", default=60)
+CELERY_BEAT_SCHEDULE["compat.matrix_catch_up_all"] = {
+    "task": "compat.matrix_catch_up_all",
+    "schedule": MATRIX_CATCH_UP_INTERVAL,
+    "options": {"expires": MATRIX_CATCH_UP_INTERVAL * 0.9},
+}
 
 # ---- operations: readiness, metrics, logs (ome_dashboard.ops; docs/operations.md) -----------
 # /readyz reports a live cluster as stale when a kind was last listed longer ago than this.

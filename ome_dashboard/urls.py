@@ -23,8 +23,9 @@ api_urls = [*compat.api.urlpatterns, *compat.api_analysis.urlpatterns, *router.u
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("healthz", views.healthz, name="healthz"),
-    path("", include("ome_dashboard.ops")),  # /readyz and /metrics (answered first by ops.ProbeMiddleware)
+    path(
+        "", include("ome_dashboard.ops")
+    ),  # /healthz, /readyz, /metrics (probes answered first by ops.ProbeMiddleware)
     path("admin/", admin.site.urls),
     path("api/v1/", include((api_urls, "api"), namespace="api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 
 from compat.models import CellChange, MatrixBuild, MatrixRow
 from compat.selectors import cell_reason, matrix_cells, runtimes_in_scope
-from compat.services import current_build, matrix_apply_changes, matrix_build_start, matrix_rebuild
+from compat.services import (
+    current_build,
+    matrix_apply_changes,
+    matrix_build_chunk,
+    matrix_build_start,
+    matrix_builds_abandon,
+    matrix_catch_up,
+    matrix_rebuild,
+)
 from inventory.models import Cluster, Resource
 from inventory.services import cluster_register, manifests_load, parse_cluster_setting
 from inventory.sync import event_apply
@@ -154,3 +163,23 @@ def test_cells_are_filtered_by_status_and_runtimes_in_scope(demo: Cluster) -> No
     assert all(cell.status == "selected" and cell.rank == 0 for cell in selected)
     assert any(runtime.kind == "ServingRuntime" for runtime in scope)
     assert all(runtime.namespace in ("", "team-a") for runtime in scope)
+
+
+def test_the_catch_up_levels_a_matrix_whose_update_was_lost(demo: Cluster) -> None:
+    matrix_rebuild(demo)
+    event_apply(demo, "MODIFIED", patch_pipeline(demo)["obj"])  # no update queued: it is lost
+
+    assert matrix_catch_up(demo) == 4
+    assert row(demo, "qwen-image-pvc").selected.name == "srt-qwen-image-pipeline"
+    assert matrix_catch_up(demo) is None
+
+
+def test_a_build_abandoned_by_a_dead_worker_is_failed_and_the_current_one_stays(demo: Cluster) -> None:
+    published = matrix_rebuild(demo)
+    abandoned, chunks = matrix_build_start(demo)
+    matrix_build_chunk(abandoned.pk, chunks[0])
+
+    assert matrix_builds_abandon(demo, older_than=timedelta(0)) == 1
+    assert MatrixBuild.objects.get(pk=abandoned.pk).status == MatrixBuild.Status.FAILED
+    assert not MatrixRow.objects.filter(build=abandoned).exists()
+    assert current_build(demo) == published

@@ -71,12 +71,6 @@ def seed_committed(transactional_db: None, settings: Any) -> Cluster:
     return cluster
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compat/receivers.py enqueues the matrix update on commit without catching the broker's "
-    "error, so the request that changed the inventory answers 500 (the change itself is committed). "
-    "Remove this mark when the receiver logs and goes on.",
-)
 def test_an_inventory_change_while_redis_is_down_answers_the_request_and_keeps_the_change(
     own_redis: StoppableRedis, seed_committed: Cluster, settings: Any, django_user_model: Any
 ) -> None:

@@ -193,12 +193,6 @@ def test_a_billion_laughs_manifest_in_what_if_is_answered_at_once_without_expand
     assert b"lol" not in api.content
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compat/whatif.py reads manifests with yaml.safe_load_all, which accepts anchors and aliases; "
-    "it is harmless today only because nothing serialises unknown fields. Refuse aliases in "
-    "_load_yaml (a SafeLoader subclass whose compose_node rejects AliasEvent), then remove this mark.",
-)
 @pytest.mark.django_db
 def test_a_billion_laughs_manifest_in_what_if_is_refused_naming_the_aliases(seed: Cluster) -> None:
     client = Client(raise_request_exception=False)
