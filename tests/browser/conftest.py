@@ -49,6 +49,10 @@ OME_KINDS = {"ClusterBaseModel", "BaseModel", "ClusterServingRuntime", "ServingR
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if shutil.which(CHROMIUM) is None and not Path(CHROMIUM).exists():
+        # On a developer's machine without Chromium, skip; CI installs it (.ci/run), so there a
+        # missing browser is an error, not a silently skipped gap.
+        if os.environ.get("CI"):
+            raise pytest.UsageError(f"no Chromium at {CHROMIUM}: .ci/run should have installed it")
         skip = pytest.mark.skip(reason=f"no Chromium at {CHROMIUM}: apt-get install -y chromium")
         for item in items:
             if "browser" in item.keywords:
