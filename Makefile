@@ -1,6 +1,6 @@
 # Set-up and everyday commands. Versions come from requirements.txt only.
 .DEFAULT_GOAL := help
-.PHONY: help venv run up test
+.PHONY: help venv run up test lint
 
 PYTHON ?= python3
 UV_VERSION := 0.13.8
@@ -15,6 +15,7 @@ help:
 	@echo "make up     run the production processes locally: gunicorn, worker, watch worker, beat (DATABASE_URL, REDIS_URL)"
 	@echo "make test   create/update .venv and run the whole test suite, on SQLite then on PostgreSQL"
 	@echo "make venv   create/update .venv from requirements.txt"
+	@echo "make lint   ruff check and format, mypy --strict on matching/"
 
 venv: $(INSTALLED)
 
@@ -76,3 +77,8 @@ test: $(INSTALLED)
 	  [ $$rc -eq 0 ] || failed="$$failed $$db"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "== failed on:$$failed"; exit 1; fi
+
+lint: $(INSTALLED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/python -m mypy --strict matching

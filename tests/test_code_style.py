@@ -1,0 +1,18 @@
+"""The code stays as `make lint` leaves it: ruff's checks and format."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("command", [["check", "."], ["format", "--check", "."]], ids=["check", "format"])
+def test_ruff_passes(command: list[str]) -> None:
+    result = subprocess.run([sys.executable, "-m", "ruff", *command], cwd=ROOT, capture_output=True, text=True)
+
+    assert result.returncode == 0, result.stdout + result.stderr
