@@ -118,10 +118,6 @@ def _reason(inventory: Inventory, model_key: ObjectKey, runtime_key: ObjectKey, 
     return inventory.grid.select(model_key, namespace).manual_keys.get(runtime_key)
 
 
-def matrix_current(cluster: Cluster) -> MatrixBuild | None:
-    return current_build(cluster)
-
-
 # --- Read by the API (and the pages): the current build, paged cells, one cell, history. ---
 
 MATCH_STATUSES = frozenset({CellStatus.SELECTED.value, CellStatus.COMPATIBLE.value})

@@ -51,10 +51,12 @@ class Inventory:
         return ["", *self.grid.namespaces]
 
 
-def _parse_cached(resource_id: int, content_hash: str, obj: dict) -> Parsed:  # type: ignore[type-arg]
+def _parse_cached(resource_id: int, content_hash: str, obj: dict | None) -> Parsed:  # type: ignore[type-arg]
+    """The parsed object; `obj` is needed only when this version was not parsed before."""
     key = (resource_id, content_hash)
     value = _PARSED.get(key)
     if value is None:
+        assert obj is not None, f"resource {resource_id} has no cached parse and no body"
         if len(_PARSED) >= _PARSED_LIMIT:
             _PARSED.clear()
         value = _PARSED[key] = matching.parse_object(obj)
@@ -90,10 +92,7 @@ def _place(inventory: Inventory, head: tuple[int, str, str, str, str, str], body
     if error:
         inventory.invalid[key] = error
         return
-    parsed = _PARSED.get((rid, digest))
-    if parsed is None:
-        assert body is not None
-        parsed = _parse_cached(rid, digest, body)
+    parsed = _parse_cached(rid, digest, body)
     if kind in MODEL_KINDS:
         inventory.models[key] = parsed  # type: ignore[assignment]
     elif kind in RUNTIME_KINDS:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,7 +103,3 @@ def manifests_load(
         snapshot_apply(cluster, kind, snapshot.objects.get(kind, {}), prune=prune, paths=snapshot.paths, result=result)
         record_list(cluster, kind)
     return result, snapshot
-
-
-def kinds_in_order() -> Sequence[str]:
-    return list(Kind.values)

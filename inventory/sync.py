@@ -201,11 +201,6 @@ def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Chang
     return change
 
 
-def state_for(cluster: Cluster, kind: str) -> SyncState:
-    state, _ = SyncState.objects.get_or_create(cluster=cluster, kind=kind)
-    return state
-
-
 def record_list(cluster: Cluster, kind: str, *, resource_version: str = "") -> None:
     """A successful full list of one kind: clears the error, refreshes counts."""
     stored = Resource.objects.filter(cluster=cluster, kind=kind)

@@ -22,6 +22,7 @@ from compat.models import InferenceServiceVerdict
 from compat.whatif import inventory_from_objects, normalise
 from inventory.models import Cluster, Resource
 from inventory.sync import event_apply
+from tests.support.manifests import llama_model as model
 
 SEED_PIPELINE = {"className": "QwenImagePipeline", "transformer": {"library": "diffusers"}}
 
@@ -200,22 +201,6 @@ def test_status_conditions_take_precedence_over_the_first_verdict(demo: Cluster)
 
 # ------------------------------------------------------------------------------------------
 # Small manifests
-
-
-def model(name: str, *, namespace: str | None = None, **spec: Any) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": name}
-    if namespace is not None:
-        metadata["namespace"] = namespace
-    return {
-        "kind": "BaseModel" if namespace else "ClusterBaseModel",
-        "metadata": metadata,
-        "spec": {
-            "modelFormat": {"name": "safetensors", "version": "1.0.0"},
-            "modelFramework": {"name": "transformers", "version": "4.51.0"},
-            "modelArchitecture": "LlamaForCausalLM",
-            **spec,
-        },
-    }
 
 
 def runtime(name: str, *, namespace: str | None = None, auto: bool = True, **spec: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import pytest
 from compat.lint import Finding, LintReport, lint_inventory, lint_runtimes
 from compat.whatif import inventory_from_objects
 from inventory.models import Cluster
+from tests.support.manifests import llama_model as model
 
 PVC_MODEL = ("ClusterBaseModel", "", "qwen-image-pvc")
 PIPELINE_RUNTIME = ("ClusterServingRuntime", "", "srt-qwen-image-pipeline")
@@ -115,22 +116,6 @@ def runtime(name: str, *entries: dict[str, Any], namespace: str | None = None, *
         "kind": "ServingRuntime" if namespace else "ClusterServingRuntime",
         "metadata": metadata,
         "spec": {"supportedModelFormats": list(entries) if entries else [entry()], **spec},
-    }
-
-
-def model(name: str, *, namespace: str | None = None, **spec: Any) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": name}
-    if namespace is not None:
-        metadata["namespace"] = namespace
-    return {
-        "kind": "BaseModel" if namespace else "ClusterBaseModel",
-        "metadata": metadata,
-        "spec": {
-            "modelFormat": {"name": "safetensors", "version": "1.0.0"},
-            "modelFramework": {"name": "transformers", "version": "4.51.0"},
-            "modelArchitecture": "LlamaForCausalLM",
-            **spec,
-        },
     }
 
 

@@ -20,6 +20,7 @@ from compat.whatif import (
 )
 from inventory.models import Cluster, Resource
 from inventory.sync import event_apply
+from tests.support.manifests import llama_model as model
 
 PVC_MODEL = ("ClusterBaseModel", "", "qwen-image-pvc")
 HF_MODEL = ("ClusterBaseModel", "", "qwen-image")
@@ -182,19 +183,6 @@ def runtime(name: str, *, namespace: str | None = None, priority: int = 1, **ent
                     **entry,
                 }
             ]
-        },
-    }
-
-
-def model(name: str, **spec: Any) -> dict[str, Any]:
-    return {
-        "kind": "ClusterBaseModel",
-        "metadata": {"name": name},
-        "spec": {
-            "modelFormat": {"name": "safetensors", "version": "1.0.0"},
-            "modelFramework": {"name": "transformers", "version": "4.51.0"},
-            "modelArchitecture": "LlamaForCausalLM",
-            **spec,
         },
     }
 
