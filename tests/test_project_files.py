@@ -28,8 +28,11 @@ def test_compose_file_parses_and_names_its_seven_services() -> None:
 
 
 def make_dry_run(target: str) -> str:
+    """The recipe make would run, with the Makefile's defaults (not this run's overrides, such as
+    `TEST_DATABASES=sqlite make test`, which make passes to its children through the environment)."""
+    env = {key: value for key, value in os.environ.items() if key not in ("TEST_DATABASES", "PYTEST_ARGS", "MAKEFLAGS")}
     result = subprocess.run(
-        ["make", "-n", target], cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=60, check=True
+        ["make", "-n", target], cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=60, check=True, env=env
     )
     return result.stdout
 
