@@ -56,10 +56,10 @@ def fill_database(models: int, runtimes: int, signatures: int) -> dict[str, floa
 
     import matching
     from benchmarks.synthetic import synthetic_models, synthetic_runtimes
-    from compat.services import matrix_rebuild
     from inventory.models import Cluster, Kind
     from inventory.records import identity
     from inventory.sync import record_list, snapshot_apply
+    from matrix.services import matrix_rebuild
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()

@@ -42,10 +42,10 @@ def main() -> None:
 
     import matching
     from benchmarks.synthetic import synthetic_models, synthetic_runtimes
-    from compat.services import matrix_apply_changes, matrix_rebuild
     from inventory.models import Resource
     from inventory.services import ClusterSpec, cluster_register, manifests_load, parse_cluster_setting
     from inventory.sync import event_apply
+    from matrix.services import matrix_apply_changes, matrix_rebuild
 
     print(f"database: {database}")
     demo = cluster_register(parse_cluster_setting("demo=manifests:catalog/runtimes,demo")[0])

@@ -13,13 +13,23 @@ from rest_framework.routers import SimpleRouter
 
 from . import filters, selectors
 from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
-from .services import cluster_register, parse_cluster_setting
+from .services import cluster_choose, cluster_register, parse_cluster_setting
 
 SOURCE_HELP = (
     "Where the cluster's objects come from, as in OME_CLUSTERS: `manifests:PATH[,PATH...]`, "
     "`kubeconfig:PATH[#CONTEXT]` or `in-cluster`. Relative paths are relative to the project folder. "
     "Credentials stay in the kubeconfig file: only its path and context are stored and shown."
 )
+
+
+class ClusterQuerySerializer(serializers.Serializer):
+    """`?cluster=NAME` of the endpoints that read one cluster; without it, the only cluster."""
+
+    cluster = serializers.CharField(required=False, help_text="Cluster name; defaults to the only cluster.")
+
+    def chosen_cluster(self) -> Cluster:
+        self.is_valid(raise_exception=True)
+        return cluster_choose(self.validated_data.get("cluster") or None)
 
 
 class SyncStateSerializer(serializers.ModelSerializer):

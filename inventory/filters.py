@@ -5,10 +5,9 @@ from __future__ import annotations
 from django.db.models import Q, QuerySet
 from django_filters import rest_framework as filters
 
-from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
+from core.web import CLUSTER_SCOPE
 
-# Kubernetes namespaces are DNS labels, so this can never name a real one.
-CLUSTER_SCOPE = "_cluster"
+from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
 
 
 class NamespaceFilter(filters.CharFilter):

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.db.models import Prefetch, QuerySet
+from django.http import Http404
+from django.shortcuts import get_object_or_404
 
-from .models import Cluster, Resource, SyncState
+from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Resource, SyncState
 
 
 def cluster_list() -> QuerySet[Cluster]:
@@ -18,6 +20,24 @@ def cluster_list() -> QuerySet[Cluster]:
 
 def sync_state_list() -> QuerySet[SyncState]:
     return SyncState.objects.select_related("cluster")
+
+
+def cluster_for_page(name: str | None) -> Cluster:
+    """The cluster a page shows: the named one, or the first by name (404 when there is none)."""
+    if name:
+        return get_object_or_404(Cluster, name=name)
+    cluster = Cluster.objects.order_by("name").first()
+    if cluster is None:
+        raise Http404("no cluster is registered")
+    return cluster
+
+
+def model_or_404(pk: int) -> Resource:
+    return get_object_or_404(Resource.objects.select_related("cluster"), pk=pk, kind__in=MODEL_KINDS)
+
+
+def runtime_or_404(pk: int) -> Resource:
+    return get_object_or_404(Resource.objects.select_related("cluster"), pk=pk, kind__in=RUNTIME_KINDS)
 
 
 def resource_list(kinds: Iterable[str]) -> QuerySet[Resource]:

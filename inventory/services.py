@@ -8,13 +8,20 @@ from pathlib import Path
 
 from django.conf import settings
 
+from core.errors import DomainError
+
 from .models import Cluster, Kind
 from .sources import ManifestSnapshot, read_manifests
 from .sync import ApplyResult, record_list, snapshot_apply
 
 
-class ClusterChoiceError(ValueError):
+class ClusterChoiceError(DomainError, ValueError):
     """No cluster, or several, where one is needed."""
+
+    code = "cluster"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, field="cluster")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""HTML pages of the inventory (the JSON API is inventory.api)."""
+"""HTML actions of the inventory (the JSON API is inventory.api; the sync page is the site's)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,4 @@ from . import views
 
 app_name = "inventory"
 
-urlpatterns = [
-    path("sync/", views.sync, name="sync"),
-    path("sync/<slug:name>/resync/", views.resync, name="resync"),
-]
+urlpatterns = [path("sync/<slug:name>/resync/", views.resync, name="resync")]

@@ -8,9 +8,11 @@ older OME could not evaluate (OME_BEHAVIOUR says which).
 
 from __future__ import annotations
 
+from .candidates import CandidateIndex, entry_could_match, in_scope, runtime_could_match
 from .crd import with_crd_defaults
 from .errors import ManifestError, ModelIndexError
 from .grid import Grid, grid
+from .keys import key_dict, key_text
 from .parse import parse_isvc, parse_model, parse_object, parse_runtime
 from .patches import merge_patch, pipeline_patch
 from .pipeline import pipeline_from_model_index
@@ -30,6 +32,7 @@ OME_BEHAVIOUR = {
 
 __all__ = [
     "OME_BEHAVIOUR",
+    "CandidateIndex",
     "CheckOutcome",
     "CheckReport",
     "Component",
@@ -47,7 +50,11 @@ __all__ = [
     "Runtime",
     "Selection",
     "check",
+    "entry_could_match",
     "grid",
+    "in_scope",
+    "key_dict",
+    "key_text",
     "merge_patch",
     "parse_isvc",
     "parse_model",
@@ -55,6 +62,7 @@ __all__ = [
     "parse_runtime",
     "pipeline_from_model_index",
     "pipeline_patch",
+    "runtime_could_match",
     "score",
     "select",
     "validate",

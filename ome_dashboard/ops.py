@@ -237,9 +237,9 @@ class _CellCounts:
 
     @staticmethod
     def _count(build: Any) -> Counter[str]:
-        from compat.models import CellStatus, MatrixRow
-        from compat.rows import row_statuses
-        from compat.selectors import runtimes_in_scope
+        from matrix.models import CellStatus, MatrixRow
+        from matrix.rows import row_statuses
+        from matrix.selectors import runtimes_in_scope
 
         scopes: dict[str, tuple[frozenset[tuple[str, str, str]], frozenset[tuple[str, str, str]]]] = {}
         counts: Counter[str] = Counter(dict.fromkeys(CellStatus.values, 0))
@@ -336,9 +336,9 @@ class DatabaseCollector(Collector):
     def _matrix_families(self) -> Iterator[Metric]:
         from django.db.models import Count
 
-        from compat.models import MatrixBuild, MatrixRow
-        from compat.services import current_build
         from inventory.models import Cluster
+        from matrix.models import MatrixBuild, MatrixRow
+        from matrix.services import current_build
 
         duration = GaugeMetricFamily(
             "ome_matrix_build_duration_seconds",

@@ -87,8 +87,12 @@ INSTALLED_APPS = [
     # SimpleAppConfig leaves TEMPLATES alone; the default config would rewrite the loaders at
     # startup. The partials loader is configured explicitly below instead.
     "template_partials.apps.SimpleAppConfig",
+    # The project's apps, in the order data flows (ARCHITECTURE.md; `lint-imports` checks it).
     "inventory",
-    "compat",
+    "lint",
+    "isvcs",
+    "matrix",
+    "whatif",
     "patches",
 ]
 
@@ -191,7 +195,7 @@ WHITENOISE_AUTOREFRESH = DEBUG
 
 # Reading the API (and its JSON) needs no login while this is on, the local demo's default.
 # Turn it off on a shared deployment: then every read needs a session or a token. Writes always
-# need the Django permission each endpoint names (ome_dashboard.permissions.HasPermissionOrReadOnly).
+# need the Django permission each endpoint names (core.permissions.HasPermissionOrReadOnly).
 API_ANONYMOUS_READ: bool = env.bool("API_ANONYMOUS_READ", default=True)
 
 REST_FRAMEWORK = {
@@ -200,15 +204,15 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["ome_dashboard.permissions.HasPermissionOrReadOnly"],
+    "DEFAULT_PERMISSION_CLASSES": ["core.permissions.HasPermissionOrReadOnly"],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "ome_dashboard.api.Pagination",
+    "DEFAULT_PAGINATION_CLASS": "core.api.Pagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "ome_dashboard.api.exception_handler",
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
 
 SPECTACULAR_SETTINGS = {
@@ -227,8 +231,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # Several lists have a `status`; name each choice set once.
     "ENUM_NAME_OVERRIDES": {
-        "CellStatusEnum": "compat.models.CellStatus",
-        "BuildStatusEnum": "compat.models.MatrixBuild.Status",
+        "CellStatusEnum": "matrix.models.CellStatus",
+        "BuildStatusEnum": "matrix.models.MatrixBuild.Status",
     },
 }
 
@@ -298,11 +302,17 @@ MATRIX_UPDATE_ON_CHANGE: bool = env.bool("MATRIX_UPDATE_ON_CHANGE", default=True
 # How often beat levels every matrix with its inventory (an update lost to a broker outage or a
 # killed worker) and fails builds abandoned by a dead worker (seconds).
 MATRIX_CATCH_UP_INTERVAL: int = env.int("MATRIX_CATCH_UP_INTERVAL", default=60)
-CELERY_BEAT_SCHEDULE["compat.matrix_catch_up_all"] = {
-    "task": "compat.matrix_catch_up_all",
+CELERY_BEAT_SCHEDULE["matrix.matrix_catch_up_all"] = {
+    "task": "matrix.matrix_catch_up_all",
     "schedule": MATRIX_CATCH_UP_INTERVAL,
     "options": {"expires": MATRIX_CATCH_UP_INTERVAL * 0.9},
 }
+# How often pages poll the matrix version, so that a sync or a patch shows up by itself (seconds).
+MATRIX_POLL_SECONDS: float = env.float("MATRIX_POLL_SECONDS", default=3.0)
+
+# What-if input limits (whatif.parse): the text of pasted manifests, and the documents in it.
+OME_WHATIF_MAX_BYTES: int = env.int("OME_WHATIF_MAX_BYTES", default=1024 * 1024)
+OME_WHATIF_MAX_DOCUMENTS: int = env.int("OME_WHATIF_MAX_DOCUMENTS", default=500)
 
 # ---- operations: readiness, metrics, logs (ome_dashboard.ops; docs/operations.md) -----------
 # /readyz reports a live cluster as stale when a kind was last listed longer ago than this.

@@ -1,4 +1,5 @@
-"""Project-level pages: the home page (the probes live in ome_dashboard.ops)."""
+"""Site-level pages: the home page, and the sync page, which shows each cluster's inventory
+sync beside the matrix build it reads from (the probes live in ome_dashboard.ops)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,33 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from core.web import is_partial, poll_seconds, read_access
+from inventory.selectors import cluster_list
+from matrix.models import MatrixBuild
+
 
 @require_safe
 def home(request: HttpRequest) -> HttpResponse:
     return render(request, "home.html")
+
+
+def _sync_context() -> dict[str, object]:
+    clusters = list(cluster_list().order_by("name"))
+    builds: dict[int, dict[str, MatrixBuild]] = {}
+    for build in MatrixBuild.objects.filter(
+        status__in=[MatrixBuild.Status.SUCCEEDED, MatrixBuild.Status.RUNNING, MatrixBuild.Status.FAILED]
+    ).order_by("started_at", "pk"):
+        builds.setdefault(build.cluster_id, {})[build.status] = build
+    return {
+        "clusters": [{"cluster": cluster, "builds": builds.get(cluster.pk, {})} for cluster in clusters],
+        "poll_seconds": poll_seconds(),
+    }
+
+
+@require_safe
+@read_access
+def sync(request: HttpRequest) -> HttpResponse:
+    """Clusters, their sync state per kind, errors, and the matrix build each reads from. The
+    table refreshes itself every few seconds (htmx)."""
+    template = "sync.html#clusters" if is_partial(request) else "sync.html"
+    return render(request, template, _sync_context())

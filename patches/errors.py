@@ -1,18 +1,12 @@
-"""Errors of the patches app. Each carries a machine-readable `code`, the HTTP status to answer
-with (`http_status`) and the request field it is about, which the API's exception handler turns
-into `{"detail", "code", "field"}`."""
+"""Errors of the patches app, each a core.errors.DomainError with its code and HTTP status."""
 
 from __future__ import annotations
 
+from core.errors import DomainError
 
-class PatchError(Exception):
+
+class PatchError(DomainError):
     code = "patch_error"
-    http_status = 400
-
-    def __init__(self, message: str, *, field: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.field = field
 
 
 class PatchInvalid(PatchError):

@@ -22,11 +22,11 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 
 import matching
-from compat.whatif import WhatIfError, whatif_model_patch
 from inventory import kube
 from inventory.models import CLUSTER_SCOPED, MODEL_KINDS, RUNTIME_KINDS, Cluster, Resource
 from inventory.sync import event_apply
 from matching.types import NAMED_COMPONENTS
+from whatif.services import WhatIfError, whatif_model_patch
 
 from .errors import PatchError, PatchInvalid, PatchTargetMissing, UploadInvalid
 from .models import APPLY_PERMISSION, PatchAttempt

@@ -12,11 +12,11 @@ import pytest
 from rest_framework.test import APIClient
 
 import matching
-from compat.models import MatrixRow
-from compat.selectors import matrix_cells
-from compat.services import current_build, matrix_apply_changes
 from inventory.models import RUNTIME_KINDS, Cluster, Resource
 from inventory.sync import event_apply
+from matrix.models import MatrixRow
+from matrix.selectors import matrix_cells
+from matrix.services import current_build, matrix_apply_changes
 
 pytestmark = pytest.mark.django_db
 

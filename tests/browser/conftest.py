@@ -20,9 +20,9 @@ import pytest
 import yaml
 from django.conf import settings as django_settings
 
-from compat.services import matrix_rebuild
 from inventory.live import cluster_resync
 from inventory.models import Cluster
+from matrix.services import matrix_rebuild
 from ome_dashboard.celery import app as celery_app
 from tests.fakes.kube_api import FakeKubeAPI
 
@@ -101,7 +101,7 @@ def live_cluster(transactional_db: None, fake_cluster: FakeKubeAPI, tmp_path: Pa
     kubernetes client and with its matrix built.
 
     Matrix updates after a change: in production an inventory change enqueues
-    compat.matrix_apply_changes on Celery and the page's version poller shows the result when
+    matrix.matrix_apply_changes on Celery and the page's version poller shows the result when
     the worker is done. Here Celery runs tasks eagerly (task_always_eager), so the update happens
     inside the request that stored the change (the patch), through the same receiver and task.
     """

@@ -15,8 +15,8 @@ from django.contrib.auth.models import Permission
 from playwright.sync_api import Page, expect
 
 import matching
-from compat.models import MatrixRow
 from inventory.models import Cluster, Resource
+from matrix.models import MatrixRow
 from patches.models import PatchAttempt
 from tests.fakes.kube_api import FakeKubeAPI
 

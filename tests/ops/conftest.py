@@ -11,9 +11,9 @@ import pytest
 from celery import Celery
 from django.test import override_settings
 
-from compat.services import matrix_rebuild
 from inventory.models import Cluster
 from inventory.services import ClusterSpec, cluster_register, manifests_load
+from matrix.services import matrix_rebuild
 from tests.patches.seed import SEED_FILES
 from tests.support.celery_worker import point_app_at_redis
 from tests.support.redis_server import RedisServer

@@ -23,12 +23,12 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from compat.models import MatrixBuild, MatrixRow
-from compat.services import current_build, matrix_build_chunk, matrix_build_start, matrix_rebuild
 from inventory import kube
 from inventory.live import cluster_resync
 from inventory.models import Cluster, Kind, Resource, SyncState
 from inventory.services import ClusterSpec, cluster_register, manifests_load
+from matrix.models import MatrixBuild, MatrixRow
+from matrix.services import current_build, matrix_build_chunk, matrix_build_start, matrix_rebuild
 from ome_dashboard.celery import debug_ping
 from patches.services import version_of
 from tests.fakes.kube_api import FakeKubeAPI

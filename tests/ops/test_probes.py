@@ -15,10 +15,10 @@ from django.test import Client
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from compat.selectors import matrix_cells
-from compat.services import current_build, matrix_apply_changes, matrix_build_start
 from inventory.models import Cluster, Kind, Resource, SyncState
 from inventory.sync import event_apply
+from matrix.selectors import matrix_cells
+from matrix.services import current_build, matrix_apply_changes, matrix_build_start
 from ome_dashboard import ops
 from patches.models import PatchAttempt
 from tests.patches.seed import PIPELINE

@@ -25,8 +25,8 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from compat.services import current_build
 from inventory.models import Cluster, Resource
+from matrix.services import current_build
 from patches.models import PatchAttempt
 
 WRITE_METHODS = ("post", "put", "patch", "delete")
@@ -87,7 +87,18 @@ def _named(route: str, kind: str) -> str:
 def database_state() -> dict[str, str]:
     """Every stored row (but the audit log, checked apart), by model: what a write would change."""
     out = io.StringIO()
-    call_command("dumpdata", "inventory", "compat", "auth.user", "auth.group", "authtoken", "admin", stdout=out)
+    call_command(
+        "dumpdata",
+        "inventory",
+        "matrix",
+        "isvcs",
+        "patches",
+        "auth.user",
+        "auth.group",
+        "authtoken",
+        "admin",
+        stdout=out,
+    )
     state: dict[str, list[Any]] = {}
     for row in json.loads(out.getvalue()):
         state.setdefault(row["model"], []).append(row)

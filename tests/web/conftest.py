@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
 
-from compat.models import MatrixBuild
 from inventory.models import Cluster, Resource
+from matrix.models import MatrixBuild
 from ome_dashboard.celery import app as celery_app
 
 SEED_MODEL = "qwen-image-pvc"

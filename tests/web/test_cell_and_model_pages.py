@@ -8,10 +8,10 @@ import re
 from django.test import Client
 from django.urls import reverse
 
-from compat.models import CellChange, MatrixBuild, MatrixRow
-from compat.services import matrix_apply_changes
 from inventory.models import Cluster, Resource
 from inventory.sync import event_apply
+from matrix.models import CellChange, MatrixBuild, MatrixRow
+from matrix.services import matrix_apply_changes
 from tests.web.conftest import CATALOG_RUNTIME, SEED_MODEL, SEED_RUNTIME
 
 OME_REASON = (
@@ -22,7 +22,7 @@ PIPELINE = {"className": "QwenImagePipeline", "transformer": {"library": "diffus
 
 
 def cell_url(model: Resource, runtime: Resource, scope: str = "_cluster") -> str:
-    return reverse("compat:cell", args=[model.pk, runtime.pk, scope])
+    return reverse("matrix:cell", args=[model.pk, runtime.pk, scope])
 
 
 def test_the_seed_cell_shows_omes_reason_every_check_with_both_values_and_the_patch_button(
@@ -47,7 +47,7 @@ def test_the_seed_cell_shows_omes_reason_every_check_with_both_values_and_the_pa
         "First mismatch, as OME reports it: <q>diffusion pipeline required by runtime but not specified in model</q>"
         in html
     )
-    assert f'action="{reverse("compat:patch", args=[seed_model.pk])}"' in html
+    assert f'action="{reverse("patches:patch", args=[seed_model.pk])}"' in html
     assert f'name="runtime" value="{seed_runtime.pk}"' in html
     assert "Make this model match" in html
 
@@ -107,7 +107,7 @@ def test_cells_of_objects_that_are_not_a_model_and_a_runtime_do_not_exist(
 def test_the_model_page_shows_metadata_pipeline_rankings_exclusions_services_and_patch_buttons(
     client: Client, seed_model: Resource, seed_runtime: Resource, catalog_runtime: Resource
 ) -> None:
-    response = client.get(reverse("compat:model", args=[seed_model.pk]))
+    response = client.get(reverse("matrix:model", args=[seed_model.pk]))
 
     html = response.content.decode()
     assert response.status_code == 200
@@ -123,14 +123,14 @@ def test_the_model_page_shows_metadata_pipeline_rankings_exclusions_services_and
     first_row = excluded.split("<tbody>")[1].split("</tr>")[0]
     assert SEED_RUNTIME in first_row
     assert "diffusion pipeline required by runtime but not specified in model" in first_row
-    assert f"{reverse('compat:patch', args=[seed_model.pk])}?runtime={seed_runtime.pk}" in first_row
+    assert f"{reverse('patches:patch', args=[seed_model.pk])}?runtime={seed_runtime.pk}" in first_row
     assert "research/qwen-image-pipeline" in html
     assert "used anyway (advisory)" in html
-    assert reverse("compat:model-index", args=[seed_model.pk]) in html
+    assert reverse("patches:model-index", args=[seed_model.pk]) in html
 
 
 def test_the_model_page_has_a_tab_per_namespace_with_its_own_ranking(client: Client, seed_model: Resource) -> None:
-    html = client.get(reverse("compat:model", args=[seed_model.pk]), {"namespace": "team-b"}).content.decode()
+    html = client.get(reverse("matrix:model", args=[seed_model.pk]), {"namespace": "team-b"}).content.decode()
 
     tabs = re.findall(r'<a href="\?namespace=([^"]+)"( aria-current="true")?>', html)
     assert [name for name, _current in tabs] == ["_cluster", "research", "team-a", "team-b"]
@@ -157,7 +157,7 @@ def test_the_model_page_says_who_set_each_pipeline_field_when_managed_fields_tel
     ]
     event_apply(cluster, "MODIFIED", obj)
 
-    html = client.get(reverse("compat:model", args=[seed_model.pk])).content.decode()
+    html = client.get(reverse("matrix:model", args=[seed_model.pk])).content.decode()
 
     rows = dict(
         re.findall(r"<th scope=\"row\"><code>([\w.]+)</code></th><td><code>[^<]*</code></td>\s*<td>(.*?)</td>", html)
@@ -176,7 +176,7 @@ def test_without_managed_fields_the_model_page_says_provenance_cannot_be_told(
     obj["spec"]["diffusionPipeline"] = PIPELINE
     event_apply(cluster, "MODIFIED", obj)
 
-    html = client.get(reverse("compat:model", args=[seed_model.pk])).content.decode()
+    html = client.get(reverse("matrix:model", args=[seed_model.pk])).content.decode()
 
     assert "cannot be told" in html
     assert "no metadata.managedFields" in html
@@ -200,7 +200,7 @@ def test_the_model_page_lists_the_cell_history(client: Client, cluster: Cluster,
     )
     assert CellChange.objects.filter(model_name=SEED_MODEL).exists()
 
-    html = client.get(reverse("compat:model", args=[seed_model.pk])).content.decode()
+    html = client.get(reverse("matrix:model", args=[seed_model.pk])).content.decode()
 
     history = html.split("Cell history")[1]
     assert SEED_RUNTIME in history

@@ -13,9 +13,9 @@ import yaml
 from django.test import Client
 from django.urls import reverse
 
-from compat.services import matrix_rebuild
 from inventory.models import Cluster, Resource
 from inventory.services import ClusterSpec, cluster_register, manifests_load
+from matrix.services import matrix_rebuild
 from tests.web.conftest import HOSTILE
 
 pytestmark = pytest.mark.django_db
@@ -95,18 +95,18 @@ def assert_shown_as_text(html: str) -> None:
 def test_every_page_shows_hostile_names_and_values_as_text(client: Client, hostile: Cluster) -> None:
     model = Resource.objects.get(cluster=hostile, kind="ClusterBaseModel")
     runtime = Resource.objects.get(cluster=hostile, kind="ClusterServingRuntime", name=HOSTILE)
-    cell = reverse("compat:cell", args=[model.pk, runtime.pk, "_cluster"])
+    cell = reverse("matrix:cell", args=[model.pk, runtime.pk, "_cluster"])
     pages = [
-        f"{reverse('compat:matrix')}?cluster=hostile",
-        f"{reverse('compat:matrix')}?cluster=hostile&cols=all&status=excluded&status=selected",
-        f"{reverse('compat:matrix')}?cluster=hostile&namespace=team",
+        f"{reverse('matrix:matrix')}?cluster=hostile",
+        f"{reverse('matrix:matrix')}?cluster=hostile&cols=all&status=excluded&status=selected",
+        f"{reverse('matrix:matrix')}?cluster=hostile&namespace=team",
         cell,
         cell + "reason/",
-        reverse("compat:model", args=[model.pk]),
-        reverse("compat:runtime", args=[runtime.pk]),
-        f"{reverse('compat:patch', args=[model.pk])}?runtime={runtime.pk}",
-        f"{reverse('compat:isvcs')}?cluster=hostile",
-        f"{reverse('compat:lint')}?cluster=hostile",
+        reverse("matrix:model", args=[model.pk]),
+        reverse("matrix:runtime", args=[runtime.pk]),
+        f"{reverse('patches:patch', args=[model.pk])}?runtime={runtime.pk}",
+        f"{reverse('matrix:isvcs')}?cluster=hostile",
+        f"{reverse('lint:lint')}?cluster=hostile",
     ]
 
     for url in pages:
@@ -119,12 +119,12 @@ def test_a_pasted_manifest_and_model_index_are_echoed_as_text(client: Client, ho
     model = Resource.objects.get(cluster=hostile, kind="ClusterBaseModel")
     runtime = Resource.objects.get(cluster=hostile, kind="ClusterServingRuntime", name=HOSTILE)
 
-    whatif = client.post(reverse("compat:runtime-whatif", args=[runtime.pk]), {"manifest": f"kind: {HOSTILE}"})
+    whatif = client.post(reverse("whatif:runtime-whatif", args=[runtime.pk]), {"manifest": f"kind: {HOSTILE}"})
     index = client.post(
-        reverse("compat:model-index", args=[model.pk]),
+        reverse("patches:model-index", args=[model.pk]),
         {"text": json.dumps({"_class_name": HOSTILE, "transformer": ["diffusers", SCRIPT]})},
     )
-    broken_index = client.post(reverse("compat:model-index", args=[model.pk]), {"text": HOSTILE})
+    broken_index = client.post(reverse("patches:model-index", args=[model.pk]), {"text": HOSTILE})
 
     for response in (whatif, index, broken_index):
         assert_shown_as_text(response.content.decode())
@@ -133,4 +133,4 @@ def test_a_pasted_manifest_and_model_index_are_echoed_as_text(client: Client, ho
 def test_the_sync_page_shows_hostile_errors_as_text(client: Client, hostile: Cluster) -> None:
     hostile.sync_states.update(last_error=f"list failed: {HOSTILE}")
 
-    assert_shown_as_text(client.get(reverse("inventory:sync")).content.decode())
+    assert_shown_as_text(client.get(reverse("sync")).content.decode())

@@ -9,9 +9,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from compat.models import MatrixBuild, MatrixRow
-from compat.services import matrix_apply_changes
 from inventory.models import Cluster, Resource
+from matrix.models import MatrixBuild, MatrixRow
+from matrix.services import matrix_apply_changes
 from tests.web.conftest import CATALOG_RUNTIME, SEED_MODEL, SEED_RUNTIME
 
 MATRIX = "/matrix/"
@@ -54,7 +54,7 @@ def test_a_cell_links_to_its_explanation_and_says_what_it_is_in_its_label(
     response = client.get(MATRIX, {"search": "qwen-image"})
 
     html = response.content.decode()
-    href = reverse("compat:cell", args=[seed_model.pk, seed_runtime.pk, "_cluster"])
+    href = reverse("matrix:cell", args=[seed_model.pk, seed_runtime.pk, "_cluster"])
     score = MatrixRow.objects.get(build=build, model=seed_model, namespace="").selected_score
     assert f'href="{href}" aria-label="{SEED_MODEL} \u00d7 {SEED_RUNTIME}: excluded">\u00b7</a>' in html
     assert cell_class(html, SEED_MODEL, CATALOG_RUNTIME) == "selected"
@@ -177,7 +177,7 @@ def test_without_any_cluster_the_page_says_how_to_add_one(client: Client, cluste
 def test_the_counts_name_models_without_runtime_services_at_risk_and_lint_findings(
     client: Client, cluster: Cluster, build: MatrixBuild
 ) -> None:
-    response = client.get(reverse("compat:matrix-counts"), {"cluster": "demo", "namespace": "_cluster"})
+    response = client.get(reverse("matrix:matrix-counts"), {"cluster": "demo", "namespace": "_cluster"})
 
     html = response.content.decode()
     no_runtime = MatrixRow.objects.filter(build=build, namespace="", outcome="no-runtime").count()
@@ -191,7 +191,7 @@ def test_the_counts_name_models_without_runtime_services_at_risk_and_lint_findin
 def test_the_version_poll_answers_no_content_until_the_matrix_changes(
     client: Client, cluster: Cluster, build: MatrixBuild, seed_model: Resource
 ) -> None:
-    url = reverse("compat:matrix-version")
+    url = reverse("matrix:matrix-version")
     first = client.get(url, {"cluster": "demo", "since": "stale"})
     version = re.search(r'data-version="([^"]+)"', first.content.decode()).group(1)
 

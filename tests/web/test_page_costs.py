@@ -20,24 +20,24 @@ from inventory.models import Cluster, Resource
 
 # (name, url builder, max queries): anonymous reads, so no session queries.
 PAGES: list[tuple[str, Callable[[dict[str, Resource]], str], int]] = [
-    ("matrix", lambda o: reverse("compat:matrix"), 10),
+    ("matrix", lambda o: reverse("matrix:matrix"), 10),
     (
         "matrix page 3, all runtimes, 2nd column page",
-        lambda o: f"{reverse('compat:matrix')}?page=3&cols=all&cpage=2",
+        lambda o: f"{reverse('matrix:matrix')}?page=3&cols=all&cpage=2",
         10,
     ),
-    ("matrix filtered by status", lambda o: f"{reverse('compat:matrix')}?status=manual-only&namespace=team-b", 10),
-    ("matrix counts", lambda o: f"{reverse('compat:matrix-counts')}?cluster=demo&namespace=_cluster", 9),
-    ("matrix version", lambda o: f"{reverse('compat:matrix-version')}?cluster=demo&since=0", 2),
-    ("cell", lambda o: reverse("compat:cell", args=[o["model"].pk, o["runtime"].pk, "_cluster"]), 10),
-    ("cell reason", lambda o: reverse("compat:cell-reason", args=[o["model"].pk, o["runtime"].pk, "_cluster"]), 7),
-    ("model", lambda o: reverse("compat:model", args=[o["model"].pk]), 14),
-    ("runtime", lambda o: reverse("compat:runtime", args=[o["runtime"].pk]), 11),
-    ("patch preview", lambda o: f"{reverse('compat:patch', args=[o['model'].pk])}?runtime={o['runtime'].pk}", 6),
-    ("model_index.json", lambda o: reverse("compat:model-index", args=[o["model"].pk]), 1),
-    ("InferenceServices", lambda o: f"{reverse('compat:isvcs')}?cluster=demo", 14),
-    ("lint", lambda o: f"{reverse('compat:lint')}?cluster=demo", 6),
-    ("sync", lambda o: reverse("inventory:sync"), 3),
+    ("matrix filtered by status", lambda o: f"{reverse('matrix:matrix')}?status=manual-only&namespace=team-b", 10),
+    ("matrix counts", lambda o: f"{reverse('matrix:matrix-counts')}?cluster=demo&namespace=_cluster", 9),
+    ("matrix version", lambda o: f"{reverse('matrix:matrix-version')}?cluster=demo&since=0", 2),
+    ("cell", lambda o: reverse("matrix:cell", args=[o["model"].pk, o["runtime"].pk, "_cluster"]), 10),
+    ("cell reason", lambda o: reverse("matrix:cell-reason", args=[o["model"].pk, o["runtime"].pk, "_cluster"]), 7),
+    ("model", lambda o: reverse("matrix:model", args=[o["model"].pk]), 14),
+    ("runtime", lambda o: reverse("matrix:runtime", args=[o["runtime"].pk]), 11),
+    ("patch preview", lambda o: f"{reverse('patches:patch', args=[o['model'].pk])}?runtime={o['runtime'].pk}", 6),
+    ("model_index.json", lambda o: reverse("patches:model-index", args=[o["model"].pk]), 1),
+    ("InferenceServices", lambda o: f"{reverse('matrix:isvcs')}?cluster=demo", 14),
+    ("lint", lambda o: f"{reverse('lint:lint')}?cluster=demo", 6),
+    ("sync", lambda o: reverse("sync"), 3),
 ]
 
 

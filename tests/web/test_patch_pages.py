@@ -31,12 +31,12 @@ MODEL_INDEX = {
 
 
 def preview_url(model: Resource, runtime: Resource) -> str:
-    return f"{reverse('compat:patch', args=[model.pk])}?runtime={runtime.pk}"
+    return f"{reverse('patches:patch', args=[model.pk])}?runtime={runtime.pk}"
 
 
 def apply(client: Client, model: Resource, runtime: Resource, *, version: str, **extra: Any) -> Any:
     return client.post(
-        reverse("compat:patch", args=[model.pk]),
+        reverse("patches:patch", args=[model.pk]),
         {"patch": json.dumps(PATCH), "resource_version": version, "runtime": str(runtime.pk)},
         **extra,
     )
@@ -83,7 +83,7 @@ def test_an_anonymous_apply_goes_to_the_login_page_and_changes_nothing(
 
     assert response.status_code == 302
     assert response["Location"] == (
-        f"/accounts/login/?next={reverse('compat:patch', args=[seed_model.pk])}%3Fruntime%3D{seed_runtime.pk}"
+        f"/accounts/login/?next={reverse('patches:patch', args=[seed_model.pk])}%3Fruntime%3D{seed_runtime.pk}"
     )
     assert not PatchAttempt.objects.exists()
 
@@ -118,14 +118,14 @@ def test_applying_redirects_to_the_result_with_the_models_refreshed_row(
 
     attempt = PatchAttempt.objects.get()
     assert response.status_code == 302
-    assert response["Location"] == reverse("compat:patch-result", args=[attempt.pk])
+    assert response["Location"] == reverse("patches:patch-result", args=[attempt.pk])
     assert attempt.result == PatchAttempt.Result.APPLIED
     assert attempt.runtime == f"ClusterServingRuntime/{SEED_RUNTIME}"
     result = patcher_client.get(response["Location"]).content.decode()
     assert "<h1>Patch applied</h1>" in result
     assert f'aria-label="{SEED_MODEL} \u00d7 {SEED_RUNTIME}: selected' in result
     assert f'aria-label="{SEED_MODEL} \u00d7 {CATALOG_RUNTIME}: compatible' in result
-    assert reverse("compat:cell", args=[seed_model.pk, seed_runtime.pk, "_cluster"]) in result
+    assert reverse("matrix:cell", args=[seed_model.pk, seed_runtime.pk, "_cluster"]) in result
 
 
 def test_a_model_changed_since_the_preview_is_a_conflict_with_a_fresh_preview(
@@ -154,7 +154,7 @@ def test_only_the_user_who_applied_sees_the_result(
     attempt = PatchAttempt.objects.get()
     patcher_client.force_login(viewer)
 
-    assert patcher_client.get(reverse("compat:patch-result", args=[attempt.pk])).status_code == 403
+    assert patcher_client.get(reverse("patches:patch-result", args=[attempt.pk])).status_code == 403
 
 
 def test_a_runtime_that_no_pipeline_patch_can_help_says_why(
@@ -171,7 +171,7 @@ def test_a_runtime_that_no_pipeline_patch_can_help_says_why(
 def test_model_index_json_gives_the_pipeline_ome_would_record_and_a_preview_link(
     client: Client, seed_model: Resource
 ) -> None:
-    response = client.post(reverse("compat:model-index", args=[seed_model.pk]), {"text": json.dumps(MODEL_INDEX)})
+    response = client.post(reverse("patches:model-index", args=[seed_model.pk]), {"text": json.dumps(MODEL_INDEX)})
 
     html = response.content.decode()
     assert response.status_code == 200
@@ -187,14 +187,14 @@ def test_model_index_json_gives_the_pipeline_ome_would_record_and_a_preview_link
 def test_model_index_json_can_be_uploaded(client: Client, seed_model: Resource) -> None:
     upload = SimpleUploadedFile("model_index.json", json.dumps(MODEL_INDEX).encode(), content_type="application/json")
 
-    response = client.post(reverse("compat:model-index", args=[seed_model.pk]), {"file": upload})
+    response = client.post(reverse("patches:model-index", args=[seed_model.pk]), {"file": upload})
 
     assert response.status_code == 200
     assert "QwenImageTransformer2DModel" in response.content.decode()
 
 
 def test_a_model_index_json_that_is_not_json_is_an_error_shown_plainly(client: Client, seed_model: Resource) -> None:
-    response = client.post(reverse("compat:model-index", args=[seed_model.pk]), {"text": "{not json"})
+    response = client.post(reverse("patches:model-index", args=[seed_model.pk]), {"text": "{not json"})
 
     html = response.content.decode()
     assert response.status_code == 400
@@ -203,7 +203,7 @@ def test_a_model_index_json_that_is_not_json_is_an_error_shown_plainly(client: C
 
 
 def test_a_preview_of_a_pipeline_that_is_not_json_is_a_bad_request(client: Client, seed_model: Resource) -> None:
-    url = f"{reverse('compat:patch', args=[seed_model.pk])}?{urlencode({'pipeline': '{oops'})}"
+    url = f"{reverse('patches:patch', args=[seed_model.pk])}?{urlencode({'pipeline': '{oops'})}"
 
     response = client.get(url)
 

@@ -18,7 +18,7 @@ from tests.web.conftest import SEED_MODEL, SEED_RUNTIME
 def test_the_runtime_page_lists_entries_the_models_each_matches_and_lint_findings(
     client: Client, cluster: Cluster, seed_runtime: Resource
 ) -> None:
-    response = client.get(reverse("compat:runtime", args=[seed_runtime.pk]))
+    response = client.get(reverse("matrix:runtime", args=[seed_runtime.pk]))
 
     html = response.content.decode()
     assert response.status_code == 200
@@ -37,7 +37,7 @@ def test_the_runtime_page_lists_entries_the_models_each_matches_and_lint_finding
 def test_the_runtime_page_offers_its_manifest_for_editing_without_server_fields(
     client: Client, seed_runtime: Resource
 ) -> None:
-    html = client.get(reverse("compat:runtime", args=[seed_runtime.pk])).content.decode()
+    html = client.get(reverse("matrix:runtime", args=[seed_runtime.pk])).content.decode()
 
     text = re.search(r'<textarea id="id_manifest"[^>]*>(.*?)</textarea>', html, re.S).group(1)
     manifest = yaml.safe_load(html_module.unescape(text))
@@ -57,7 +57,7 @@ def test_the_what_if_of_an_edited_manifest_names_the_cells_that_would_change(
     edited["spec"] = spec
 
     response = client.post(
-        reverse("compat:runtime-whatif", args=[seed_runtime.pk]), {"manifest": yaml.safe_dump(edited)}, headers=htmx
+        reverse("whatif:runtime-whatif", args=[seed_runtime.pk]), {"manifest": yaml.safe_dump(edited)}, headers=htmx
     )
 
     html = response.content.decode()
@@ -68,7 +68,7 @@ def test_the_what_if_of_an_edited_manifest_names_the_cells_that_would_change(
 
 
 def test_a_manifest_that_cannot_be_read_is_an_error_shown_in_place(client: Client, seed_runtime: Resource) -> None:
-    response = client.post(reverse("compat:runtime-whatif", args=[seed_runtime.pk]), {"manifest": "kind: [unclosed"})
+    response = client.post(reverse("whatif:runtime-whatif", args=[seed_runtime.pk]), {"manifest": "kind: [unclosed"})
 
     html = response.content.decode()
     assert response.status_code == 400
@@ -77,7 +77,7 @@ def test_a_manifest_that_cannot_be_read_is_an_error_shown_in_place(client: Clien
 
 
 def test_the_inference_services_page_puts_those_at_risk_first_with_their_fix(client: Client, cluster: Cluster) -> None:
-    html = client.get(reverse("compat:isvcs"), {"cluster": "demo"}).content.decode()
+    html = client.get(reverse("matrix:isvcs"), {"cluster": "demo"}).content.decode()
 
     names = re.findall(r'<th scope="row">([\w-]+/[\w-]+)</th>', html)
     risky = re.findall(r'<tr class="risk">\s*<th scope="row">([\w-]+/[\w-]+)</th>', html)
@@ -90,14 +90,14 @@ def test_the_inference_services_page_puts_those_at_risk_first_with_their_fix(cli
     model = Resource.objects.get(cluster=cluster, name=SEED_MODEL)
     runtime = Resource.objects.get(cluster=cluster, name=SEED_RUNTIME)
     assert (
-        f'href="{reverse("compat:patch", args=[model.pk])}?runtime={runtime.pk}">Make {SEED_MODEL} match {SEED_RUNTIME}</a>'
+        f'href="{reverse("patches:patch", args=[model.pk])}?runtime={runtime.pk}">Make {SEED_MODEL} match {SEED_RUNTIME}</a>'
         in row
     )
 
 
 def test_at_risk_keeps_only_the_services_at_risk(client: Client, cluster: Cluster) -> None:
     html = client.get(
-        reverse("compat:isvcs"), {"cluster": "demo", "at_risk": "1", "namespace": "research"}
+        reverse("matrix:isvcs"), {"cluster": "demo", "at_risk": "1", "namespace": "research"}
     ).content.decode()
 
     names = re.findall(r'<th scope="row">([\w-]+/[\w-]+)</th>', html)
@@ -109,10 +109,10 @@ def test_at_risk_keeps_only_the_services_at_risk(client: Client, cluster: Cluste
 def test_the_lint_page_lists_findings_with_links_and_filters_by_severity(
     client: Client, cluster: Cluster, seed_runtime: Resource
 ) -> None:
-    everything = client.get(reverse("compat:lint"), {"cluster": "demo"}).content.decode()
-    warnings = client.get(reverse("compat:lint"), {"cluster": "demo", "severity": "warning"}).content.decode()
+    everything = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+    warnings = client.get(reverse("lint:lint"), {"cluster": "demo", "severity": "warning"}).content.decode()
 
-    assert f'<a href="{reverse("compat:runtime", args=[seed_runtime.pk])}">{SEED_RUNTIME}</a>' in everything
+    assert f'<a href="{reverse("matrix:runtime", args=[seed_runtime.pk])}">{SEED_RUNTIME}</a>' in everything
     assert everything.count('<li class="sev-') > warnings.count('<li class="sev-') > 0
     assert '<li class="sev-info">' not in warnings
 
@@ -122,7 +122,7 @@ def test_the_sync_page_shows_each_clusters_sync_state_and_matrix(client: Client,
         last_error="list failed: 503", last_error_at="2026-01-01T00:00:00Z"
     )
 
-    html = client.get(reverse("inventory:sync")).content.decode()
+    html = client.get(reverse("sync")).content.decode()
 
     assert '<h2 id="cluster-' in html
     assert ">demo</h2>" in html
@@ -134,7 +134,7 @@ def test_the_sync_page_shows_each_clusters_sync_state_and_matrix(client: Client,
 
 
 def test_the_sync_table_refreshes_itself(client: Client, cluster: Cluster, htmx: dict[str, str]) -> None:
-    html = client.get(reverse("inventory:sync"), headers=htmx).content.decode()
+    html = client.get(reverse("sync"), headers=htmx).content.decode()
 
     assert html.lstrip().startswith('<div id="clusters"')
     assert 'hx-trigger="every 3s"' in html
@@ -177,7 +177,7 @@ def test_a_resync_is_queued_and_the_page_says_so(
 def test_the_home_page_links_every_page(client: Client, db: None) -> None:
     html = client.get("/").content.decode()
 
-    for name in ("compat:matrix", "compat:isvcs", "compat:lint", "inventory:sync"):
+    for name in ("matrix:matrix", "matrix:isvcs", "lint:lint", "sync"):
         assert f'href="{reverse(name)}"' in html
 
 

@@ -1,9 +1,0 @@
-from django.apps import AppConfig
-
-
-class CompatConfig(AppConfig):
-    name = "compat"
-    verbose_name = "Compatibility matrix"
-
-    def ready(self) -> None:
-        from . import receivers  # noqa: F401  (connects to inventory_changed)

@@ -1,0 +1,57 @@
+"""Helpers of the HTML pages that every app's views share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+import yaml
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+
+View = TypeVar("View", bound=Callable[..., HttpResponse])
+
+# How a namespace travels in URLs and queries when it is the cluster scope (the empty namespace).
+# Kubernetes namespaces are DNS labels, so this can never name a real one.
+CLUSTER_SCOPE = "_cluster"
+
+
+def poll_seconds() -> float:
+    """How often pages poll the matrix version (htmx `every`), so that a sync or a patch shows
+    up by itself: settings.MATRIX_POLL_SECONDS."""
+    return float(settings.MATRIX_POLL_SECONDS)
+
+
+def read_access(view: View) -> View:
+    """Let anyone read while settings.API_ANONYMOUS_READ is on (as the API does); otherwise send
+    anonymous users to the login page."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not settings.API_ANONYMOUS_READ and not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        return view(request, *args, **kwargs)
+
+    return wrapped  # type: ignore[return-value]
+
+
+def scope_token(namespace: str) -> str:
+    """A namespace as it travels in URLs: `_cluster` for cluster scope (the empty namespace)."""
+    return namespace or CLUSTER_SCOPE
+
+
+def scope_namespace(token: str | None) -> str:
+    return "" if not token or token == CLUSTER_SCOPE else token
+
+
+def is_partial(request: HttpRequest) -> bool:
+    """An htmx request for a fragment (not a boosted page load)."""
+    htmx = getattr(request, "htmx", None)
+    return htmx is not None and bool(htmx) and not htmx.boosted
+
+
+def to_yaml(obj: object) -> str:
+    """An object as the pages show YAML: keys in their order, block style."""
+    return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, allow_unicode=True, width=100)

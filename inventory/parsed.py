@@ -1,0 +1,181 @@
+"""A cluster's inventory as `matching` values, parsed once per object version per process."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from django.db import connection
+
+import matching
+from matching.types import InferenceService, Model, ObjectKey, Runtime
+
+from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
+
+Parsed = Model | Runtime | InferenceService
+
+# (resource id, content hash) -> parsed value; a worker re-reads only objects that changed.
+_PARSED: dict[tuple[int, str], Parsed] = {}
+_PARSED_LIMIT = 200_000
+
+
+@dataclass
+class Inventory:
+    """The parsed objects of one cluster, with their resource ids both ways."""
+
+    cluster_id: int
+    models: dict[ObjectKey, Model] = field(default_factory=dict)
+    runtimes: dict[ObjectKey, Runtime] = field(default_factory=dict)
+    isvcs: dict[ObjectKey, InferenceService] = field(default_factory=dict)
+    invalid: dict[ObjectKey, str] = field(default_factory=dict)
+    ids: dict[ObjectKey, int] = field(default_factory=dict)
+    fingerprint: str = ""
+
+    @cached_property
+    def keys(self) -> dict[int, ObjectKey]:
+        return {rid: key for key, rid in self.ids.items()}
+
+    @cached_property
+    def grid(self) -> matching.Grid:
+        return matching.grid(self.models.values(), self.runtimes.values(), self.isvcs.values())
+
+    @property
+    def model_keys(self) -> list[ObjectKey]:
+        """Every model key, malformed models included."""
+        return sorted(set(self.models) | {key for key in self.invalid if key[0] in MODEL_KINDS})
+
+    def namespaces_for(self, model_key: ObjectKey) -> list[str]:
+        """A BaseModel is selected for in its namespace; a ClusterBaseModel at cluster scope
+        ("") and in every namespace that holds ServingRuntimes or InferenceServices."""
+        if model_key[0] == Kind.BASE_MODEL:
+            return [model_key[1]]
+        return ["", *self.grid.namespaces]
+
+
+def _parse_cached(resource_id: int, content_hash: str, obj: dict | None) -> Parsed:  # type: ignore[type-arg]
+    """The parsed object; `obj` is needed only when this version was not parsed before."""
+    key = (resource_id, content_hash)
+    value = _PARSED.get(key)
+    if value is None:
+        assert obj is not None, f"resource {resource_id} has no cached parse and no body"
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+        value = _PARSED[key] = matching.parse_object(obj)
+    return value
+
+
+def _fingerprint(cluster: Cluster, version: int) -> str:
+    """Names the inventory's contents: unique per cluster incarnation and inventory version."""
+    return f"{cluster.pk}@{cluster.created_at.timestamp()}:v{version}"
+
+
+def _version(cluster: Cluster) -> int:
+    return int(Cluster.objects.values_list("inventory_version", flat=True).get(pk=cluster.pk))
+
+
+def inventory_fingerprint(cluster: Cluster) -> str:
+    """Changes whenever any object of the cluster is added, changed or removed."""
+    return _fingerprint(cluster, _version(cluster))
+
+
+# (cluster id, cluster creation time) -> (inventory version, the Inventory loaded at it); reused
+# while nothing changed, caught up from the objects changed since otherwise. The creation time
+# tells apart a cluster deleted and created again under the same id.
+_LOADED: dict[tuple[int, object], tuple[int, Inventory]] = {}
+
+_HEAD_FIELDS = ("id", "kind", "namespace", "name", "content_hash", "error")
+
+
+def _place(inventory: Inventory, head: tuple[int, str, str, str, str, str], body: dict | None) -> None:  # type: ignore[type-arg]
+    rid, kind, namespace, name, digest, error = head
+    key = (kind, namespace, name)
+    inventory.ids[key] = rid
+    if error:
+        inventory.invalid[key] = error
+        return
+    parsed = _parse_cached(rid, digest, body)
+    if kind in MODEL_KINDS:
+        inventory.models[key] = parsed  # type: ignore[assignment]
+    elif kind in RUNTIME_KINDS:
+        inventory.runtimes[key] = parsed  # type: ignore[assignment]
+    else:
+        inventory.isvcs[key] = parsed  # type: ignore[assignment]
+
+
+def _bodies(heads: list[tuple[int, str, str, str, str, str]]) -> dict[int, dict]:  # type: ignore[type-arg]
+    missing = [head[0] for head in heads if not head[5] and (head[0], head[4]) not in _PARSED]
+    bodies: dict[int, dict] = {}  # type: ignore[type-arg]
+    for start in range(0, len(missing), 2000):
+        bodies.update(Resource.objects.filter(pk__in=missing[start : start + 2000]).values_list("id", "obj"))
+    return bodies
+
+
+def _full_load(cluster: Cluster, version: int) -> Inventory:
+    inventory = Inventory(cluster_id=cluster.pk, fingerprint=_fingerprint(cluster, version))
+    heads = list(Resource.objects.filter(cluster=cluster).values_list(*_HEAD_FIELDS))
+    bodies = _bodies(heads)
+    for head in heads:
+        _place(inventory, head, bodies.get(head[0]))
+    return inventory
+
+
+def _catch_up(cluster: Cluster, since: int, previous: Inventory, version: int) -> Inventory:
+    """A new Inventory: `previous` plus the objects changed after version `since`, minus the
+    removed ones. Applying a change twice is harmless, so a concurrent writer cannot make it
+    miss anything that the next catch-up would not bring."""
+    inventory = Inventory(
+        cluster_id=cluster.pk,
+        models=dict(previous.models),
+        runtimes=dict(previous.runtimes),
+        isvcs=dict(previous.isvcs),
+        invalid=dict(previous.invalid),
+        ids=dict(previous.ids),
+        fingerprint=_fingerprint(cluster, version),
+    )
+    present = set(Resource.objects.filter(cluster=cluster).values_list("id", flat=True))
+    changed = list(Resource.objects.filter(cluster=cluster, version__gt=since).values_list(*_HEAD_FIELDS))
+    changed_ids = {head[0] for head in changed}
+    for key, rid in list(inventory.ids.items()):
+        if rid not in present or rid in changed_ids:
+            for table in (inventory.ids, inventory.models, inventory.runtimes, inventory.isvcs, inventory.invalid):
+                table.pop(key, None)
+    bodies = _bodies(changed)
+    for head in changed:
+        _place(inventory, head, bodies.get(head[0]))
+    return inventory
+
+
+def load_inventory(cluster: Cluster) -> Inventory:
+    """The cluster's parsed inventory: the same object while nothing changed, else the last one
+    caught up with what changed since (reading only the changed objects).
+
+    Inside a transaction the cache is neither read nor filled: the transaction may see, or
+    make, changes that a rollback would undo while their version number gets reused.
+    """
+    version = _version(cluster)  # read before the objects: a later change is caught next time
+    if connection.in_atomic_block:
+        return _full_load(cluster, version)
+    identity = (cluster.pk, cluster.created_at)
+    cached = _LOADED.get(identity)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    if cached is not None and cached[0] < version:
+        inventory = _catch_up(cluster, cached[0], cached[1], version)
+    else:
+        inventory = _full_load(cluster, version)
+    _LOADED[identity] = (version, inventory)
+    return inventory
+
+
+def pipeline_fixable(
+    inventory: Inventory, pairs: Iterable[tuple[ObjectKey, ObjectKey]]
+) -> set[tuple[ObjectKey, ObjectKey]]:
+    """The (model, runtime) pairs where a diffusionPipeline patch of the model makes it pass the
+    runtime."""
+    fixable = set()
+    for model_key, runtime_key in pairs:
+        model, runtime = inventory.models.get(model_key), inventory.runtimes.get(runtime_key)
+        if model is not None and runtime is not None and matching.pipeline_patch(model, runtime).patch is not None:
+            fixable.add((model_key, runtime_key))
+    return fixable

@@ -1,0 +1,34 @@
+"""The InferenceService verdicts endpoint."""
+
+from __future__ import annotations
+
+from django.urls import path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+import matching
+from core.permissions import CanRead
+from inventory.api import ClusterQuerySerializer
+
+from .services import isvc_verdicts
+
+
+class InferenceServiceVerdictsView(APIView):
+    """Each InferenceService: the runtime it names or OME would pick now, OME's error text when
+    it fails, and whether OME would decide differently today than when it was created."""
+
+    permission_classes = [CanRead]
+
+    @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        verdicts = isvc_verdicts(ClusterQuerySerializer(data=request.query_params).chosen_cluster())
+        return Response({"ome": matching.OME_BEHAVIOUR, "results": [verdict.to_dict() for verdict in verdicts]})
+
+
+urlpatterns = [
+    path("inference-services/verdicts/", InferenceServiceVerdictsView.as_view(), name="isvc-verdicts"),
+]
+ROOT_ENDPOINTS = {"inference-services/verdicts": "isvc-verdicts"}

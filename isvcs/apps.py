@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class IsvcsConfig(AppConfig):
+    name = "isvcs"
+    verbose_name = "InferenceService verdicts"

@@ -1,0 +1,60 @@
+"""The matrix tasks with a real Redis and a real worker: a full rebuild fans out in chunks."""
+
+from __future__ import annotations
+
+import pytest
+from celery.result import AsyncResult
+from celery.worker import WorkController
+
+from inventory.models import Cluster, Resource
+from inventory.services import cluster_register, manifests_load, parse_cluster_setting
+from inventory.sync import event_apply
+from matrix.models import MatrixBuild, MatrixRow
+from matrix.services import current_build
+from matrix.tasks import matrix_apply_changes_task, matrix_rebuild_task
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def demo(settings: object) -> Cluster:
+    settings.MATRIX_UPDATE_ON_CHANGE = False  # type: ignore[attr-defined]
+    settings.MATRIX_CHUNK_MODELS = 50  # type: ignore[attr-defined]
+    cluster = cluster_register(parse_cluster_setting("demo=manifests:catalog/runtimes,demo")[0])
+    manifests_load(cluster, cluster.manifests, prune=True)
+    return cluster
+
+
+def rebuild(cluster: Cluster) -> MatrixBuild:
+    """Run the rebuild task and wait for the chord's callback, which publishes the build."""
+    started = matrix_rebuild_task.delay(cluster.pk).get(timeout=30)
+    AsyncResult(started["finish"], app=matrix_rebuild_task.app).get(timeout=60)
+    return MatrixBuild.objects.get(pk=started["build"])
+
+
+def test_a_worker_builds_the_matrix_in_chunks_and_publishes_it(demo: Cluster, celery_worker: WorkController) -> None:
+    build = rebuild(demo)
+
+    assert build.status == MatrixBuild.Status.SUCCEEDED
+    assert build.chunks == build.chunks_done > 1
+    assert current_build(demo) == build
+    assert MatrixRow.objects.filter(build=build).count() == build.rows_count > 800
+
+
+def test_a_worker_applies_an_inventory_change_to_the_matrix(demo: Cluster, celery_worker: WorkController) -> None:
+    build = rebuild(demo)
+    model = Resource.objects.get(cluster=demo, name="qwen-image-pvc")
+    obj = dict(model.obj)
+    obj["spec"] = {
+        **obj["spec"],
+        "diffusionPipeline": {"className": "QwenImagePipeline", "transformer": {"library": "diffusers"}},
+    }
+    change = event_apply(demo, "MODIFIED", obj)
+    assert change is not None
+
+    written = matrix_apply_changes_task.delay(demo.pk, [change.to_dict()]).get(timeout=30)
+
+    assert written == 4
+    row = MatrixRow.objects.get(build=build, model=model, namespace="")
+    assert row.selected is not None
+    assert row.selected.name == "srt-qwen-image-pipeline"

@@ -1,0 +1,11 @@
+"""The what-if page fragment of a runtime."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+app_name = "whatif"
+
+urlpatterns = [path("runtimes/<int:pk>/what-if/", views.runtime_whatif, name="runtime-whatif")]
