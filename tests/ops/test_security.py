@@ -92,7 +92,6 @@ def database_state() -> dict[str, str]:
         "inventory",
         "matrix",
         "isvcs",
-        "patches",
         "auth.user",
         "auth.group",
         "authtoken",
