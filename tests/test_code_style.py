@@ -1,4 +1,5 @@
-"""The code stays as `make lint` leaves it: ruff's checks and format."""
+"""The code stays as `make lint` leaves it: ruff's checks and format, the import contracts of
+pyproject.toml (lint-imports), mypy over the whole project, and small modules."""
 
 from __future__ import annotations
 
@@ -9,10 +10,47 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+PACKAGES = ("core", "inventory", "isvcs", "lint", "matching", "matrix", "ome_dashboard", "patches", "whatif")
+MAX_MODULE_LINES = 400
+# Modules allowed to be longer, and why they must stay one file.
+LONG_MODULES: dict[str, str] = {}
+
+
+def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("command", [["check", "."], ["format", "--check", "."]], ids=["check", "format"])
 def test_ruff_passes(command: list[str]) -> None:
-    result = subprocess.run([sys.executable, "-m", "ruff", *command], cwd=ROOT, capture_output=True, text=True)
+    result = _run([sys.executable, "-m", "ruff", *command])
 
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_import_contracts_are_kept() -> None:
+    result = _run([str(BIN / "lint-imports"), "--no-cache"])
+
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_passes_on_the_whole_project() -> None:
+    result = _run([sys.executable, "-m", "mypy", "--no-incremental"])
+
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _long_modules() -> dict[str, int]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            lines = len(path.read_text().splitlines())
+            if lines > MAX_MODULE_LINES:
+                found[str(path.relative_to(ROOT))] = lines
+    return found
+
+
+def test_modules_are_small_or_say_why_not() -> None:
+    assert set(_long_modules()) <= set(LONG_MODULES), _long_modules()
