@@ -1,6 +1,6 @@
 """Benchmark of a live cluster's full sync: 10,000 models and 1,000 runtimes (clones of the
 bundled catalog) served by the fake Kubernetes API in a child process, listed through the real
-`kubernetes` client and stored by inventory.live.cluster_resync. Prints the time of a list
+`kubernetes` client and stored by inventory.live.resync.cluster_resync. Prints the time of a list
 alone, of the first resync (everything added) and of a second one (nothing changed), and this
 process's peak memory (ru_maxrss; the fake server's memory is its own). Asserts nothing.
 
@@ -73,7 +73,7 @@ def main() -> None:
 
     from benchmarks.synthetic import synthetic_models, synthetic_runtimes
     from inventory import kube
-    from inventory.live import cluster_resync
+    from inventory.live.resync import cluster_resync
     from inventory.models import Cluster, Kind, Resource
 
     runtimes = synthetic_runtimes(args.runtimes)

@@ -13,7 +13,8 @@ from rest_framework.routers import SimpleRouter
 
 from . import filters, selectors
 from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
-from .services import cluster_choose, cluster_register, parse_cluster_setting
+from .selectors import cluster_choose
+from .services import cluster_register, parse_cluster_setting
 
 SOURCE_HELP = (
     "Where the cluster's objects come from, as in OME_CLUSTERS: `manifests:PATH[,PATH...]`, "
@@ -29,11 +30,11 @@ class ClusterQuerySerializer(serializers.Serializer):
 
     def chosen_cluster(self) -> Cluster:
         self.is_valid(raise_exception=True)
-        return cluster_choose(self.validated_data.get("cluster") or None)
+        return cluster_choose(self.validated_data.get("cluster"), default="only")
 
 
 class SyncStateSerializer(serializers.ModelSerializer):
-    cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    cluster: serializers.SlugRelatedField[Cluster] = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
         model = SyncState
@@ -67,7 +68,8 @@ class ClusterCreateSerializer(serializers.Serializer):
     """Input of POST /clusters/: a name and a source, nothing else."""
 
     name = serializers.SlugField(max_length=63)
-    source = serializers.CharField(max_length=4096, help_text=SOURCE_HELP)
+    # DRF's metaclass takes declared fields off the class; only the type checker sees Field.source.
+    source = serializers.CharField(max_length=4096, help_text=SOURCE_HELP)  # type: ignore[assignment]
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if isinstance(data, Mapping):
@@ -105,7 +107,7 @@ class ClusterCreateSerializer(serializers.Serializer):
 
 
 class ResourceSerializer(serializers.ModelSerializer):
-    cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    cluster: serializers.SlugRelatedField[Cluster] = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
         model = Resource
@@ -152,7 +154,7 @@ class ClusterViewSet(
     serializer_class = ClusterSerializer
     lookup_field = "name"
     lookup_value_regex = "[^/]+"
-    filter_backends: ClassVar[list[Any]] = []
+    filter_backends = ()
     write_permissions: ClassVar[dict[str, tuple[str, ...]]] = {"create": ("inventory.add_cluster",)}
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer]:

@@ -9,15 +9,15 @@ from functools import cached_property
 from django.db import connection
 
 import matching
-from matching.types import InferenceService, Model, ObjectKey, Runtime
+from core.cache import Entry, VersionedCache
+from matching import InferenceService, Model, ObjectKey, Runtime
 
-from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
+from .models import MODEL_KINDS, Cluster, Kind, Resource
 
 Parsed = Model | Runtime | InferenceService
 
-# (resource id, content hash) -> parsed value; a worker re-reads only objects that changed.
-_PARSED: dict[tuple[int, str], Parsed] = {}
-_PARSED_LIMIT = 200_000
+# Resource id -> its parsed value at a content hash: a worker re-reads only objects that changed.
+_PARSED: VersionedCache[str, Parsed] = VersionedCache(owners=200_000)
 
 
 @dataclass
@@ -52,17 +52,44 @@ class Inventory:
             return [model_key[1]]
         return ["", *self.grid.namespaces]
 
+    def copy(self, *, fingerprint: str) -> Inventory:
+        """A new Inventory holding the same objects under another fingerprint; `put` and
+        `remove` on either leave the other as it was."""
+        return Inventory(
+            cluster_id=self.cluster_id,
+            models=dict(self.models),
+            runtimes=dict(self.runtimes),
+            isvcs=dict(self.isvcs),
+            invalid=dict(self.invalid),
+            ids=dict(self.ids),
+            fingerprint=fingerprint,
+        )
+
+    # `put` and `remove` are for an Inventory being built: `grid` and `keys` are read once.
+    def put(self, key: ObjectKey, value: Parsed) -> None:
+        """Files a parsed object under its key, in place of any malformed one."""
+        self.invalid.pop(key, None)
+        if isinstance(value, Model):
+            self.models[key] = value
+        elif isinstance(value, Runtime):
+            self.runtimes[key] = value
+        else:
+            self.isvcs[key] = value
+
+    def remove(self, key: ObjectKey) -> None:
+        """Takes the object out, id included."""
+        for table in (self.ids, self.models, self.runtimes, self.isvcs, self.invalid):
+            table.pop(key, None)
+
 
 def _parse_cached(resource_id: int, content_hash: str, obj: dict | None) -> Parsed:  # type: ignore[type-arg]
     """The parsed object; `obj` is needed only when this version was not parsed before."""
-    key = (resource_id, content_hash)
-    value = _PARSED.get(key)
-    if value is None:
+
+    def parse(_stale: Entry[str, Parsed] | None) -> Parsed:
         assert obj is not None, f"resource {resource_id} has no cached parse and no body"
-        if len(_PARSED) >= _PARSED_LIMIT:
-            _PARSED.clear()
-        value = _PARSED[key] = matching.parse_object(obj)
-    return value
+        return matching.parse_object(obj)
+
+    return _PARSED.get(resource_id, content_hash, parse)
 
 
 def _fingerprint(cluster: Cluster, version: int) -> str:
@@ -79,10 +106,10 @@ def inventory_fingerprint(cluster: Cluster) -> str:
     return _fingerprint(cluster, _version(cluster))
 
 
-# (cluster id, cluster creation time) -> (inventory version, the Inventory loaded at it); reused
-# while nothing changed, caught up from the objects changed since otherwise. The creation time
-# tells apart a cluster deleted and created again under the same id.
-_LOADED: dict[tuple[int, object], tuple[int, Inventory]] = {}
+# (cluster id, cluster creation time) -> the Inventory at an inventory version; reused while
+# nothing changed, caught up from the objects changed since otherwise. The creation time tells
+# apart a cluster deleted and created again under the same id.
+_LOADED: VersionedCache[int, Inventory] = VersionedCache(owners=64)
 
 _HEAD_FIELDS = ("id", "kind", "namespace", "name", "content_hash", "error")
 
@@ -94,17 +121,11 @@ def _place(inventory: Inventory, head: tuple[int, str, str, str, str, str], body
     if error:
         inventory.invalid[key] = error
         return
-    parsed = _parse_cached(rid, digest, body)
-    if kind in MODEL_KINDS:
-        inventory.models[key] = parsed  # type: ignore[assignment]
-    elif kind in RUNTIME_KINDS:
-        inventory.runtimes[key] = parsed  # type: ignore[assignment]
-    else:
-        inventory.isvcs[key] = parsed  # type: ignore[assignment]
+    inventory.put(key, _parse_cached(rid, digest, body))
 
 
 def _bodies(heads: list[tuple[int, str, str, str, str, str]]) -> dict[int, dict]:  # type: ignore[type-arg]
-    missing = [head[0] for head in heads if not head[5] and (head[0], head[4]) not in _PARSED]
+    missing = [head[0] for head in heads if not head[5] and not _PARSED.has(head[0], head[4])]
     bodies: dict[int, dict] = {}  # type: ignore[type-arg]
     for start in range(0, len(missing), 2000):
         bodies.update(Resource.objects.filter(pk__in=missing[start : start + 2000]).values_list("id", "obj"))
@@ -124,22 +145,13 @@ def _catch_up(cluster: Cluster, since: int, previous: Inventory, version: int) -
     """A new Inventory: `previous` plus the objects changed after version `since`, minus the
     removed ones. Applying a change twice is harmless, so a concurrent writer cannot make it
     miss anything that the next catch-up would not bring."""
-    inventory = Inventory(
-        cluster_id=cluster.pk,
-        models=dict(previous.models),
-        runtimes=dict(previous.runtimes),
-        isvcs=dict(previous.isvcs),
-        invalid=dict(previous.invalid),
-        ids=dict(previous.ids),
-        fingerprint=_fingerprint(cluster, version),
-    )
+    inventory = previous.copy(fingerprint=_fingerprint(cluster, version))
     present = set(Resource.objects.filter(cluster=cluster).values_list("id", flat=True))
     changed = list(Resource.objects.filter(cluster=cluster, version__gt=since).values_list(*_HEAD_FIELDS))
     changed_ids = {head[0] for head in changed}
     for key, rid in list(inventory.ids.items()):
         if rid not in present or rid in changed_ids:
-            for table in (inventory.ids, inventory.models, inventory.runtimes, inventory.isvcs, inventory.invalid):
-                table.pop(key, None)
+            inventory.remove(key)
     bodies = _bodies(changed)
     for head in changed:
         _place(inventory, head, bodies.get(head[0]))
@@ -156,16 +168,13 @@ def load_inventory(cluster: Cluster) -> Inventory:
     version = _version(cluster)  # read before the objects: a later change is caught next time
     if connection.in_atomic_block:
         return _full_load(cluster, version)
-    identity = (cluster.pk, cluster.created_at)
-    cached = _LOADED.get(identity)
-    if cached is not None and cached[0] == version:
-        return cached[1]
-    if cached is not None and cached[0] < version:
-        inventory = _catch_up(cluster, cached[0], cached[1], version)
-    else:
-        inventory = _full_load(cluster, version)
-    _LOADED[identity] = (version, inventory)
-    return inventory
+
+    def load(stale: Entry[int, Inventory] | None) -> Inventory:
+        if stale is not None and stale.version < version:
+            return _catch_up(cluster, stale.version, stale.value, version)
+        return _full_load(cluster, version)
+
+    return _LOADED.get((cluster.pk, cluster.created_at), version, load)
 
 
 def pipeline_fixable(

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import matching
-from matching.types import InferenceService, Model, Runtime
+from matching import InferenceService, Model, Runtime
 
 from .models import CLUSTER_SCOPED, Kind
 

@@ -1,14 +1,72 @@
-"""Reading the inventory: the querysets the API and the pages list."""
+"""Reading the inventory: the cluster a request means, and the querysets the API and the pages list."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
+from core.errors import DomainError
+
 from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Resource, SyncState
+
+ClusterDefault = Literal["only", "first", "none"]
+
+
+class ClusterChoiceError(DomainError, ValueError):
+    """No cluster where one is needed, several where none is named, or a name that matches none
+    (400 on field "cluster"; pages answer 404)."""
+
+    code = "cluster"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, field="cluster")
+
+
+class ClusterNotFound(ClusterChoiceError):
+    """A required cluster reference (`default="none"`: the target of a request, such as a patch)
+    that matches no cluster: missing, as an unknown model is (404)."""
+
+    code = "not_found"
+    http_status = 404
+
+
+def cluster_choose(value: str | int | None, *, default: ClusterDefault) -> Cluster:
+    """The one rule for the cluster a request or command means: the cluster `value` names (by
+    name, or else by numeric id). When none is named, `default` decides: "only" the only
+    registered cluster, "first" the first by name, "none" an error (a name is required).
+    Raises ClusterChoiceError."""
+    text = str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
+    if text:
+        return _cluster_named(text, ClusterNotFound if default == "none" else ClusterChoiceError)
+    if default == "none":
+        raise ClusterChoiceError("name the cluster (its name or id)")
+    clusters = list(Cluster.objects.all()[:2])  # ordered by name
+    if not clusters:
+        raise ClusterChoiceError("no cluster is registered; add one with `manage.py add_cluster`")
+    if default == "only" and len(clusters) > 1:
+        raise ClusterChoiceError("several clusters are registered; name one with --cluster")
+    return clusters[0]
+
+
+def _cluster_named(text: str, missing: type[ClusterChoiceError]) -> Cluster:
+    cluster = Cluster.objects.filter(name=text).first()
+    if cluster is None and text.isdecimal():
+        cluster = Cluster.objects.filter(pk=int(text)).first()
+    if cluster is None:
+        raise missing(f"no cluster named {text!r}")
+    return cluster
+
+
+def cluster_or_404(name: str | None) -> Cluster:
+    """The cluster a page shows: the named one, or the first by name; 404 when there is none."""
+    try:
+        return cluster_choose(name, default="first")
+    except ClusterChoiceError as error:
+        raise Http404(error.message) from None
 
 
 def cluster_list() -> QuerySet[Cluster]:
@@ -22,16 +80,6 @@ def sync_state_list() -> QuerySet[SyncState]:
     return SyncState.objects.select_related("cluster")
 
 
-def cluster_for_page(name: str | None) -> Cluster:
-    """The cluster a page shows: the named one, or the first by name (404 when there is none)."""
-    if name:
-        return get_object_or_404(Cluster, name=name)
-    cluster = Cluster.objects.order_by("name").first()
-    if cluster is None:
-        raise Http404("no cluster is registered")
-    return cluster
-
-
 def model_or_404(pk: int) -> Resource:
     return get_object_or_404(Resource.objects.select_related("cluster"), pk=pk, kind__in=MODEL_KINDS)
 
@@ -43,12 +91,6 @@ def runtime_or_404(pk: int) -> Resource:
 def resource_list(kinds: Iterable[str]) -> QuerySet[Resource]:
     """Objects of the given kinds, all clusters, without their (large) bodies."""
     return Resource.objects.filter(kind__in=list(kinds)).select_related("cluster").defer("obj")
-
-
-# --- Read by the HTML pages: who set which field of an object (metadata.managedFields). ---
-
-from collections.abc import Mapping, Sequence  # noqa: E402
-from typing import Any  # noqa: E402
 
 
 def _leaf_paths(tree: object, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

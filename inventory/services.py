@@ -8,20 +8,9 @@ from pathlib import Path
 
 from django.conf import settings
 
-from core.errors import DomainError
-
 from .models import Cluster, Kind
 from .sources import ManifestSnapshot, read_manifests
 from .sync import ApplyResult, record_list, snapshot_apply
-
-
-class ClusterChoiceError(DomainError, ValueError):
-    """No cluster, or several, where one is needed."""
-
-    code = "cluster"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, field="cluster")
 
 
 @dataclass(frozen=True)
@@ -83,21 +72,6 @@ def cluster_register(spec: ClusterSpec) -> Cluster:
 
 def clusters_register_from_settings() -> list[Cluster]:
     return [cluster_register(spec) for spec in parse_cluster_setting(settings.OME_CLUSTERS)]
-
-
-def cluster_choose(name: str | None) -> Cluster:
-    """The named cluster, or the only one when no name is given."""
-    if name:
-        try:
-            return Cluster.objects.get(name=name)
-        except Cluster.DoesNotExist:
-            raise ClusterChoiceError(f"no cluster named {name!r}") from None
-    clusters = list(Cluster.objects.all()[:2])
-    if len(clusters) == 1:
-        return clusters[0]
-    if not clusters:
-        raise ClusterChoiceError("no cluster is registered; add one with `manage.py add_cluster`")
-    raise ClusterChoiceError("several clusters are registered; name one with --cluster")
 
 
 def manifests_load(

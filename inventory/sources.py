@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import matching
-from matching.files import read_documents
+from matching import read_documents
 
 from .models import CLUSTER_SCOPED, Kind
 from .records import identity

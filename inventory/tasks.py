@@ -16,15 +16,15 @@ from celery.signals import worker_shutting_down
 from django.conf import settings
 
 from .kube import KubeUnavailable
-from .live import (
-    cluster_resync,
-    kind_watch,
+from .live.leases import (
     live_kinds_count,
     watch_claim_release,
     watch_lease_claim,
     watch_lease_release,
     watches_claim_idle,
 )
+from .live.resync import cluster_resync
+from .live.watch import kind_watch
 from .models import Cluster, Kind
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_safe
 
 from core.web import read_access
 from inventory.models import Cluster, Resource
-from inventory.selectors import cluster_for_page
+from inventory.selectors import cluster_or_404
 
 from .selectors import lint_report_get
 
@@ -16,7 +16,7 @@ from .selectors import lint_report_get
 @require_safe
 @read_access
 def lint(request: HttpRequest) -> HttpResponse:
-    cluster = cluster_for_page(request.GET.get("cluster")) if Cluster.objects.exists() else None
+    cluster = cluster_or_404(request.GET.get("cluster")) if Cluster.objects.exists() else None
     if cluster is None:
         return render(request, "matrix/matrix.html", {"error": "no-cluster", "clusters": []})
     report = lint_report_get(cluster)

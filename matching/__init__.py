@@ -8,17 +8,24 @@ older OME could not evaluate (OME_BEHAVIOUR says which).
 
 from __future__ import annotations
 
+from . import reasons
 from .candidates import CandidateIndex, entry_could_match, in_scope, runtime_could_match
 from .crd import with_crd_defaults
 from .errors import ManifestError, ModelIndexError
+from .files import read_documents
 from .grid import Grid, grid
-from .keys import key_dict, key_text
+from .isvc import ADVISORY, BLOCKED, NAMED, SELECTED, IsvcOutcome, evaluate_isvc, invalid_isvc, isvc_still_matches
+from .keys import KeyReference, key_dict, key_path, key_text, parse_key_reference
 from .parse import parse_isvc, parse_model, parse_object, parse_runtime
 from .patches import merge_patch, pipeline_patch
 from .pipeline import pipeline_from_model_index
 from .results import CheckOutcome, CheckReport, EntryReport, Match, PatchPlan, Selection
-from .select import check, score, select, validate
-from .types import Component, Entry, FormatRef, InferenceService, Model, Pipeline, Runtime
+from .rules import SHARDED, entry_passes
+from .score import entry_score, model_size_value, score_breakdown, size_score
+from .select import check, model_error, score, select, validate
+from .sizes import go_parse_float
+from .types import NAMED_COMPONENTS, Component, Entry, FormatRef, InferenceService, Model, ObjectKey, Pipeline, Runtime
+from .versions import operator_problem, version_problem
 
 OME_BEHAVIOUR = {
     "commit": "17b77edad23bae262e0c9adb7f12039397a5d33d",
@@ -31,7 +38,13 @@ OME_BEHAVIOUR = {
 }
 
 __all__ = [
+    "ADVISORY",
+    "BLOCKED",
+    "NAMED",
+    "NAMED_COMPONENTS",
     "OME_BEHAVIOUR",
+    "SELECTED",
+    "SHARDED",
     "CandidateIndex",
     "CheckOutcome",
     "CheckReport",
@@ -41,30 +54,49 @@ __all__ = [
     "FormatRef",
     "Grid",
     "InferenceService",
+    "IsvcOutcome",
+    "KeyReference",
     "ManifestError",
     "Match",
     "Model",
     "ModelIndexError",
+    "ObjectKey",
     "PatchPlan",
     "Pipeline",
     "Runtime",
     "Selection",
     "check",
     "entry_could_match",
+    "entry_passes",
+    "entry_score",
+    "evaluate_isvc",
+    "go_parse_float",
     "grid",
     "in_scope",
+    "invalid_isvc",
+    "isvc_still_matches",
     "key_dict",
+    "key_path",
     "key_text",
     "merge_patch",
+    "model_error",
+    "model_size_value",
+    "operator_problem",
     "parse_isvc",
+    "parse_key_reference",
     "parse_model",
     "parse_object",
     "parse_runtime",
     "pipeline_from_model_index",
     "pipeline_patch",
+    "read_documents",
+    "reasons",
     "runtime_could_match",
     "score",
+    "score_breakdown",
     "select",
+    "size_score",
     "validate",
+    "version_problem",
     "with_crd_defaults",
 ]

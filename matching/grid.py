@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .candidates import MatchKey, entry_match_key, model_match_key
 from .parse import as_isvc, as_model, as_runtime
 from .pipeline import pipeline_mismatch
 from .results import CheckReport, Selection
@@ -23,20 +24,8 @@ Verdict = tuple[bool, int | None]
 _INCOMPATIBLE: Verdict = (False, None)
 
 
-def _entry_key(entry: Entry) -> tuple[object, ...] | None:
-    if entry.format is None:
-        return None
-    framework = None if entry.framework is None else (entry.framework.name,)
-    return (entry.format.name, entry.architecture, entry.quantization, framework)
-
-
-def _model_key(model: Model) -> tuple[object, ...]:
-    framework = None if model.framework is None else (model.framework.name,)
-    return (model.format.name, model.architecture, model.quantization, framework)
-
-
 def _candidate_passes(model: Model, entry: Entry) -> bool:
-    """The rest of the entry check, for an entry whose index key equals the model's."""
+    """The rest of the entry check, for an entry whose match key equals the model's."""
     assert entry.format is not None
     if not versions_match(model.format.version, entry.format):
         return False
@@ -76,12 +65,12 @@ class Grid:
             rt.key: position
             for position, rt in enumerate([rt for group in self._namespaced.values() for rt in group] + self._cluster)
         }
-        self._index: dict[tuple[object, ...], list[tuple[Runtime, int, Entry]]] = defaultdict(list)
+        self._index: dict[MatchKey, list[tuple[Runtime, int, Entry]]] = defaultdict(list)
         for runtime in self.runtimes.values():
             if runtime.is_disabled:
                 continue
             for position, entry in enumerate(runtime.entries):
-                key = _entry_key(entry)
+                key = entry_match_key(entry)
                 if key is not None:
                     self._index[key].append((runtime, position, entry))
         # Models with equal signatures share every verdict, score and text, memoised by an
@@ -113,7 +102,7 @@ class Grid:
             return {}
         found: dict[ObjectKey, int] = {}
         rejected_by_size: set[ObjectKey] = set()
-        for runtime, position, entry in self._index.get(_model_key(model), ()):
+        for runtime, position, entry in self._index.get(model_match_key(model), ()):
             key = runtime.key
             if key in found or key in rejected_by_size:
                 continue

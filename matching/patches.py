@@ -87,12 +87,12 @@ def pipeline_patch(model: ModelInput, runtime: RuntimeInput) -> PatchPlan:
     if size:
         runtime_blockers.append(size)
     if runtime_blockers:
-        return PatchPlan(patch=None, entry=None, blocked=runtime_blockers)
+        return PatchPlan(patch=None, entry=None, blocked=tuple(runtime_blockers))
     passing = first_passing_entry(model, runtime)
     if passing is not None:
-        return PatchPlan(patch=None, entry=passing, blocked=[])
+        return PatchPlan(patch=None, entry=passing, blocked=())
     if not runtime.entries:
-        return PatchPlan(patch=None, entry=None, blocked=[reasons.NO_SUPPORTED_FORMATS])
+        return PatchPlan(patch=None, entry=None, blocked=(reasons.NO_SUPPORTED_FORMATS,))
     candidates: list[tuple[int, int, int, dict[str, object]]] = []
     blocked: list[str] = []
     for index, entry in enumerate(runtime.entries):
@@ -107,9 +107,9 @@ def pipeline_patch(model: ModelInput, runtime: RuntimeInput) -> PatchPlan:
             points = entry_score(model, entry, entry.effective_priority)
             candidates.append((-points, _size(additions), index, additions))
     if not candidates:
-        return PatchPlan(patch=None, entry=None, blocked=blocked)
+        return PatchPlan(patch=None, entry=None, blocked=tuple(blocked))
     _, _, index, additions = min(candidates, key=lambda item: item[:3])
-    return PatchPlan(patch={"spec": {"diffusionPipeline": additions}}, entry=index, blocked=[])
+    return PatchPlan(patch={"spec": {"diffusionPipeline": additions}}, entry=index, blocked=())
 
 
 def _size(patch: Mapping[str, Any]) -> int:

@@ -139,3 +139,56 @@ def manual_entry_not_auto(format_name: str) -> str:
         f"matching format {format_name} is not autoSelect-enabled (a different supportedModelFormats "
         "entry on this runtime has autoSelect=true, but not the one that matches this model)"
     )
+
+
+# InferenceServices (spec sections 7 and 10): the model lookup, events, and the hints for a
+# service that OME does not re-check when a model changes.
+LEAN_WITHOUT_RUNTIME = "InferenceService must specify spec.runtime when spec.model is omitted"
+MODEL_REFERENCE_REQUIRED = "model reference is required"
+REAPPLY = "re-apply the InferenceService: OME does not re-check it when a model changes"
+
+EVENT_MODEL_RECONCILE = "ModelReconcileError"
+EVENT_RUNTIME_NOT_FOUND = "RuntimeNotFound"
+EVENT_RUNTIME_SELECTION = "RuntimeSelectionError"
+EVENT_RUNTIME_VALIDATION = "RuntimeValidationError"
+EVENT_ADVISORY = "RuntimeCompatibilityAdvisory"
+
+
+def model_not_found(name: str) -> str:
+    return f"No BaseModel or ClusterBaseModel with the name: {name}"
+
+
+def model_kind_unsupported(kind: str) -> str:
+    return f'unsupported Model kind "{kind}"'
+
+
+def base_model_disabled(name: str) -> str:
+    return f"specified base model {name} is disabled"
+
+
+def serving_runtime_not_found(name: str, namespace: str) -> str:
+    """A named runtime of `kind: ServingRuntime` that the namespace lacks (no cluster fallback)."""
+    return f"ServingRuntime {name} not found in namespace {namespace}"
+
+
+def selection_failed(model: str, error: str) -> str:
+    return f"Failed to find runtime for model {model}: {error}"
+
+
+def validation_failed(runtime: str, error: str) -> str:
+    return f"Runtime {runtime} failed validation: {error}"
+
+
+def runtime_rejects_model(runtime: str, model: str, error: str) -> str:
+    return f"Runtime {runtime} does not support model {model}: {error}"
+
+
+def advisory(runtime: str, model: str, error: str) -> str:
+    return (
+        f"Runtime {runtime} does not declare support for model {model} ({error}); proceeding because the "
+        "runtime was named explicitly"
+    )
+
+
+def reapply_to_move(runtime: str) -> str:
+    return f"re-apply the InferenceService to move it to {runtime}: OME does not re-check it when a model changes"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from functools import cached_property
 
 
@@ -33,7 +33,7 @@ class EntryReport:
 
     index: int
     passed: bool
-    checks: list[CheckOutcome]
+    checks: tuple[CheckOutcome, ...]
     mismatch: str | None
     score: int
     priority: int
@@ -59,9 +59,9 @@ class CheckReport:
     runtime: str
     is_cluster: bool
     compatible: bool
-    reasons: list[str]
-    warnings: list[str]
-    entries: list[EntryReport]
+    reasons: tuple[str, ...]
+    warnings: tuple[str, ...]
+    entries: tuple[EntryReport, ...]
     matched_entry: int | None
     score: int
     label: str
@@ -165,7 +165,7 @@ class PatchPlan:
 
     patch: dict[str, object] | None
     entry: int | None
-    blocked: list[str] = field(default_factory=list)
+    blocked: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {"patch": self.patch, "entry": self.entry, "blocked": list(self.blocked)}

@@ -13,10 +13,14 @@ from .sizes import SizeRange
 ObjectKey = tuple[str, str, str]
 """(kind, namespace, name); namespace is "" for cluster-scoped objects."""
 
-MODEL_KINDS = ("ClusterBaseModel", "BaseModel")
-RUNTIME_KINDS = ("ClusterServingRuntime", "ServingRuntime")
+BASE_MODEL = "BaseModel"
+CLUSTER_BASE_MODEL = "ClusterBaseModel"
+SERVING_RUNTIME = "ServingRuntime"
+CLUSTER_SERVING_RUNTIME = "ClusterServingRuntime"
+MODEL_KINDS = (CLUSTER_BASE_MODEL, BASE_MODEL)
+RUNTIME_KINDS = (CLUSTER_SERVING_RUNTIME, SERVING_RUNTIME)
 ISVC_KIND = "InferenceService"
-CLUSTER_KINDS = frozenset({"ClusterBaseModel", "ClusterServingRuntime"})
+CLUSTER_KINDS = frozenset({CLUSTER_BASE_MODEL, CLUSTER_SERVING_RUNTIME})
 
 NAMED_COMPONENTS = ("scheduler", "textEncoder", "tokenizer", "transformer", "vae")
 """The pipeline's named components, in the order OME checks them."""

@@ -8,10 +8,11 @@ from drf_spectacular.utils import extend_schema_field
 
 from inventory.filters import ClusterFilter, NamespaceFilter
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
-from inventory.services import cluster_choose
+from inventory.selectors import cluster_choose
 
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
-from .selectors import CellList, matrix_build_get
+from .paging import CellList
+from .selectors import matrix_build_get
 
 MODEL_KIND_CHOICES = [(kind, Kind(kind).label) for kind in MODEL_KINDS]
 RUNTIME_KIND_CHOICES = [(kind, Kind(kind).label) for kind in RUNTIME_KINDS]
@@ -51,7 +52,7 @@ class CellFilterSet(filters.FilterSet):
     build: MatrixBuild
 
     def filter_queryset(self, queryset: QuerySet[MatrixRow]) -> QuerySet[MatrixRow]:
-        self.cluster_chosen = self.form.cleaned_data.get("cluster") or cluster_choose(None)
+        self.cluster_chosen = self.form.cleaned_data.get("cluster") or cluster_choose(None, default="only")
         self.build = matrix_build_get(self.cluster_chosen)
         return super().filter_queryset(queryset.filter(build=self.build))
 

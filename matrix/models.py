@@ -54,6 +54,12 @@ class MatrixBuild(models.Model):
     def __str__(self) -> str:
         return f"{self.cluster} build {self.pk} ({self.status})"
 
+    @property
+    def generation(self) -> tuple[object, ...]:
+        """Changes whenever the build's cells may: a full build is a new build, and every
+        incremental update stamps `updated_at`."""
+        return (self.pk, self.cluster_id, self.started_at, self.finished_at, self.updated_at)
+
 
 class MatrixRow(models.Model):
     """One model's selection in one namespace ("" = ClusterServingRuntimes only)."""

@@ -6,10 +6,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from inventory.parsed import Inventory
-from matching.select import model_error
-from matching.types import ObjectKey
+from matching import ObjectKey, model_error
 
-from .models import CellStatus, MatrixRow
+from .cells import Manual, Ranked, row_statuses
+from .models import MatrixRow
 
 
 @dataclass(frozen=True)
@@ -19,9 +19,9 @@ class RowData:
     outcome: str
     selected_id: int | None = None
     selected_score: int | None = None
-    # [[kind, namespace, name, score, entry], ...] best first: runtimes OME can auto-select.
+    # cells.Ranked as lists, best first: runtimes OME can auto-select.
     compatible: list[list[object]] = field(default_factory=list)
-    # [[kind, namespace, name, reason], ...]: compatible, but not auto-selectable.
+    # cells.Manual as lists: compatible, but not auto-selectable.
     manual: list[list[str]] = field(default_factory=list)
     invalid_reason: str = ""
 
@@ -60,16 +60,9 @@ class RowData:
         return row_statuses(self.compatible, self.manual)
 
 
-def row_statuses(compatible: list[list[object]], manual: list[list[str]]) -> dict[ObjectKey, str]:
-    """Runtime key -> status, for the runtimes of a row that are not simply excluded."""
-    found: dict[ObjectKey, str] = {(k, ns, n): CellStatus.MANUAL_ONLY.value for k, ns, n, _reason in manual}
-    for rank, (kind, namespace, name, _score, _entry) in enumerate(compatible):
-        status = CellStatus.SELECTED if rank == 0 else CellStatus.COMPATIBLE
-        found[(str(kind), str(namespace), str(name))] = status.value
-    return found
-
-
-def _row(inventory: Inventory, model_key: ObjectKey, namespace: str) -> RowData:
+def compute_row(inventory: Inventory, model_key: ObjectKey, namespace: str) -> RowData:
+    """The row of one model (valid or malformed) in one namespace, which need not be one of
+    `namespaces_for` the model (what-if compares rows that exist in one view only)."""
     model_id = inventory.ids[model_key]
     if model_key in inventory.invalid:
         return RowData(model_id, namespace, MatrixRow.Outcome.INVALID, invalid_reason=inventory.invalid[model_key])
@@ -77,8 +70,10 @@ def _row(inventory: Inventory, model_key: ObjectKey, namespace: str) -> RowData:
     if error is not None:
         return RowData(model_id, namespace, MatrixRow.Outcome.INVALID, invalid_reason=error)
     selection = inventory.grid.select(model_key, namespace)
-    ranked: list[list[object]] = [[*match.key, match.score, match.entry or 0] for match in selection.compatible]
-    manual = [[*key, reason] for key, reason in sorted(selection.manual_keys.items())]
+    ranked: list[list[object]] = [
+        list(Ranked(*match.key, match.score, match.entry or 0)) for match in selection.compatible
+    ]
+    manual = [list(Manual(*key, reason)) for key, reason in sorted(selection.manual_keys.items())]
     if not selection.compatible:
         return RowData(model_id, namespace, MatrixRow.Outcome.NO_RUNTIME, manual=manual)
     best = selection.compatible[0]
@@ -94,4 +89,4 @@ def _row(inventory: Inventory, model_key: ObjectKey, namespace: str) -> RowData:
 
 
 def compute_rows(inventory: Inventory, model_keys: Iterable[ObjectKey]) -> list[RowData]:
-    return [_row(inventory, key, namespace) for key in model_keys for namespace in inventory.namespaces_for(key)]
+    return [compute_row(inventory, key, namespace) for key in model_keys for namespace in inventory.namespaces_for(key)]

@@ -17,25 +17,17 @@ import matching
 from inventory.models import MODEL_KINDS, Cluster
 from inventory.parsed import Inventory, inventory_fingerprint, load_inventory
 from isvcs.services import isvc_verdicts_refresh
-from matching.types import ObjectKey
+from matching import ObjectKey
 
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
 from .rows import RowData, compute_rows
+from .selectors import current_build
 
 logger = logging.getLogger(__name__)
 
 
 def ome_behaviour_label() -> str:
     return f"OME {matching.OME_BEHAVIOUR['commit'][:8]} ({matching.OME_BEHAVIOUR['date']}) + v1.3 U1-U3"
-
-
-def current_build(cluster: Cluster) -> MatrixBuild | None:
-    """The build readers see: the newest that succeeded."""
-    return (
-        MatrixBuild.objects.filter(cluster=cluster, status=MatrixBuild.Status.SUCCEEDED)
-        .order_by("-finished_at", "-pk")
-        .first()
-    )
 
 
 def _chunks(items: Sequence[ObjectKey], size: int) -> list[list[ObjectKey]]:

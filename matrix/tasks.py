@@ -12,6 +12,7 @@ from django.conf import settings
 from inventory.models import Cluster
 
 from . import services
+from .selectors import current_build
 
 
 @shared_task(name="matrix.matrix_rebuild")
@@ -51,7 +52,7 @@ def matrix_catch_up_all_task() -> int:
     abandon_after = timedelta(seconds=2 * settings.CELERY_TASK_TIME_LIMIT)
     for cluster in Cluster.objects.all():
         services.matrix_builds_abandon(cluster, older_than=abandon_after)
-        if services.current_build(cluster) is None:
+        if current_build(cluster) is None:
             matrix_rebuild_task.delay(cluster.pk)
         elif services.matrix_catch_up(cluster) is not None:
             caught_up += 1

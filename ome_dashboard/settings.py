@@ -56,7 +56,7 @@ if _proxy_ssl_header:
         _proxy_ssl_header[1].strip(),
     )
 SECURE_SSL_REDIRECT: bool = env.bool("SECURE_SSL_REDIRECT", default=False)
-# Probes and Prometheus speak plain HTTP to the pod (ome_dashboard.ops answers them first anyway).
+# Probes and Prometheus speak plain HTTP to the pod (ome_dashboard.ops.middleware answers them first anyway).
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_HSTS_SECONDS: int = env.int("SECURE_HSTS_SECONDS", default=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS: bool = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
@@ -99,9 +99,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First: answers /healthz, /readyz and /metrics before the host check and the HTTPS redirect,
     # since kubelet and Prometheus call the pod by its IP over plain HTTP.
-    "ome_dashboard.ops.ProbeMiddleware",
+    "ome_dashboard.ops.middleware.ProbeMiddleware",
     # Then: a body larger than REQUEST_MAX_BYTES is refused (413) before anything reads it.
-    "ome_dashboard.ops.RequestSizeLimitMiddleware",
+    "ome_dashboard.ops.middleware.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -332,13 +332,13 @@ if LOG_FORMAT not in ("plain", "json"):
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    # Both formatters blank out bearer tokens, passwords in URLs and the like (ome_dashboard.ops).
+    # Both formatters blank out bearer tokens, passwords in URLs and the like (ome_dashboard.ops.logs).
     "formatters": {
         "plain": {
-            "()": "ome_dashboard.ops.RedactingFormatter",
+            "()": "ome_dashboard.ops.logs.RedactingFormatter",
             "format": "%(asctime)s %(levelname)s %(name)s: %(message)s",
         },
-        "json": {"()": "ome_dashboard.ops.JsonFormatter"},
+        "json": {"()": "ome_dashboard.ops.logs.JsonFormatter"},
     },
     "handlers": {
         "stdout": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout", "formatter": LOG_FORMAT},

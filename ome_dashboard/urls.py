@@ -27,8 +27,8 @@ api_urls = [*(pattern for api in _VIEW_APIS for pattern in api.urlpatterns), *ro
 urlpatterns = [
     path("", views.home, name="home"),
     path("sync/", views.sync, name="sync"),
-    # /healthz, /readyz, /metrics (probes answered first by ops.ProbeMiddleware)
-    path("", include("ome_dashboard.ops")),
+    # /healthz, /readyz, /metrics (probes answered first by ops.middleware.ProbeMiddleware)
+    path("", include("ome_dashboard.ops.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include((api_urls, "api"), namespace="api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

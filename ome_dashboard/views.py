@@ -9,7 +9,7 @@ from django.views.decorators.http import require_safe
 
 from core.web import is_partial, poll_seconds, read_access
 from inventory.selectors import cluster_list
-from matrix.models import MatrixBuild
+from matrix.selectors import latest_builds_by_cluster
 
 
 @require_safe
@@ -19,11 +19,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 def _sync_context() -> dict[str, object]:
     clusters = list(cluster_list().order_by("name"))
-    builds: dict[int, dict[str, MatrixBuild]] = {}
-    for build in MatrixBuild.objects.filter(
-        status__in=[MatrixBuild.Status.SUCCEEDED, MatrixBuild.Status.RUNNING, MatrixBuild.Status.FAILED]
-    ).order_by("started_at", "pk"):
-        builds.setdefault(build.cluster_id, {})[build.status] = build
+    builds = latest_builds_by_cluster()
     return {
         "clusters": [{"cluster": cluster, "builds": builds.get(cluster.pk, {})} for cluster in clusters],
         "poll_seconds": poll_seconds(),

@@ -22,6 +22,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
+from inventory.selectors import cluster_choose
+from matching import key_dict
+
 from . import services
 from .errors import PatchInvalid
 from .filters import PatchAttemptFilter
@@ -101,7 +104,7 @@ class PatchAttemptSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_model(self, attempt: PatchAttempt) -> dict[str, str]:
-        return {"kind": attempt.model_kind, "namespace": attempt.model_namespace, "name": attempt.model_name}
+        return key_dict(attempt.model_key)
 
 
 def _outcome_body(outcome: services.ApplyOutcome) -> dict[str, Any]:
@@ -141,7 +144,7 @@ class PipelinePatchViewSet(viewsets.ViewSet):
     @action(detail=False, methods=["post"])
     def preview(self, request: Request) -> Response:
         data = _valid(PreviewInput, request)
-        cluster = services.cluster_get(data["cluster"])
+        cluster = cluster_choose(data["cluster"], default="none")
         pipeline = data.get("diffusionPipeline")
         if "model_index" in data:
             pipeline = services.pipeline_from_upload(data["model_index"])
@@ -165,7 +168,7 @@ class PipelinePatchViewSet(viewsets.ViewSet):
     @action(detail=False, methods=["post"])
     def apply(self, request: Request) -> Response:
         data = _valid(ApplyInput, request)
-        cluster = services.cluster_get(data["cluster"])
+        cluster = cluster_choose(data["cluster"], default="none")
         outcome = services.patch_apply(
             cluster,
             model=data["model"],

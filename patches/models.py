@@ -7,6 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from matching import ObjectKey, key_text
+
 from .errors import AppendOnlyError
 
 APPLY_PERMISSION = "patches.apply_pipeline_patch"
@@ -87,6 +89,9 @@ class PatchAttempt(models.Model):
         raise AppendOnlyError("the patch audit log is append-only")
 
     @property
+    def model_key(self) -> ObjectKey:
+        return (self.model_kind, self.model_namespace, self.model_name)
+
+    @property
     def model_text(self) -> str:
-        where = f"{self.model_namespace}/" if self.model_namespace else ""
-        return f"{self.cluster_name}: {self.model_kind} {where}{self.model_name}"
+        return f"{self.cluster_name}: {key_text(self.model_key)}"

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from core.web import CLUSTER_SCOPE, read_access, scope_token, to_yaml
 from inventory.models import RUNTIME_KINDS, Cluster, Kind, Resource
 from inventory.selectors import model_or_404
-from matrix.views import matrix_context
+from matrix.views.matrix import matrix_context
 
 from . import services as patches
 from .errors import PatchError, PatchInvalid

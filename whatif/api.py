@@ -17,11 +17,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
-from core.api import ApiError
 from core.permissions import CanRead
-from inventory.services import cluster_choose
+from inventory.selectors import cluster_choose
 
-from .services import WhatIfError, whatif
+from .errors import WhatIfError
+from .services import whatif
 
 
 class WhatIfInputSerializer(serializers.Serializer):
@@ -52,10 +52,12 @@ class WhatIfView(APIView):
         documents: Any = values.get("objects") or values.get("manifests") or ()
         try:
             result = whatif(
-                cluster_choose(values.get("cluster") or None), documents, deletions=values.get("deletions", ())
+                cluster_choose(values.get("cluster"), default="only"), documents, deletions=values.get("deletions", ())
             )
         except WhatIfError as error:
-            raise ApiError(str(error), code="invalid_manifest", field=error.field or "manifests") from None
+            # The exception handler answers; an error without a field is about the manifests.
+            error.field = error.field or "manifests"
+            raise
         return Response({"ome": matching.OME_BEHAVIOUR, **result.to_dict()})
 
 

@@ -10,9 +10,10 @@ from django.views.decorators.http import require_http_methods
 
 from core.web import is_partial, read_access
 from inventory.selectors import runtime_or_404
-from matrix.views import runtime_context
+from matrix.views.runtime import runtime_context
 
-from .services import WhatIfError, whatif
+from .errors import WhatIfError
+from .services import whatif
 
 
 @require_http_methods(["POST"])

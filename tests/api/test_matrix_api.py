@@ -15,8 +15,9 @@ import matching
 from inventory.models import RUNTIME_KINDS, Cluster, Resource
 from inventory.sync import event_apply
 from matrix.models import MatrixRow
-from matrix.selectors import matrix_cells
-from matrix.services import current_build, matrix_apply_changes
+from matrix.selectors import current_build
+from matrix.services import matrix_apply_changes
+from tests.support.matrix import matrix_cells
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from django.conf import settings as django_settings
 
-from inventory.live import cluster_resync
+from inventory.live.resync import cluster_resync
 from inventory.models import Cluster
 from matrix.services import matrix_rebuild
 from ome_dashboard.celery import app as celery_app

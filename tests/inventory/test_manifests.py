@@ -10,14 +10,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from inventory.models import Cluster, Resource, SyncState
-from inventory.services import (
-    ClusterChoiceError,
-    ClusterSpec,
-    cluster_choose,
-    cluster_register,
-    manifests_load,
-    parse_cluster_setting,
-)
+from inventory.selectors import ClusterChoiceError, ClusterNotFound, cluster_choose
+from inventory.services import ClusterSpec, cluster_register, manifests_load, parse_cluster_setting
 from inventory.signals import inventory_changed
 
 pytestmark = pytest.mark.django_db
@@ -212,13 +206,29 @@ def test_a_load_records_the_sync_state_of_each_kind(cluster: Cluster, tmp_path: 
 
 
 def test_the_only_cluster_is_the_default_and_several_need_a_name(cluster: Cluster) -> None:
-    assert cluster_choose(None) == cluster
+    assert cluster_choose(None, default="only") == cluster
 
     cluster_register(ClusterSpec("second", Cluster.Source.IN_CLUSTER))
 
     with pytest.raises(ClusterChoiceError, match="several clusters"):
-        cluster_choose(None)
-    assert cluster_choose("second").source == "in-cluster"
+        cluster_choose(None, default="only")
+    assert cluster_choose("second", default="only").source == "in-cluster"
+
+
+def test_the_cluster_default_rule_is_the_callers_choice(cluster: Cluster) -> None:
+    second = cluster_register(ClusterSpec("a-second", Cluster.Source.IN_CLUSTER))
+
+    assert cluster_choose(None, default="first") == second
+    assert cluster_choose(str(cluster.pk), default="none") == cluster
+    with pytest.raises(ClusterChoiceError, match="name the cluster") as unnamed:
+        cluster_choose(" ", default="none")
+    with pytest.raises(ClusterNotFound) as missing:
+        cluster_choose("nowhere", default="none")
+    with pytest.raises(ClusterChoiceError) as unknown:
+        cluster_choose("nowhere", default="only")
+
+    assert (unnamed.value.http_status, missing.value.http_status, unknown.value.http_status) == (400, 404, 400)
+    assert {unnamed.value.field, missing.value.field, unknown.value.field} == {"cluster"}
 
 
 def test_add_cluster_registers_each_kind_of_source() -> None:

@@ -11,18 +11,16 @@ from inventory.models import Cluster, Resource
 from inventory.sync import event_apply
 from isvcs.models import InferenceServiceVerdict
 from isvcs.services import (
-    ADVISORY,
-    BLOCKED,
-    NAMED,
-    SELECTED,
     FirstVerdict,
     IsvcVerdict,
     evaluate_isvcs,
     isvc_verdicts,
     isvc_verdicts_refresh,
 )
+from matching import ADVISORY, BLOCKED, NAMED, SELECTED
+from tests.support.inventory import inventory_from_objects
 from tests.support.manifests import llama_model as model
-from whatif.services import inventory_from_objects, normalise
+from whatif.parse import normalise
 
 SEED_PIPELINE = {"className": "QwenImagePipeline", "transformer": {"library": "diffusers"}}
 

@@ -10,8 +10,8 @@ import pytest
 from inventory.models import Cluster
 from lint.rules import Finding, LintReport, lint_inventory
 from lint.selectors import lint_report_get
+from tests.support.inventory import inventory_from_objects
 from tests.support.manifests import llama_model as model
-from whatif.services import inventory_from_objects
 
 PVC_MODEL = ("ClusterBaseModel", "", "qwen-image-pvc")
 PIPELINE_RUNTIME = ("ClusterServingRuntime", "", "srt-qwen-image-pipeline")

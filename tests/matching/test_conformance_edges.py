@@ -59,7 +59,7 @@ def test_sizes_follow_go_parse_float_exactly(k, size, lo, hi, compatible):
     report = sized(k, size, lo, hi)
     assert report.compatible is compatible, report.reasons
     if not compatible:
-        assert report.reasons == [f"model size {size} is outside supported range [{lo}, {hi}]"]
+        assert report.reasons == (f"model size {size} is outside supported range [{lo}, {hi}]",)
 
 
 def test_a_present_empty_size_suppresses_the_no_size_warning(k):
@@ -71,14 +71,14 @@ def test_a_present_empty_size_suppresses_the_no_size_warning(k):
 def test_a_null_size_is_absent_and_warned(k):
     report = sized(k, None, "7B", "9B")
     assert report.compatible is True
-    assert report.warnings == [NO_SIZE]
+    assert report.warnings == (NO_SIZE,)
 
 
 def test_a_null_size_range_is_absent(k):
     rt = k.csr("rt", k.llama_entry(), modelSizeRange=None)
     report = matching.check(k.llama(modelParameterSize="8B"), rt)
     assert report.compatible is True
-    assert report.warnings == []
+    assert report.warnings == ()
 
 
 # --- 4.3 size tie-break details ------------------------------------------------------------------------
@@ -124,7 +124,7 @@ def test_a_size_score_difference_of_one_and_a_half_truncates_to_one_and_still_or
 )
 def test_more_labels(k, spec, label):
     report = matching.check(k.model(**spec), k.csr("rt"))
-    assert report.reasons == [f"model format '{label}' not in supported formats: no supported formats defined"]
+    assert report.reasons == (f"model format '{label}' not in supported formats: no supported formats defined",)
 
 
 # --- 3.1 version parsing through the matcher -----------------------------------------------------------------
@@ -274,9 +274,9 @@ def test_u2_leader_annotations_on_the_runtime_do_not_declare_a_mode(k):
 def test_u2_the_typed_field_constrains_the_decoder_when_there_is_a_decoder(k):
     rt = k.csr("rt", k.llama_entry(), decoderConfig={"annotations": {"ome.io/deploymentMode": "MultiNode"}})
     svc = k.isvc(deploymentMode="RawDeployment", decoder={"minReplicas": 1})
-    assert matching.check(k.llama(), rt, svc).reasons == [
-        "runtime decoder deployment mode MultiNode does not match requested decoder deployment mode RawDeployment"
-    ]
+    assert matching.check(k.llama(), rt, svc).reasons == (
+        "runtime decoder deployment mode MultiNode does not match requested decoder deployment mode RawDeployment",
+    )
 
 
 def test_u2_the_engine_is_checked_before_the_decoder(k):
@@ -290,9 +290,9 @@ def test_u2_the_engine_is_checked_before_the_decoder(k):
         engine={"annotations": {"ome.io/deploymentMode": "OMENative"}},
         decoder={"annotations": {"ome.io/deploymentMode": "RawDeployment"}},
     )
-    assert matching.check(k.llama(), rt, svc).reasons == [
-        "runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative"
-    ]
+    assert matching.check(k.llama(), rt, svc).reasons == (
+        "runtime engine deployment mode MultiNode does not match requested engine deployment mode OMENative",
+    )
 
 
 def test_u2_a_runtime_without_a_mode_passes_any_requested_mode(k):
@@ -322,17 +322,17 @@ def test_an_empty_model_additional_components_map_fails_a_required_key(k):
 def test_a_model_without_format_shows_an_empty_format_name(k):
     model = k.model(modelArchitecture="A")
     rt = k.csr("rt", k.entry(modelFormat=k.ref("safetensors"), modelArchitecture="A"))
-    assert matching.check(model, rt).reasons == [
-        "model format 'mt::A' not in supported formats: format name mismatch (model=, runtime=safetensors)"
-    ]
+    assert matching.check(model, rt).reasons == (
+        "model format 'mt::A' not in supported formats: format name mismatch (model=, runtime=safetensors)",
+    )
 
 
 def test_u2_virtual_deployment_is_a_mode(k):
     rt = k.csr("rt", k.llama_entry(), engineConfig={"annotations": {"ome.io/deploymentMode": "VirtualDeployment"}})
     svc = k.isvc(engine={"annotations": {"ome.io/deploymentMode": "OMENative"}})
-    assert matching.check(k.llama(), rt, svc).reasons == [
-        "runtime engine deployment mode VirtualDeployment does not match requested engine deployment mode OMENative"
-    ]
+    assert matching.check(k.llama(), rt, svc).reasons == (
+        "runtime engine deployment mode VirtualDeployment does not match requested engine deployment mode OMENative",
+    )
 
 
 def test_a_present_empty_model_size_still_applies_the_size_tie_break(k):
@@ -362,7 +362,7 @@ def test_a_present_empty_model_size_still_applies_the_size_tie_break(k):
 def test_empty_size_bounds_are_present_and_parse_as_zero(k, size, size_range, reason):
     rt = k.csr("rt", k.llama_entry(), modelSizeRange=size_range)
     report = matching.check(k.llama(modelParameterSize=size), rt)
-    assert report.reasons == ([] if reason is None else [reason])
+    assert report.reasons == (() if reason is None else (reason,))
 
 
 @pytest.mark.parametrize(

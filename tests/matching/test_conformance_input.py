@@ -157,10 +157,10 @@ def test_the_manifest_error_is_a_value_error(k):
 def test_version_latest_does_not_raise_and_mismatches(k):
     model = k.llama(modelFormat=k.ref("safetensors", "latest"))
     report = matching.check(model, k.csr("rt", k.llama_entry()))
-    assert report.reasons == [
+    assert report.reasons == (
         "model format 'mt:safetensors:latest:LlamaForCausalLM:transformers:4.51.0' not in supported formats: "
-        "format version mismatch (model=latest, runtime=1.0.0)"
-    ]
+        "format version mismatch (model=latest, runtime=1.0.0)",
+    )
 
 
 def test_operator_foo_does_not_raise(k):
@@ -170,22 +170,22 @@ def test_operator_foo_does_not_raise(k):
 
 def test_operator_greaterthan_lowercase_is_unknown_and_behaves_like_equal(k):
     e = k.llama_entry(modelFramework=k.ref("transformers", "4.52.0", "greaterthan"))
-    assert matching.check(k.llama(), k.csr("rt", e)).reasons == [
-        f"model format '{k.LLAMA_LABEL}' not in supported formats: framework version mismatch (model=4.51.0, runtime=4.52.0)"
-    ]
+    assert matching.check(k.llama(), k.csr("rt", e)).reasons == (
+        f"model format '{k.LLAMA_LABEL}' not in supported formats: framework version mismatch (model=4.51.0, runtime=4.52.0)",
+    )
 
 
 def test_size_7b_does_not_raise_and_fails_a_positive_range(k):
     model = k.llama(modelParameterSize="7b")
     rt = k.csr("rt", k.llama_entry(), modelSizeRange={"min": "1B", "max": "70B"})
-    assert matching.check(model, rt).reasons == ["model size 7b is outside supported range [1B, 70B]"]
+    assert matching.check(model, rt).reasons == ("model size 7b is outside supported range [1B, 70B]",)
 
 
 def test_a_range_bound_7b_does_not_raise(k):
     rt = k.csr("rt", k.llama_entry(), modelSizeRange={"min": "1B", "max": "7b"})
-    assert matching.check(k.llama(modelParameterSize="7B"), rt).reasons == [
-        "model size 7B is outside supported range [1B, 7b]"
-    ]
+    assert matching.check(k.llama(modelParameterSize="7B"), rt).reasons == (
+        "model size 7B is outside supported range [1B, 7b]",
+    )
 
 
 def test_a_negative_priority_is_accepted_and_scores_0(k):
@@ -283,13 +283,13 @@ def test_an_empty_accelerator_selector_requires_nothing(k):
 def test_an_empty_string_accelerator_selector_class_is_a_requirement(k):
     svc = k.isvc(acceleratorSelector={"acceleratorClass": ""})
     rt = k.csr("rt", k.llama_entry(), acceleratorRequirements={"acceleratorClasses": ["H100"]})
-    assert matching.check(k.llama(), rt, svc).reasons == ["runtime does not support the required accelerator class"]
+    assert matching.check(k.llama(), rt, svc).reasons == ("runtime does not support the required accelerator class",)
 
 
 def test_empty_accelerator_requirements_fail_a_required_class(k):
     svc = k.isvc(acceleratorSelector={"acceleratorClass": "H100"})
     rt = k.csr("rt", k.llama_entry(), acceleratorRequirements={})
-    assert matching.check(k.llama(), rt, svc).reasons == ["runtime does not support the required accelerator class"]
+    assert matching.check(k.llama(), rt, svc).reasons == ("runtime does not support the required accelerator class",)
 
 
 def test_duplicate_required_classes_count_once(k):
@@ -430,7 +430,7 @@ def test_a_malformed_inference_service_raises(k, change, field):
 
 def test_a_null_supported_formats_list_is_absent(k):
     report = matching.check(k.llama(), k.csr("rt", supportedModelFormats=None))
-    assert report.reasons == [f"model format '{k.LLAMA_LABEL}' not in supported formats: no supported formats defined"]
+    assert report.reasons == (f"model format '{k.LLAMA_LABEL}' not in supported formats: no supported formats defined",)
 
 
 def test_scores_wrap_like_go_64_bit_integers(k):

@@ -107,7 +107,7 @@ def test_the_first_passing_entry_makes_the_runtime_compatible_without_reasons(k)
     bad = k.llama_entry(modelArchitecture="MistralForCausalLM")
     report = matching.check(k.llama(), k.csr("rt", bad, k.llama_entry()))
     assert report.compatible is True
-    assert report.reasons == []
+    assert report.reasons == ()
     assert [e.passed for e in report.entries] == [False, True]
 
 
@@ -117,7 +117,7 @@ def test_the_first_passing_entry_makes_the_runtime_compatible_without_reasons(k)
 def test_a_compatible_runtime_with_an_auto_select_entry_has_no_warnings(k):
     report = matching.check(k.llama(), k.csr("rt", k.llama_entry()))
     assert report.compatible is True
-    assert report.warnings == []
+    assert report.warnings == ()
 
 
 @pytest.mark.parametrize("auto", [False, None], ids=["autoSelect-false", "autoSelect-absent"])
@@ -125,33 +125,33 @@ def test_a_compatible_runtime_without_auto_select_is_warned(k, auto):
     entry = k.llama_entry(autoSelect=k.DROP if auto is None else auto)
     report = matching.check(k.llama(), k.csr("rt", entry))
     assert report.compatible is True
-    assert report.warnings == [NO_AUTO]
+    assert report.warnings == (NO_AUTO,)
 
 
 def test_auto_select_on_a_non_matching_entry_silences_the_warning(k):
     other = k.llama_entry(modelArchitecture="MistralForCausalLM", autoSelect=True)
     report = matching.check(k.llama(), k.csr("rt", k.llama_entry(autoSelect=False), other))
     assert report.compatible is True
-    assert report.warnings == []
+    assert report.warnings == ()
 
 
 def test_a_model_without_size_against_a_ranged_runtime_is_warned(k):
     report = matching.check(k.llama(), k.csr("rt", k.llama_entry(), modelSizeRange={"min": "7B", "max": "9B"}))
     assert report.compatible is True
-    assert report.warnings == [NO_SIZE]
+    assert report.warnings == (NO_SIZE,)
 
 
 def test_both_warnings_come_in_the_spec_order(k):
     rt = k.csr("rt", k.llama_entry(autoSelect=False), modelSizeRange={"min": "7B", "max": "9B"})
     report = matching.check(k.llama(), rt)
-    assert report.warnings == [NO_AUTO, NO_SIZE]
+    assert report.warnings == (NO_AUTO, NO_SIZE)
 
 
 def test_an_incompatible_runtime_gets_no_warnings(k):
     rt = k.csr("rt", k.llama_entry(autoSelect=False, modelArchitecture="X"), modelSizeRange={"min": "7B", "max": "9B"})
     report = matching.check(k.llama(), rt)
     assert report.compatible is False
-    assert report.warnings == []
+    assert report.warnings == ()
 
 
 # --- 2.3 steps 1-2: disabled and accelerator ------------------------------------------------
@@ -159,7 +159,7 @@ def test_an_incompatible_runtime_gets_no_warnings(k):
 
 def test_a_disabled_runtime_is_incompatible_with_the_disabled_reason(k):
     report = matching.check(k.llama(), k.csr("rt", k.llama_entry(), disabled=True))
-    assert report.reasons == ["runtime is disabled"]
+    assert report.reasons == ("runtime is disabled",)
     assert report.compatible is False
 
 
@@ -170,7 +170,7 @@ def test_disabled_false_does_not_disable(k):
 def test_disabled_is_reported_before_accelerator_and_format_problems(k):
     rt = k.csr("rt", k.llama_entry(modelArchitecture="X"), disabled=True)
     svc = k.isvc(annotations={"ome.io/accelerator-class": "A100"})
-    assert matching.check(k.llama(), rt, svc).reasons == ["runtime is disabled"]
+    assert matching.check(k.llama(), rt, svc).reasons == ("runtime is disabled",)
 
 
 def test_without_an_inference_service_the_accelerator_check_passes(k):
@@ -807,12 +807,12 @@ def test_sizes_are_parsed_like_go_before_the_range_check(k, size, lo, hi, compat
     report = sized(k, size, lo, hi)
     assert report.compatible is compatible
     if not compatible:
-        assert report.reasons == [f"model size {size} is outside supported range [{lo}, {hi}]"]
+        assert report.reasons == (f"model size {size} is outside supported range [{lo}, {hi}]",)
 
 
 def test_the_size_reason_prints_the_raw_strings(k):
     report = sized(k, "7b", "1B", "70B")
-    assert report.reasons == ["model size 7b is outside supported range [1B, 70B]"]
+    assert report.reasons == ("model size 7b is outside supported range [1B, 70B]",)
 
 
 def test_the_format_reason_wins_over_the_size_reason(k):
@@ -830,7 +830,7 @@ def test_q25_the_size_range_applies_to_the_whole_runtime(k):
 def test_a_sized_model_passes_a_runtime_without_a_range_without_warnings(k):
     report = matching.check(k.llama(modelParameterSize="8B"), k.csr("rt", k.llama_entry()))
     assert report.compatible is True
-    assert report.warnings == []
+    assert report.warnings == ()
 
 
 def test_q26_a_diffusion_model_without_diffusers_version_matches_nothing_versioned(k):

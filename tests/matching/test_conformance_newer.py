@@ -40,38 +40,38 @@ def test_u1_a_missing_bound_is_no_limit(k, size, size_range, compatible):
 
 
 def test_u1_min_only_reason_prints_an_open_upper_end(k):
-    assert ranged(k, "0.5B", {"min": "1B"}).reasons == ["model size 0.5B is outside supported range [1B, inf)"]
+    assert ranged(k, "0.5B", {"min": "1B"}).reasons == ("model size 0.5B is outside supported range [1B, inf)",)
 
 
 def test_u1_max_only_reason_prints_an_open_lower_end(k):
-    assert ranged(k, "70B", {"max": "13B"}).reasons == ["model size 70B is outside supported range (-inf, 13B]"]
+    assert ranged(k, "70B", {"max": "13B"}).reasons == ("model size 70B is outside supported range (-inf, 13B]",)
 
 
 def test_u1_the_both_bounds_text_is_unchanged(k):
-    assert ranged(k, "8B", {"min": "10B", "max": "70B"}).reasons == [
-        "model size 8B is outside supported range [10B, 70B]"
-    ]
+    assert ranged(k, "8B", {"min": "10B", "max": "70B"}).reasons == (
+        "model size 8B is outside supported range [10B, 70B]",
+    )
 
 
 def test_u1_min_above_max_rejects_every_sized_model(k):
-    assert ranged(k, "8B", {"min": "9B", "max": "7B"}).reasons == ["model size 8B is outside supported range [9B, 7B]"]
+    assert ranged(k, "8B", {"min": "9B", "max": "7B"}).reasons == ("model size 8B is outside supported range [9B, 7B]",)
 
 
 def test_u1_null_bound_is_absent(k):
-    assert ranged(k, "70B", {"min": None, "max": "13B"}).reasons == [
-        "model size 70B is outside supported range (-inf, 13B]"
-    ]
+    assert ranged(k, "70B", {"min": None, "max": "13B"}).reasons == (
+        "model size 70B is outside supported range (-inf, 13B]",
+    )
 
 
 def test_u1_an_unparsable_min_only_is_zero(k):
-    assert ranged(k, "7b", {"min": "1B"}).reasons == ["model size 7b is outside supported range [1B, inf)"]
+    assert ranged(k, "7b", {"min": "1B"}).reasons == ("model size 7b is outside supported range [1B, inf)",)
 
 
 @pytest.mark.parametrize("size_range", [{"min": "1B"}, {"max": "13B"}, {}], ids=["min-only", "max-only", "empty"])
 def test_u1_a_model_without_size_against_a_one_bound_range_is_warned(k, size_range):
     report = matching.check(k.llama(), k.csr("rt", k.llama_entry(), modelSizeRange=size_range))
     assert report.compatible is True
-    assert report.warnings == [NO_SIZE]
+    assert report.warnings == (NO_SIZE,)
 
 
 def test_u1_validate_reports_the_open_interval(k):
@@ -123,15 +123,15 @@ def test_u2_differing_engine_modes_make_the_runtime_incompatible(k):
     rt = k.csr("rt", k.llama_entry(), **engine_mode("MultiNode"))
     report = matching.check(k.llama(), rt, svc_engine(k, "OMENative"))
     assert report.compatible is False
-    assert report.reasons == [ENGINE_MISMATCH]
+    assert report.reasons == (ENGINE_MISMATCH,)
 
 
 def test_u2_differing_decoder_modes_make_the_runtime_incompatible(k):
     rt = k.csr("rt", k.llama_entry(), **decoder_mode("RawDeployment"))
     svc = k.isvc(decoder={"annotations": {"ome.io/deploymentMode": "MultiNode"}})
-    assert matching.check(k.llama(), rt, svc).reasons == [
-        "runtime decoder deployment mode RawDeployment does not match requested decoder deployment mode MultiNode"
-    ]
+    assert matching.check(k.llama(), rt, svc).reasons == (
+        "runtime decoder deployment mode RawDeployment does not match requested decoder deployment mode MultiNode",
+    )
 
 
 def test_u2_equal_modes_pass(k):
@@ -147,9 +147,9 @@ def test_u2_without_an_inference_service_the_mode_is_not_checked(k):
 def test_u2_the_typed_deployment_mode_field_counts_for_the_engine(k):
     rt = k.csr("rt", k.llama_entry(), **engine_mode("MultiNode"))
     svc = k.isvc(deploymentMode="RawDeployment")
-    assert matching.check(k.llama(), rt, svc).reasons == [
-        "runtime engine deployment mode MultiNode does not match requested engine deployment mode RawDeployment"
-    ]
+    assert matching.check(k.llama(), rt, svc).reasons == (
+        "runtime engine deployment mode MultiNode does not match requested engine deployment mode RawDeployment",
+    )
 
 
 def test_u2_the_engine_annotation_wins_over_the_typed_field(k):
@@ -193,17 +193,17 @@ def test_u2_the_mode_is_checked_after_the_accelerator(k):
     )
     svc = svc_engine(k, "OMENative")
     svc["metadata"]["annotations"] = {"ome.io/accelerator-class": "H100"}
-    assert matching.check(k.llama(), rt, svc).reasons == ["runtime does not support the required accelerator class"]
+    assert matching.check(k.llama(), rt, svc).reasons == ("runtime does not support the required accelerator class",)
 
 
 def test_u2_the_mode_is_checked_before_the_formats(k):
     rt = k.csr("rt", k.llama_entry(modelArchitecture="X"), **engine_mode("MultiNode"))
-    assert matching.check(k.llama(), rt, svc_engine(k, "OMENative")).reasons == [ENGINE_MISMATCH]
+    assert matching.check(k.llama(), rt, svc_engine(k, "OMENative")).reasons == (ENGINE_MISMATCH,)
 
 
 def test_u2_disabled_is_still_checked_first(k):
     rt = k.csr("rt", k.llama_entry(), disabled=True, **engine_mode("MultiNode"))
-    assert matching.check(k.llama(), rt, svc_engine(k, "OMENative")).reasons == ["runtime is disabled"]
+    assert matching.check(k.llama(), rt, svc_engine(k, "OMENative")).reasons == ("runtime is disabled",)
 
 
 def test_u2_the_docs_example_error(k):
@@ -238,14 +238,14 @@ def test_u3_a_sharded_model_fails_an_otherwise_matching_entry_with_the_provider_
     report = matching.check(k.llama(distribution="Sharded"), k.csr("rt", k.llama_entry()))
     assert report.compatible is False
     assert report.entries[0].mismatch == SHARDED
-    assert report.reasons == [f"model format '{k.LLAMA_LABEL}' not in supported formats: {SHARDED}"]
+    assert report.reasons == (f"model format '{k.LLAMA_LABEL}' not in supported formats: {SHARDED}",)
 
 
 def test_u3_listing_the_provider_does_not_help_while_none_is_configured(k):
     rt = k.csr("rt", k.llama_entry(modelCacheProviders=["model_cache"]))
-    assert matching.check(k.llama(distribution="Sharded"), rt).reasons == [
-        f"model format '{k.LLAMA_LABEL}' not in supported formats: {SHARDED}"
-    ]
+    assert matching.check(k.llama(distribution="Sharded"), rt).reasons == (
+        f"model format '{k.LLAMA_LABEL}' not in supported formats: {SHARDED}",
+    )
 
 
 def test_u3_the_provider_phrase_comes_first_in_the_entry_text(k):

@@ -201,7 +201,7 @@ def test_seed_step_2_the_planned_patch_is_the_seed_patch(k):
     plan = matching.pipeline_patch(k.qwen(), k.qwen_pipeline_runtime())
     assert plan.patch == SEED_PATCH
     assert plan.entry == 0
-    assert plan.blocked == []
+    assert plan.blocked == ()
 
 
 def test_seed_step_2_merging_the_patch_makes_the_model_compatible(k):
@@ -209,8 +209,8 @@ def test_seed_step_2_merging_the_patch_makes_the_model_compatible(k):
     assert patched["spec"]["diffusionPipeline"] == SEED_PATCH["spec"]["diffusionPipeline"]
     report = matching.check(patched, k.qwen_pipeline_runtime())
     assert report.compatible is True
-    assert report.reasons == []
-    assert report.warnings == []
+    assert report.reasons == ()
+    assert report.warnings == ()
 
 
 def test_seed_step_3_the_patched_model_scores_30_raw(k):
@@ -255,11 +255,11 @@ def test_seed_step_5_a_newer_dev_version_gives_the_verified_text(k):
     )
     for rt in (k.qwen_pipeline_runtime(), k.qwen_plain_runtime()):
         report = matching.check(model, rt)
-        assert report.reasons == [
+        assert report.reasons == (
             "model format 'mt:diffusers:0.35.0.dev0:QwenImagePipeline:diffusers:0.35.0.dev0' not in supported "
             "formats: format version mismatch (model=0.35.0.dev0, runtime=0.34.0.dev0), framework version "
-            "mismatch (model=0.35.0.dev0, runtime=0.34.0.dev0)"
-        ]
+            "mismatch (model=0.35.0.dev0, runtime=0.34.0.dev0)",
+        )
 
 
 def test_seed_step_5_greater_than_or_equal_does_not_help_a_dev_version(k):

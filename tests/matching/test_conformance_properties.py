@@ -139,7 +139,7 @@ SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[Heal
 def test_a_report_has_at_most_one_reason_and_is_compatible_exactly_without_one(model_spec, rt_spec):
     report = matching.check(build_model(model_spec), build_runtimes([rt_spec], ["cluster"])[0])
     assert len(report.reasons) <= 1
-    assert report.compatible is (report.reasons == [])
+    assert report.compatible is (report.reasons == ())
     if not report.compatible:
         assert NO_AUTO not in report.warnings
         assert NO_SIZE not in report.warnings
@@ -168,7 +168,7 @@ def test_the_compatible_verdict_needs_a_passing_entry(model_spec, rt_spec):
             expected.append(NO_AUTO)
         if "modelParameterSize" not in model_spec and "modelSizeRange" in rt_spec:
             expected.append(NO_SIZE)
-        assert report.warnings[: len(expected)] == expected
+        assert report.warnings[: len(expected)] == tuple(expected)
         assert NO_AUTO not in report.warnings[len(expected) :]
         assert NO_SIZE not in report.warnings[len(expected) :]
 

@@ -107,9 +107,9 @@ def test_version_latest_is_accepted_and_never_matches(k):
     rt = k.csr("rt", k.entry(modelFormat=k.ref("safetensors", "latest"), autoSelect=True))
     report = matching.check(model, rt)
     assert report.compatible is False
-    assert report.reasons == [
-        "model format 'mt:safetensors:latest' not in supported formats: format version mismatch (model=latest, runtime=latest)"
-    ]
+    assert report.reasons == (
+        "model format 'mt:safetensors:latest' not in supported formats: format version mismatch (model=latest, runtime=latest)",
+    )
 
 
 def test_operator_foo_is_accepted_and_behaves_like_equal_with_precision(k):
@@ -117,9 +117,9 @@ def test_operator_foo_is_accepted_and_behaves_like_equal_with_precision(k):
     same = k.csr("rt", k.entry(modelFormat=k.ref("safetensors", "1.0.0", "Foo"), autoSelect=True))
     shorter = k.csr("rt", k.entry(modelFormat=k.ref("safetensors", "1.0", "Foo"), autoSelect=True))
     assert matching.check(model, same).compatible is True
-    assert matching.check(model, shorter).reasons == [
-        "model format 'mt:safetensors:1.0.0' not in supported formats: format version mismatch (model=1.0.0, runtime=1.0)"
-    ]
+    assert matching.check(model, shorter).reasons == (
+        "model format 'mt:safetensors:1.0.0' not in supported formats: format version mismatch (model=1.0.0, runtime=1.0)",
+    )
 
 
 # --- 4.2 verified score table ------------------------------------------------------------------

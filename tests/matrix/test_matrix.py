@@ -11,10 +11,10 @@ import pytest
 from inventory.models import Cluster, Resource
 from inventory.services import cluster_register, manifests_load, parse_cluster_setting
 from inventory.sync import event_apply
+from matrix.cells import runtimes_in_scope
 from matrix.models import CellChange, MatrixBuild, MatrixRow
-from matrix.selectors import cell_reason, matrix_cells, runtimes_in_scope
+from matrix.selectors import cell_reason, current_build
 from matrix.services import (
-    current_build,
     matrix_apply_changes,
     matrix_build_chunk,
     matrix_build_start,
@@ -22,6 +22,7 @@ from matrix.services import (
     matrix_catch_up,
     matrix_rebuild,
 )
+from tests.support.matrix import matrix_cells
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from inventory.models import Cluster, Resource
 from inventory.services import cluster_register, manifests_load, parse_cluster_setting
 from inventory.sync import event_apply
 from matrix.models import MatrixBuild, MatrixRow
-from matrix.services import current_build
+from matrix.selectors import current_build
 from matrix.tasks import matrix_apply_changes_task, matrix_rebuild_task
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

@@ -24,7 +24,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from inventory import kube
-from inventory.live import cluster_resync
+from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Kind, Resource, SyncState
 from inventory.services import ClusterSpec, cluster_register, manifests_load
 from matrix.models import MatrixBuild, MatrixRow

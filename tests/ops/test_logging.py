@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 
 from ome_dashboard.celery import app as celery_app
-from ome_dashboard.ops import JsonFormatter, RedactingFormatter, redact
+from ome_dashboard.ops.logs import JsonFormatter, RedactingFormatter, redact
 
 TOKEN = "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEyMyJ9.c2VjcmV0LXRva2VuLXZhbHVl.sig"
 

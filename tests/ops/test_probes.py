@@ -17,11 +17,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from inventory.models import Cluster, Kind, Resource, SyncState
 from inventory.sync import event_apply
-from matrix.selectors import matrix_cells
 from matrix.services import current_build, matrix_apply_changes, matrix_build_start
-from ome_dashboard import ops
+from ome_dashboard.ops import metrics, probes
 from patches.models import PatchAttempt
 from tests.patches.seed import PIPELINE
+from tests.support.matrix import matrix_cells
 
 POD_IP_HOST = "10.42.0.17:8000"
 
@@ -84,7 +84,7 @@ def test_the_probes_also_resolve_as_urls() -> None:
 
     assert reverse("readyz") == "/readyz"
     assert reverse("metrics") == "/metrics"
-    assert resolve("/readyz").func is ops.readyz
+    assert resolve("/readyz").func is probes.readyz
 
 
 @pytest.mark.django_db
@@ -153,7 +153,7 @@ class _BrokenConnection:
 def test_readyz_is_503_without_the_database_and_does_not_show_the_drivers_message(
     client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ops, "connection", _BrokenConnection())
+    monkeypatch.setattr(probes, "connection", _BrokenConnection())
 
     response = client.get("/readyz")
 
@@ -250,7 +250,7 @@ def test_metrics_say_when_the_database_does_not_answer(client: Client, monkeypat
     def broken(self: Any) -> Any:
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(ops.DatabaseCollector, "_families", broken)
+    monkeypatch.setattr(metrics.DatabaseCollector, "_families", broken)
 
     samples = metrics_of(client)
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import Permission
 
-from inventory.live import cluster_resync
+from inventory.live.resync import cluster_resync
 from inventory.models import Cluster
 from inventory.services import ClusterSpec, cluster_register, manifests_load
 from tests.fakes.kube_api import FakeKubeAPI

@@ -62,7 +62,7 @@ def test_the_plan_for_the_seed_case_is_exactly_the_pipeline_the_runtime_requires
     assert json.dumps(plan.patch, separators=(",", ":")) == (
         '{"spec":{"diffusionPipeline":{"className":"QwenImagePipeline","transformer":{"library":"diffusers"}}}}'
     )
-    assert (plan.entry, plan.blocked) == (0, [])
+    assert (plan.entry, plan.blocked) == (0, ())
 
 
 def test_the_plan_takes_ids_bare_names_and_keys(snapshot: Cluster) -> None:

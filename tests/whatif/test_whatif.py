@@ -12,15 +12,11 @@ from inventory.models import Cluster, Resource
 from inventory.parsed import load_inventory
 from inventory.sync import event_apply
 from matrix.rows import compute_rows
+from tests.support.inventory import inventory_from_objects
 from tests.support.manifests import llama_model as model
-from whatif.services import (
-    WhatIfError,
-    inventory_from_objects,
-    parse_documents,
-    whatif,
-    whatif_inventory,
-    whatif_model_patch,
-)
+from whatif.errors import WhatIfError
+from whatif.parse import parse_documents
+from whatif.services import whatif, whatif_inventory, whatif_model_patch
 
 PVC_MODEL = ("ClusterBaseModel", "", "qwen-image-pvc")
 HF_MODEL = ("ClusterBaseModel", "", "qwen-image")

@@ -5,7 +5,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from inventory.models import Kind
-from inventory.services import ClusterChoiceError, cluster_choose, manifests_load
+from inventory.selectors import ClusterChoiceError, cluster_choose
+from inventory.services import manifests_load
 
 
 class Command(BaseCommand):
@@ -18,7 +19,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            cluster = cluster_choose(options["cluster"])
+            cluster = cluster_choose(options["cluster"], default="only")
         except ClusterChoiceError as error:
             raise CommandError(str(error)) from error
         result, snapshot = manifests_load(cluster, options["paths"], prune=options["prune"])

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from inventory.live import cluster_resync
+from inventory.live.resync import cluster_resync
 from inventory.services import clusters_register_from_settings
 
 

@@ -9,9 +9,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from inventory.live import ResyncResult, WatchEvent, cluster_resync, cluster_watch
+from inventory.live.cluster_watch import cluster_watch
+from inventory.live.resync import ResyncResult, cluster_resync
+from inventory.live.watch import WatchEvent
 from inventory.models import Cluster, Kind
-from inventory.services import ClusterChoiceError, cluster_choose
+from inventory.selectors import ClusterChoiceError, cluster_choose
 
 
 @contextmanager
@@ -46,7 +48,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         self.verbosity = int(options["verbosity"])
         try:
-            cluster = cluster_choose(options["cluster"])
+            cluster = cluster_choose(options["cluster"], default="only")
         except ClusterChoiceError as error:
             raise CommandError(str(error)) from error
         kinds = options["kinds"] or list(Kind.values)

@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from inventory.models import Cluster
-from inventory.services import ClusterChoiceError, cluster_choose
+from inventory.selectors import ClusterChoiceError, cluster_choose
 from matrix.services import matrix_rebuild
 
 
@@ -19,7 +19,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            clusters = list(Cluster.objects.all()) if options["all"] else [cluster_choose(options["cluster"])]
+            clusters = (
+                list(Cluster.objects.all()) if options["all"] else [cluster_choose(options["cluster"], default="only")]
+            )
         except ClusterChoiceError as error:
             raise CommandError(str(error)) from error
         for cluster in clusters:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from inventory import kube
-from inventory.live import RESYNC_ATTEMPTS, cluster_resync, kind_resync
+from inventory.live.resync import RESYNC_ATTEMPTS, cluster_resync, kind_resync
 from inventory.models import Cluster, Kind, Resource, SyncState
 from inventory.signals import inventory_changed
 from tests.fakes.kube_api import FakeKubeAPI

@@ -15,7 +15,7 @@ from celery.worker import WorkController
 from django.utils import timezone
 
 from inventory import tasks
-from inventory.live import watch_lease_claim
+from inventory.live.leases import watch_lease_claim
 from inventory.models import Cluster, Kind, Resource, SyncState
 from inventory.signals import inventory_changed
 from tests.inventory.live.objects import model, one_of_each

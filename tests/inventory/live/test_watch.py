@@ -8,15 +8,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from inventory.live import (
-    WatchEvent,
-    cluster_resync,
-    watch_event_apply,
-    watch_lease_claim,
-    watch_lease_release,
-    watch_lease_renew,
-    watches_claim_idle,
-)
+from inventory.live.events import watch_event_apply
+from inventory.live.leases import watch_lease_claim, watch_lease_release, watch_lease_renew, watches_claim_idle
+from inventory.live.resync import cluster_resync
+from inventory.live.watch import WatchEvent
 from inventory.models import Cluster, Kind, Resource, SyncState
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.inventory.live.objects import broken_model, model, runtime

@@ -1,4 +1,4 @@
-"""Run inventory.live.kind_watch in the test's own thread while another thread drives the fake.
+"""Run inventory.live.watch.kind_watch in the test's own thread while another thread drives the fake.
 
 The watch writes to the database, so it stays in the test thread (SQLite's shared in-memory test
 database does not take concurrent writers); the driver only talks to the fake server. The watch
@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from inventory.live import WatchEvent, WatchReport, kind_watch
+from inventory.live.watch import WatchEvent, WatchReport, kind_watch
 from inventory.models import Cluster
 
 DEADLINE_SECONDS = 10.0

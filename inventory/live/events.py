@@ -1,0 +1,44 @@
+"""Storing one watch event, unless the stored inventory already reflects it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from ..models import Cluster, Resource, SyncState
+from ..sync import event_apply
+from .state import locked_state, object_rv, rv_order
+
+
+def _count_into(state: SyncState) -> None:
+    counts = Resource.objects.filter(cluster=state.cluster_id, kind=state.kind).aggregate(
+        count=Count("pk"), invalid=Count("pk", filter=~Q(error=""))
+    )
+    state.count, state.invalid = counts["count"], counts["invalid"]
+
+
+def watch_event_apply(cluster: Cluster, kind: str, event_type: str, obj: dict[str, Any]) -> bool:
+    """Store one watch event of `kind` and advance the stored resourceVersion to it.
+
+    Returns False when the stored inventory already reflects the event (its resourceVersion is
+    not newer than the stored one), so it was skipped. BOOKMARKs only advance the resourceVersion.
+    """
+    resource_version = object_rv(obj)
+    with transaction.atomic():
+        state = locked_state(cluster, kind)
+        order = rv_order(resource_version, state.resource_version)
+        if order is not None and order <= 0:
+            return False
+        if event_type == "BOOKMARK":
+            state.resource_version = resource_version
+            state.save(update_fields=["resource_version"])
+            return True
+        event_apply(cluster, event_type, obj)
+        state.resource_version = resource_version or state.resource_version
+        state.last_event_at = timezone.now()
+        _count_into(state)
+        state.save(update_fields=["resource_version", "last_event_at", "count", "invalid"])
+    return True

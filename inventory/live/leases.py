@@ -1,0 +1,79 @@
+"""Watch leases: one watcher per kind, renewed while it watches, taken over once it lapses."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from ..models import Cluster, Kind, SyncState
+
+
+def _lease_expiry() -> datetime:
+    return timezone.now() + timedelta(seconds=settings.OME_WATCH_LEASE)
+
+
+def watch_lease_claim(cluster: Cluster, kind: str, *, owner: str, force: bool = False) -> bool:
+    """Take the watch lease of one kind for `owner`, unless someone else holds a live one
+    (`force` takes it anyway; the holder notices when it next renews, and stops)."""
+    SyncState.objects.get_or_create(cluster=cluster, kind=kind)
+    now = timezone.now()
+    states = SyncState.objects.filter(cluster=cluster, kind=kind)
+    if not force:
+        states = states.filter(
+            Q(watch_owner="") | Q(watch_owner=owner) | Q(watch_lease_until__isnull=True) | Q(watch_lease_until__lte=now)
+        )
+    return states.update(watch_owner=owner, watch_lease_until=_lease_expiry()) == 1
+
+
+def watch_lease_renew(cluster: Cluster, kind: str, *, owner: str) -> bool:
+    """Extend `owner`'s lease; False when the lease is no longer theirs."""
+    return (
+        SyncState.objects.filter(cluster=cluster, kind=kind, watch_owner=owner).update(
+            watch_lease_until=_lease_expiry()
+        )
+        == 1
+    )
+
+
+def _release(cluster_id: int, kind: str, owner: str) -> None:
+    SyncState.objects.filter(cluster_id=cluster_id, kind=kind, watch_owner=owner).update(
+        watch_owner="", watch_lease_until=None
+    )
+
+
+def watch_lease_release(cluster: Cluster, kind: str, *, owner: str) -> None:
+    _release(cluster.pk, kind, owner)
+
+
+@dataclass(frozen=True)
+class WatchClaim:
+    cluster_id: int
+    kind: str
+    owner: str
+
+
+def watch_claim_release(claim: WatchClaim) -> None:
+    """Give back a claimed lease whose watch will not be started."""
+    _release(claim.cluster_id, claim.kind, claim.owner)
+
+
+def live_kinds_count() -> int:
+    """How many (live cluster, kind) pairs there are to watch."""
+    return Cluster.objects.exclude(source=Cluster.Source.MANIFESTS).count() * len(Kind.values)
+
+
+def watches_claim_idle() -> list[WatchClaim]:
+    """Claim the lease of every kind of every live cluster that nobody watches; the caller
+    starts a watch for each claim, which renews the lease from then on."""
+    claims = []
+    for cluster in Cluster.objects.exclude(source=Cluster.Source.MANIFESTS):
+        for kind in Kind.values:
+            owner = f"task:{uuid.uuid4().hex}"
+            if watch_lease_claim(cluster, kind, owner=owner):
+                claims.append(WatchClaim(cluster.pk, kind, owner))
+    return claims

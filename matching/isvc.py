@@ -1,0 +1,400 @@
+"""What OME does with one InferenceService: the model it resolves to, the runtime it names or
+OME would pick for it now, and OME's exact error and event when that fails (spec sections 5,
+7 and 10).
+
+- Model lookup: newer OME's controller honours `spec.model.kind` (U7: `BaseModel` -> the
+  namespace's BaseModel only, `ClusterBaseModel` -> the ClusterBaseModel only, absent -> the
+  BaseModel first, then the ClusterBaseModel). The admission webhook, `kubectl ome runtime
+  explain` and OME v1.2 ignore the kind and look in the namespace first (`legacy_model`); a
+  note flags the difference.
+- A named runtime is looked up by `spec.runtime.kind` (U4) and checked with ValidateRuntime.
+  Newer OME uses an incompatible named runtime anyway, with an advisory (U5): verdict
+  `advisory`. Blocking: runtime not found, disabled, a model without a format, a Sharded
+  model. OME v1.2 blocks every failure (`legacy_verdict`).
+- Otherwise OME auto-selects with the service's accelerator classes and deployment modes.
+
+The objects come as a `Grid` (its models and runtimes, by key) and the keys of malformed
+objects with their errors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from . import reasons
+from .candidates import runtime_could_match
+from .grid import Grid
+from .isvc_lookup import (
+    IsvcObjects,
+    legacy_model_lookup,
+    model_lookup,
+    named_runtime_lookup,
+    needs_isvc_checks,
+    runtime_candidates,
+    select_for,
+)
+from .keys import key_text
+from .patches import pipeline_patch
+from .results import Selection
+from .rules import SHARDED
+from .select import check, model_error, validate
+from .types import (
+    BASE_MODEL,
+    SERVING_RUNTIME,
+    InferenceService,
+    Model,
+    ObjectKey,
+    Runtime,
+)
+
+SELECTED = "selected"
+"""OME auto-selects a runtime."""
+NAMED = "named"
+"""The runtime named in spec.runtime is valid for the model."""
+ADVISORY = "advisory"
+"""The named runtime does not declare support for the model; newer OME uses it anyway."""
+BLOCKED = "blocked"
+"""OME does not deploy: no model, no runtime, a disabled one, an invalid model, …"""
+
+LABELS = {
+    SELECTED: "auto-selected",
+    NAMED: "named runtime accepted",
+    ADVISORY: "used anyway (advisory)",
+    BLOCKED: "blocking",
+}
+
+Event = tuple[str, str]
+"""(reason, message) of the Event newer OME records."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class IsvcOutcome:
+    """One InferenceService under newer OME, with OME v1.2's verdict beside it.
+
+    `verdict`: selected | named | advisory | blocked (`label` in words). `failure` (blocked
+    only): invalid-manifest, no-model, unsupported-kind, model-not-found, model-invalid,
+    model-disabled, runtime-not-found, runtime-disabled, sharded, no-runtime. `error`: OME's
+    exact text (ValidateRuntime, SelectRuntime or the model lookup); `event`: the Event newer
+    OME records. `legacy_verdict`/`legacy_error`: OME v1.2 (kinds ignored, every named-runtime
+    failure blocks). `fix`: a short hint.
+    """
+
+    verdict: str
+    legacy_verdict: str
+    model: ObjectKey | None = None
+    legacy_model: ObjectKey | None = None
+    runtime: ObjectKey | None = None
+    runtime_named: bool = False
+    score: int | None = None
+    failure: str | None = None
+    error: str | None = None
+    event: Event | None = None
+    legacy_error: str | None = None
+    fix: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.verdict]
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict != BLOCKED
+
+
+@dataclass
+class _Draft:
+    model: ObjectKey | None = None
+    legacy_model: ObjectKey | None = None
+    runtime: ObjectKey | None = None
+    runtime_named: bool = False
+    score: int | None = None
+    verdict: str = BLOCKED
+    failure: str | None = None
+    error: str | None = None
+    event: Event | None = None
+    fix: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def block(self, failure: str, error: str, event: Event | None, fix: str | None = None) -> _Draft:
+        self.verdict, self.failure, self.error, self.event, self.fix = BLOCKED, failure, error, event, fix
+        return self
+
+
+# --------------------------------------------------------------------------------------------
+# Hints
+
+
+def _kind_notes(isvc: InferenceService, draft: _Draft) -> None:
+    """U7: flag a model reference whose kind makes newer OME resolve it differently."""
+    if draft.model == draft.legacy_model or not isvc.model_name:
+        return
+    name = isvc.model_name
+    if draft.legacy_model is not None and draft.legacy_model[0] == BASE_MODEL:
+        found = "" if draft.model is not None else " (which does not exist)"
+        draft.notes.append(
+            f"BaseModel {isvc.namespace}/{name} is referenced without kind: BaseModel: the admission webhook and "
+            f"OME v1.2 use it, newer OME's controller looks only for the ClusterBaseModel {name}{found}"
+        )
+        draft.fix = "set spec.model.kind: BaseModel"
+    elif draft.model is None and draft.legacy_model is not None:
+        draft.notes.append(
+            f"spec.model.kind is {isvc.model_kind}, but only {key_text(draft.legacy_model)} exists: newer OME's "
+            "controller does not fall back to the other scope"
+        )
+        draft.fix = f"set spec.model.kind: {draft.legacy_model[0]}"
+
+
+def _pipeline_fix(model: Model, runtime: Runtime) -> str | None:
+    if not any(entry.pipeline is not None for entry in runtime.entries):
+        return None
+    plan = pipeline_patch(model, runtime)
+    if plan.patch is None:
+        return None
+    patch = json.dumps(plan.patch, separators=(",", ":"), sort_keys=True)
+    return f"patch the model's diffusionPipeline ({patch}) so that {runtime.name} matches it"
+
+
+def _manual_only_fix(manual_keys: Mapping[ObjectKey, str]) -> str:
+    names = [key[2] for key in sorted(manual_keys, key=lambda key: (key[0] != SERVING_RUNTIME, key[2]))]
+    listed = ", ".join(names[:3]) + (f" (or one of {len(names) - 3} more)" if len(names) > 3 else "")
+    if len(names) == 1:
+        return (
+            f"set autoSelect: true on runtime {listed} or name it in spec.runtime.name (it matches but is manual-only)"
+        )
+    return (
+        f"set autoSelect: true on one of the runtimes {listed} or name it in spec.runtime.name "
+        "(they match but are manual-only)"
+    )
+
+
+def _no_runtime_fix(
+    objects: IsvcObjects, model_key: ObjectKey, model: Model, selection: Selection, isvc: InferenceService
+) -> str:
+    if selection.manual_keys:
+        return _manual_only_fix(selection.manual_keys)
+    scope = sorted(objects.in_scope(isvc.namespace), key=lambda rt: (rt.is_cluster, rt.name))
+    candidates = [rt for rt in scope if runtime_could_match(rt, model)]
+    for runtime in candidates:
+        hint = None if runtime.is_disabled else _pipeline_fix(model, runtime)
+        if hint:
+            return hint
+    if needs_isvc_checks(isvc):
+        for runtime in candidates:
+            if not runtime.is_disabled and objects.grid.verdict(model_key, runtime.key)[0]:
+                return (
+                    f"runtime {runtime.name} matches the model but not the service's accelerator class or "
+                    "deployment mode: add the class to its acceleratorRequirements, or change the service"
+                )
+    for runtime in candidates:
+        if runtime.is_disabled and check(model, dataclasses.replace(runtime, disabled=False)).compatible:
+            return f"enable runtime {runtime.name} (it is disabled) or add a runtime for the model"
+    return "no runtime in scope matches the model: see the excluded runtimes in OME's error"
+
+
+# --------------------------------------------------------------------------------------------
+# One service
+
+
+def _runtime_missing(
+    objects: IsvcObjects, isvc: InferenceService, missing: str, draft: _Draft, *, legacy: bool
+) -> _Draft:
+    name = isvc.runtime_name or ""
+    other = next(
+        (
+            objects.grid.runtimes[key]
+            for key in runtime_candidates(name, isvc.namespace, None)
+            if key in objects.grid.runtimes
+        ),
+        None,
+    )
+    fix = (
+        f"set spec.runtime.kind: {other.kind}"
+        if other is not None
+        else f"create runtime {name} or fix spec.runtime.name"
+    )
+    event = (reasons.EVENT_RUNTIME_NOT_FOUND, missing)
+    if legacy:
+        event = (reasons.EVENT_RUNTIME_VALIDATION, reasons.runtime_rejects_model(name, isvc.model_name or "", missing))
+    return draft.block("runtime-not-found", missing, event, fix)
+
+
+def _unvalidated(runtime: Runtime, draft: _Draft, *, pinned: bool) -> _Draft:
+    """The lean path (U8), or a pinned revision (U5): OME runs the runtime without validation."""
+    name = runtime.name
+    if runtime.is_disabled:
+        text = reasons.runtime_disabled(name, is_cluster=runtime.is_cluster)
+        return draft.block(
+            "runtime-disabled",
+            text,
+            (reasons.EVENT_RUNTIME_VALIDATION, reasons.validation_failed(name, text)),
+            f"enable runtime {name} or name another runtime",
+        )
+    draft.verdict = NAMED
+    draft.notes.append(
+        "spec.runtime.autoSync is false: OME uses the pinned runtime revision without validating it"
+        if pinned
+        else "no spec.model: OME runs the named runtime without selection or validation"
+    )
+    return draft
+
+
+def _named(
+    objects: IsvcObjects,
+    isvc: InferenceService,
+    model: Model | None,
+    draft: _Draft,
+    *,
+    legacy: bool,
+    pinned: bool = False,
+) -> _Draft:
+    name = isvc.runtime_name or ""
+    spec_model = isvc.model_name or ""
+    draft.runtime_named = True
+    runtime, missing = named_runtime_lookup(objects, isvc)
+    if runtime is None:
+        return _runtime_missing(objects, isvc, missing, draft, legacy=legacy)
+    draft.runtime = runtime.key
+    if model is None or pinned:
+        return _unvalidated(runtime, draft, pinned=pinned)
+    error = validate(name, model, [runtime], isvc)
+    if error is None:
+        draft.verdict = NAMED
+        return draft
+    blocking = (reasons.EVENT_RUNTIME_VALIDATION, reasons.runtime_rejects_model(name, spec_model, error))
+    if error == model_error(model):
+        return draft.block("model-invalid", error, blocking, f"set spec.modelFormat on model {spec_model}")
+    if runtime.is_disabled:
+        return draft.block("runtime-disabled", error, blocking, f"enable runtime {name} or name another runtime")
+    if model.distribution == SHARDED:
+        return draft.block(
+            "sharded",
+            error,
+            blocking,
+            "set distribution: PerNode on the model: no model cache provider is configured for Sharded models",
+        )
+    fix = _pipeline_fix(model, runtime) or (
+        f"name a runtime that declares support for the model, or add an entry for it to {name}"
+    )
+    if legacy:
+        return draft.block("incompatible", error, blocking, fix)
+    draft.verdict, draft.error, draft.fix = ADVISORY, error, fix
+    draft.event = (reasons.EVENT_ADVISORY, reasons.advisory(name, spec_model, error))
+    return draft
+
+
+def _auto(
+    objects: IsvcObjects, isvc: InferenceService, model_key: ObjectKey, model: Model, draft: _Draft, *, legacy: bool
+) -> _Draft:
+    selection = select_for(objects, model_key, isvc)
+    if selection.compatible:
+        best = selection.compatible[0]
+        draft.runtime, draft.score, draft.verdict = best.key, best.score, SELECTED
+        return draft
+    error = selection.error or ""
+    event = (reasons.EVENT_RUNTIME_NOT_FOUND, error)
+    if legacy:
+        event = (reasons.EVENT_RUNTIME_SELECTION, reasons.selection_failed(isvc.model_name or "", error))
+    return draft.block("no-runtime", error, event, _no_runtime_fix(objects, model_key, model, selection, isvc))
+
+
+def _without_model(objects: IsvcObjects, isvc: InferenceService, draft: _Draft, *, legacy: bool) -> _Draft:
+    if isvc.names_runtime and not legacy:
+        return _named(objects, isvc, None, draft, legacy=legacy)
+    error = reasons.MODEL_REFERENCE_REQUIRED if legacy else reasons.LEAN_WITHOUT_RUNTIME
+    event = reasons.EVENT_MODEL_RECONCILE if legacy else reasons.EVENT_RUNTIME_SELECTION
+    return draft.block("no-model", error, (event, error), "set spec.model.name or spec.runtime.name")
+
+
+def _evaluate(objects: IsvcObjects, isvc: InferenceService, *, legacy: bool = False, pinned: bool = False) -> _Draft:
+    """One service under newer OME's rules, or with `legacy` under OME v1.2's: kinds ignored
+    (namespace first), every failure of a named runtime blocks, no pinning."""
+    if legacy:
+        isvc = dataclasses.replace(isvc, model_kind=None, runtime_kind=None)
+    draft = _Draft()
+    spec_model = isvc.model_name or ""
+    if not spec_model:
+        return _without_model(objects, isvc, draft, legacy=legacy)
+    draft.legacy_model = legacy_model_lookup(objects, isvc)
+    model_key, lookup_error = model_lookup(objects, isvc)
+    draft.model = model_key
+    if model_key is None:
+        error = lookup_error or reasons.model_not_found(spec_model)
+        failure = "unsupported-kind" if error.startswith("unsupported") else "model-not-found"
+        event = (reasons.EVENT_MODEL_RECONCILE, error)
+        return draft.block(failure, error, event, f"create model {spec_model} or fix spec.model.name")
+    if model_key in objects.invalid:
+        error = f"{key_text(model_key)} is malformed: {objects.invalid[model_key]}"
+        return draft.block("model-invalid", error, None, "fix the model's manifest")
+    model = objects.grid.models[model_key]
+    if model.disabled is True:
+        error = reasons.base_model_disabled(spec_model)
+        return draft.block(
+            "model-disabled", error, (reasons.EVENT_MODEL_RECONCILE, error), f"enable model {spec_model}"
+        )
+    if isvc.names_runtime:
+        return _named(objects, isvc, model, draft, legacy=legacy, pinned=pinned and not legacy)
+    invalid = model_error(model)
+    if invalid is not None:
+        return draft.block(
+            "model-invalid",
+            invalid,
+            (reasons.EVENT_RUNTIME_SELECTION, reasons.selection_failed(spec_model, invalid)),
+            f"set spec.modelFormat on model {spec_model}: the model agent records nothing for vendor:// and "
+            "unreadable models",
+        )
+    return _auto(objects, isvc, model_key, model, draft, legacy=legacy)
+
+
+def evaluate_isvc(
+    grid: Grid, isvc: InferenceService, invalid: Mapping[ObjectKey, str] | None = None, *, pinned: bool = False
+) -> IsvcOutcome:
+    """The service under newer OME and under OME v1.2. `invalid`: malformed objects' errors by
+    key; `pinned`: `spec.runtime.autoSync: false` (the runtime comes from a stored revision)."""
+    objects = IsvcObjects(grid, invalid or {})
+    draft = _evaluate(objects, isvc, pinned=pinned)
+    _kind_notes(isvc, draft)
+    legacy = _evaluate(objects, isvc, legacy=True)
+    return IsvcOutcome(
+        verdict=draft.verdict,
+        legacy_verdict=legacy.verdict,
+        model=draft.model,
+        legacy_model=draft.legacy_model,
+        runtime=draft.runtime,
+        runtime_named=draft.runtime_named,
+        score=draft.score,
+        failure=draft.failure,
+        error=draft.error,
+        event=draft.event,
+        legacy_error=legacy.error,
+        fix=draft.fix,
+        notes=tuple(draft.notes),
+    )
+
+
+def invalid_isvc(error: str) -> IsvcOutcome:
+    """A service whose manifest does not parse: no OME deploys it."""
+    return IsvcOutcome(
+        verdict=BLOCKED,
+        legacy_verdict=BLOCKED,
+        failure="invalid-manifest",
+        error=error,
+        legacy_error=error,
+        fix="fix the InferenceService manifest",
+    )
+
+
+def isvc_still_matches(grid: Grid, isvc: InferenceService, model_key: ObjectKey | None, runtime_key: ObjectKey) -> bool:
+    """Whether OME would still accept the runtime for the service's model today."""
+    runtime = grid.runtimes.get(runtime_key)
+    if model_key is None or model_key not in grid.models or runtime is None:
+        return False
+    model = grid.models[model_key]
+    if model_error(model) is not None:
+        return False
+    if not needs_isvc_checks(isvc):
+        return not runtime.is_disabled and grid.verdict(model_key, runtime_key)[0]
+    return check(model, runtime, isvc).compatible

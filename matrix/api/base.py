@@ -1,0 +1,119 @@
+"""What every matrix API view shares: the OME behaviour headers and envelope, query flags, and
+binding the cell FilterSet."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.http import HttpResponseBase
+from django_filters import utils as filter_utils
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import generics, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+import matching
+from core.api import ApiError, Pagination
+from core.web import CLUSTER_SCOPE
+
+from .. import filters
+from ..models import MatrixBuild, MatrixRow
+from ..paging import CellList
+from .serializers import build_data
+
+OME_HEADER = "X-OME-Behaviour"
+BUILD_HEADER = "X-OME-Build"
+
+
+def ome_header() -> str:
+    return f"commit={matching.OME_BEHAVIOUR['commit']}; date={matching.OME_BEHAVIOUR['date']}"
+
+
+def query_flag(request: Request, name: str, *, default: bool) -> bool:
+    """A true/false query parameter; ApiError for anything else."""
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return bool(serializers.BooleanField().to_internal_value(raw))
+    except serializers.ValidationError:
+        raise ApiError(f"{name}: expected true or false, got {raw!r}", code="invalid", field=name) from None
+
+
+def query_namespace(raw: str | None) -> str | None:
+    """A namespace query parameter: None when not given, "" for cluster scope."""
+    if raw is None or raw == "":
+        return None
+    return "" if raw == CLUSTER_SCOPE else raw
+
+
+def reasons_parameter(default: bool) -> OpenApiParameter:
+    return OpenApiParameter(
+        "reasons",
+        OpenApiTypes.BOOL,
+        description=f"Add each non-matching cell's one-line reason (default {str(default).lower()}).",
+        default=default,
+    )
+
+
+class MatrixPagination(Pagination):
+    """The page envelope of the matrix: `ome` and `build` beside count/next/previous/results."""
+
+    build: MatrixBuild | None = None
+
+    def get_paginated_response(self, data: Any) -> Response:
+        response = super().get_paginated_response(data)
+        envelope = {"ome": dict(matching.OME_BEHAVIOUR), "build": build_data(self.build) if self.build else None}
+        response.data = {**envelope, **response.data}
+        return response
+
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        paged = super().get_paginated_response_schema(schema)
+        paged["properties"] = {
+            "ome": {
+                "type": "object",
+                "description": "matching.OME_BEHAVIOUR: the OME behaviour the verdicts follow.",
+                "properties": {key: {"type": "string"} for key in ("commit", "date", "summary")},
+            },
+            "build": {"type": "object", "description": "The matrix build the cells come from (see /matrix/builds/)."},
+            **paged["properties"],
+        }
+        paged["required"] = ["ome", "build", *paged["required"]]
+        return paged
+
+
+class MatrixHeaders:
+    """Adds the OME behaviour (and the build, once a view knows it) to every response's headers."""
+
+    build: MatrixBuild | None = None
+
+    def finalize_response(
+        self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any
+    ) -> HttpResponseBase:
+        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+        response[OME_HEADER] = ome_header()
+        if self.build is not None:
+            response[BUILD_HEADER] = str(self.build.pk)
+        return response
+
+
+class MatrixView(MatrixHeaders, generics.GenericAPIView):
+    pass
+
+
+class CellFilterView(MatrixView):
+    """A view over the cells that CellFilterSet selects."""
+
+    queryset = MatrixRow.objects.all()
+    filterset_class = filters.CellFilterSet
+    filter_backends: ClassVar[list[Any]] = [DjangoFilterBackend]
+
+    def cell_list(self, request: Request) -> CellList:
+        filterset = DjangoFilterBackend().get_filterset(request, self.get_queryset(), self)
+        if not filterset.is_valid():
+            raise filter_utils.translate_validation(filterset.errors)
+        cells = filterset.cell_list()
+        self.build = filterset.build
+        return cells

@@ -1,0 +1,144 @@
+"""The cells of the matrix: a row's stored runtime lists read as typed values, each runtime's
+status in a row, the runtimes in scope of a namespace, and the counting of cells by status."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from django.db.models import Q, QuerySet
+
+from inventory.models import RUNTIME_KINDS, Cluster, Kind, Resource
+from matching import ObjectKey
+
+from .models import CellStatus, MatrixRow
+
+MATCH_STATUSES = frozenset({CellStatus.SELECTED.value, CellStatus.COMPATIBLE.value})
+
+
+class Ranked(NamedTuple):
+    """One item of MatrixRow.compatible: a runtime OME can auto-select, best first."""
+
+    kind: str
+    namespace: str
+    name: str
+    score: int
+    entry: int
+
+    @property
+    def key(self) -> ObjectKey:
+        return (self.kind, self.namespace, self.name)
+
+
+class Manual(NamedTuple):
+    """One item of MatrixRow.manual: a compatible runtime OME selects only when named."""
+
+    kind: str
+    namespace: str
+    name: str
+    reason: str
+
+    @property
+    def key(self) -> ObjectKey:
+        return (self.kind, self.namespace, self.name)
+
+
+def ranked_of(compatible: Iterable[Sequence[object]]) -> list[Ranked]:
+    """A row's stored `compatible` list, typed."""
+    return [
+        Ranked(str(kind), str(ns), str(name), score, entry)  # type: ignore[arg-type]
+        for kind, ns, name, score, entry in compatible
+    ]
+
+
+def manual_of(manual: Iterable[Sequence[str]]) -> list[Manual]:
+    """A row's stored `manual` list, typed."""
+    return [Manual(kind, ns, name, reason) for kind, ns, name, reason in manual]
+
+
+def row_statuses(compatible: Iterable[Sequence[object]], manual: Iterable[Sequence[str]]) -> dict[ObjectKey, str]:
+    """Runtime key -> status, for the runtimes of a row that are not simply excluded."""
+    found = {item.key: CellStatus.MANUAL_ONLY.value for item in manual_of(manual)}
+    for rank, item in enumerate(ranked_of(compatible)):
+        found[item.key] = (CellStatus.SELECTED if rank == 0 else CellStatus.COMPATIBLE).value
+    return found
+
+
+def runtimes_in_scope(cluster: Cluster, namespace: str) -> QuerySet[Resource]:
+    """The runtimes OME considers in a namespace: its ServingRuntimes and every ClusterServingRuntime."""
+    scope = Q(kind=Kind.CLUSTER_SERVING_RUNTIME)
+    if namespace:
+        scope |= Q(kind=Kind.SERVING_RUNTIME, namespace=namespace)
+    return Resource.objects.filter(cluster=cluster, kind__in=RUNTIME_KINDS).filter(scope).order_by("name", "kind")
+
+
+_HEAD = ("kind", "namespace", "name", "disabled")
+
+
+@dataclass(frozen=True)
+class ScopeKeys:
+    """The keys of the runtimes in scope of a namespace, and of those disabled among them."""
+
+    keys: frozenset[ObjectKey]
+    disabled: frozenset[ObjectKey]
+
+    @classmethod
+    def of(cls, runtimes: QuerySet[Resource]) -> ScopeKeys:
+        """Reads only the runtimes' keys and disabled flags."""
+        return cls._from_heads(((kind, ns, name), off) for kind, ns, name, off in runtimes.values_list(*_HEAD))
+
+    @classmethod
+    def of_runtimes(cls, runtimes: Iterable[Resource]) -> ScopeKeys:
+        return cls._from_heads((runtime.key, runtime.disabled) for runtime in runtimes)
+
+    @classmethod
+    def _from_heads(cls, heads: Iterable[tuple[ObjectKey, bool]]) -> ScopeKeys:
+        found = list(heads)
+        return cls(
+            keys=frozenset(key for key, _disabled in found),
+            disabled=frozenset(key for key, disabled in found if disabled),
+        )
+
+
+def status_counts(statuses: Mapping[ObjectKey, str], scope: ScopeKeys) -> Counter[str]:
+    """How many cells of each status a row has among the runtimes of `scope`, from the row's
+    `row_statuses` alone: an unlisted runtime is disabled or excluded."""
+    counts = Counter(status for key, status in statuses.items() if key in scope.keys)
+    counts[CellStatus.DISABLED.value] = sum(1 for key in scope.disabled if key not in statuses)
+    counts[CellStatus.EXCLUDED.value] = len(scope.keys) - sum(counts.values())
+    return counts
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One model x runtime cell of the matrix in one namespace."""
+
+    row: MatrixRow
+    runtime: Resource
+    status: str
+    score: int | None
+    entry: int | None
+    rank: int | None
+
+    @property
+    def model(self) -> Resource:
+        return self.row.model
+
+    @property
+    def namespace(self) -> str:
+        return self.row.namespace
+
+
+def row_cells(row: MatrixRow, runtimes: Iterable[Resource]) -> Iterator[Cell]:
+    """The cells of one row, for the runtimes given (in scope of the row's namespace)."""
+    statuses = row_statuses(row.compatible, row.manual)
+    ranked = {item.key: (rank, item) for rank, item in enumerate(ranked_of(row.compatible))}
+    for runtime in runtimes:
+        status = statuses.get(runtime.key)
+        if status is None:
+            status = CellStatus.DISABLED.value if runtime.disabled else CellStatus.EXCLUDED.value
+        rank, item = ranked.get(runtime.key, (None, None))
+        score, entry = (None, None) if item is None else (item.score, item.entry)
+        yield Cell(row=row, runtime=runtime, status=status, score=score, entry=entry, rank=rank)

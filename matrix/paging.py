@@ -1,0 +1,196 @@
+"""Paging the matrix's cells: the cells of some rows of a build as a lazy sequence that counts
+and slices without materialising the grid. What a build generation fixes (each namespace's
+runtimes, where the runs of cells start) is worked out once per process."""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from django.core.exceptions import EmptyResultSet
+from django.db.models import Count, QuerySet
+
+from core.cache import VersionedCache
+from inventory.models import Resource
+
+from .cells import Cell, ScopeKeys, row_cells, row_statuses, runtimes_in_scope, status_counts
+from .models import CellStatus, MatrixBuild, MatrixRow
+
+
+@dataclass
+class _Scope:
+    """The runtimes of one namespace's cells: keys for counting, objects only to make cells."""
+
+    query: QuerySet[Resource]
+    heads: ScopeKeys
+    _runtimes: list[Resource] | None = None
+
+    @property
+    def runtimes(self) -> list[Resource]:
+        if self._runtimes is None:
+            self._runtimes = list(self.query.only("id", "cluster_id", "kind", "namespace", "name", "disabled"))
+        return self._runtimes
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the runs of a CellList start: `starts[i]` is the first cell of run i (ascending),
+    `total` the number of cells. A run is every row of `namespaces[i]` (`per_row[i]` cells
+    each) or, with a status filter, the one row `row_ids[i]`; arrays keep that compact."""
+
+    starts: Sequence[int]
+    total: int
+    namespaces: Sequence[str] = ()
+    per_row: Sequence[int] = ()
+    row_ids: Sequence[int] = ()
+
+    def runs(self, start: int, stop: int) -> Iterator[tuple[int, int, int]]:
+        """(run, first, last) for the runs that cells [start, stop) touch; first and last are
+        cell offsets within the run."""
+        for run in range(max(0, bisect_right(self.starts, start) - 1), bisect_left(self.starts, stop)):
+            begin = self.starts[run]
+            end = self.starts[run + 1] if run + 1 < len(self.starts) else self.total
+            yield run, max(start, begin) - begin, min(stop, end) - begin
+
+
+# Owner: what a CellList reads; version: the build generation it reads it from.
+_SCOPES: VersionedCache[tuple[object, ...], _Scope] = VersionedCache(owners=64)
+_LAYOUTS: VersionedCache[tuple[object, ...], _Layout] = VersionedCache(owners=64)
+
+
+class CellList:
+    """The cells of some rows of a build, restricted to some runtimes and statuses, as a lazy
+    sequence. `count()` and slices read only what they need, so Django's Paginator (and DRF's
+    pagination) page it as they page a QuerySet; iterating streams every cell, rows read in chunks.
+
+    Without a status filter every row of a namespace has one cell per runtime in scope: counting
+    and slicing are arithmetic over per-namespace row counts. With one, each row's count comes
+    from its stored runtime lists; no cells are made for the rows before the page.
+    """
+
+    ORDER = ("namespace", "model__name", "model__kind")
+    COLUMNS = (
+        "namespace",
+        "outcome",
+        "compatible",
+        "manual",
+        "selected_score",
+        "invalid_reason",
+        "model",
+        "model__cluster_id",
+        "model__kind",
+        "model__namespace",
+        "model__name",
+    )
+
+    def __init__(
+        self,
+        build: MatrixBuild,
+        rows: QuerySet[MatrixRow],
+        *,
+        runtime_ids: Iterable[int] | None = None,
+        statuses: Iterable[str] = (),
+    ) -> None:
+        self.build = build
+        # Only the columns cells need: SQLite would read through each model's manifest otherwise.
+        self.rows = rows.select_related("model").only(*self.COLUMNS)
+        self.runtime_ids = None if runtime_ids is None else frozenset(runtime_ids)
+        self.statuses = frozenset(statuses)
+        self._layout_memo: _Layout | None = None
+
+    def _scope(self, namespace: str) -> _Scope:
+        owner = (self.build.cluster_id, namespace, self.runtime_ids)
+        return _SCOPES.get(owner, self.build.generation, lambda _stale: self._load_scope(namespace))
+
+    def _load_scope(self, namespace: str) -> _Scope:
+        query = runtimes_in_scope(self.build.cluster, namespace)
+        if self.runtime_ids is not None:
+            query = query.filter(pk__in=self.runtime_ids)
+        return _Scope(query=query, heads=ScopeKeys.of(query))
+
+    def _cells(self, row: MatrixRow) -> list[Cell]:
+        runtimes = self._scope(row.namespace).runtimes
+        if self.statuses and not self.statuses & {CellStatus.EXCLUDED, CellStatus.DISABLED}:
+            # Only runtimes the row lists can have these statuses: make no cells for the others.
+            listed = {
+                key for key, status in row_statuses(row.compatible, row.manual).items() if status in self.statuses
+            }
+            runtimes = [runtime for runtime in runtimes if runtime.key in listed]
+        cells = row_cells(row, runtimes)
+        return [cell for cell in cells if not self.statuses or cell.status in self.statuses]
+
+    def _row_count(self, namespace: str, compatible: list[list[object]], manual: list[list[str]]) -> int:
+        """What `len(self._cells(row))` would be, from the row's runtime lists alone."""
+        counts = status_counts(row_statuses(compatible, manual), self._scope(namespace).heads)
+        return sum(counts[status] for status in self.statuses)
+
+    def _layout(self) -> _Layout:
+        if self._layout_memo is None:
+            try:
+                sql, params = self.rows.query.sql_with_params()
+            except EmptyResultSet:
+                self._layout_memo = _Layout(starts=(), total=0)
+            else:
+                owner = (self.build.cluster_id, sql, params, self.runtime_ids, self.statuses)
+                self._layout_memo = _LAYOUTS.get(owner, self.build.generation, lambda _stale: self._measure())
+        return self._layout_memo
+
+    def _measure(self) -> _Layout:
+        starts, total = array("q"), 0
+        if not self.statuses:
+            namespaces, sizes = [], []
+            groups = self.rows.order_by("namespace").values_list("namespace").annotate(rows=Count("pk"))
+            for namespace, rows in groups:
+                per_row = len(self._scope(namespace).heads.keys)
+                if per_row and rows:
+                    starts.append(total)
+                    namespaces.append(namespace)
+                    sizes.append(per_row)
+                    total += rows * per_row
+            return _Layout(starts=starts, total=total, namespaces=namespaces, per_row=sizes)
+        row_ids = array("q")
+        heads = self.rows.order_by(*self.ORDER).values_list("pk", "namespace", "compatible", "manual")
+        for row_id, namespace, compatible, manual in heads.iterator(chunk_size=2000):
+            size = self._row_count(namespace, compatible, manual)
+            if size:
+                starts.append(total)
+                row_ids.append(row_id)
+                total += size
+        return _Layout(starts=starts, total=total, row_ids=row_ids)
+
+    def count(self) -> int:
+        return self._layout().total
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, index: slice) -> list[Cell]:
+        if not isinstance(index, slice) or index.step not in (None, 1):
+            raise TypeError("CellList supports slices without a step only")
+        layout = self._layout()
+        runs = list(layout.runs(*index.indices(layout.total)[:2]))
+        cells: list[Cell] = []
+        if layout.row_ids:
+            wanted = [layout.row_ids[run] for run, _first, _last in runs]
+            # A row replaced by an incremental update since the count is skipped: the page runs short.
+            by_id = {row.pk: row for row in self.rows.filter(pk__in=wanted)} if wanted else {}
+            for row_id, (_run, first, last) in zip(wanted, runs, strict=True):
+                row = by_id.get(row_id)
+                cells += self._cells(row)[first:last] if row is not None else []
+            return cells
+        for run, first, last in runs:
+            # Every row of the run has a cell per runtime in scope: the i-th cell of the run is
+            # row i // per_row, runtime i % per_row. Make only the cells of the slice.
+            namespace, per_row = layout.namespaces[run], layout.per_row[run]
+            runtimes = self._scope(namespace).runtimes
+            rows = self.rows.filter(namespace=namespace).order_by(*self.ORDER)
+            for number, row in enumerate(rows[first // per_row : -(-last // per_row)], start=first // per_row):
+                low, high = max(first - number * per_row, 0), min(last - number * per_row, per_row)
+                cells += row_cells(row, runtimes[low:high])
+        return cells
+
+    def __iter__(self) -> Iterator[Cell]:
+        for row in self.rows.order_by(*self.ORDER).iterator(chunk_size=1000):
+            yield from self._cells(row)

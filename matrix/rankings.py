@@ -1,0 +1,139 @@
+"""What the model and runtime pages read: a model's runtimes ranked as OME ranks them, the
+InferenceServices that resolve to it, a runtime's entries with the models each matches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import matching
+from inventory.models import Cluster, Resource
+from inventory.parsed import Inventory, load_inventory, pipeline_fixable
+from isvcs.services import IsvcVerdict, isvc_verdicts
+from matching import Model, ObjectKey, Runtime
+
+from .cells import manual_of, ranked_of, row_statuses, runtimes_in_scope
+from .models import CellStatus, MatrixBuild, MatrixRow
+from .selectors import cell_reason_in, current_build
+
+
+@dataclass(frozen=True)
+class RankedRuntime:
+    """One runtime of a model's row, as the model page lists it."""
+
+    runtime: Resource
+    status: str
+    score: int | None = None
+    entry: int | None = None
+    reason: str | None = None
+    patchable: bool = False
+
+
+@dataclass(frozen=True)
+class ModelRanking:
+    namespace: str
+    row: MatrixRow | None
+    ranked: list[RankedRuntime]
+    manual: list[RankedRuntime]
+    excluded: list[RankedRuntime]
+
+
+def model_rows(build: MatrixBuild, model: Resource) -> list[MatrixRow]:
+    return list(MatrixRow.objects.filter(build=build, model=model).select_related("selected").order_by("namespace"))
+
+
+def pipeline_plan(model: Resource, runtime: Resource) -> matching.PatchPlan:
+    """What `matching.pipeline_patch` plans for a stored model and runtime: the smallest
+    `{"spec": {"diffusionPipeline": ...}}` merge patch (or None), the entry it targets, and why
+    no patch can help (`blocked`). ManifestError when either stored object is malformed."""
+    return matching.pipeline_patch(model.obj, runtime.obj)
+
+
+def _patchable(inventory: Inventory, model_key: ObjectKey, runtime: Resource) -> bool:
+    """Whether a diffusionPipeline patch can make the model pass the runtime: only entries that
+    require a pipeline can be satisfied by one."""
+    return runtime.has_pipeline and bool(pipeline_fixable(inventory, [(model_key, runtime.key)]))
+
+
+def model_ranking(cluster: Cluster, row: MatrixRow | None, model: Resource, namespace: str) -> ModelRanking:
+    """The runtimes of a model's row in one namespace: ranked as OME ranks them (first = OME's
+    pick), manual-only with why, and every other runtime in scope with OME's reason."""
+    if row is None:
+        return ModelRanking(namespace=namespace, row=None, ranked=[], manual=[], excluded=[])
+    inventory = load_inventory(cluster)
+    scope = list(runtimes_in_scope(cluster, namespace).defer("obj"))
+    by_key = {runtime.key: runtime for runtime in scope}
+    statuses = row_statuses(row.compatible, row.manual)
+    ranked = [
+        RankedRuntime(by_key[item.key], statuses[item.key], item.score, item.entry)
+        for item in ranked_of(row.compatible)
+        if item.key in by_key
+    ]
+    manual = [
+        RankedRuntime(by_key[item.key], CellStatus.MANUAL_ONLY.value, reason=item.reason)
+        for item in manual_of(row.manual)
+        if item.key in by_key
+    ]
+    excluded = [
+        RankedRuntime(
+            runtime,
+            CellStatus.DISABLED.value if runtime.disabled else CellStatus.EXCLUDED.value,
+            reason=cell_reason_in(inventory, model.key, runtime.key, namespace),
+            patchable=_patchable(inventory, model.key, runtime),
+        )
+        for runtime in scope
+        if runtime.key not in statuses
+    ]
+    excluded.sort(key=lambda item: (not item.patchable, item.status, item.runtime.name))
+    return ModelRanking(namespace=namespace, row=row, ranked=ranked, manual=manual, excluded=excluded)
+
+
+def model_isvcs(cluster: Cluster, model: Resource) -> list[IsvcVerdict]:
+    """The InferenceServices that resolve to the model, with today's verdict."""
+    return [verdict for verdict in isvc_verdicts(cluster) if verdict.model == model.key]
+
+
+@dataclass(frozen=True)
+class EntryMatches:
+    """One entry of a runtime, and the models it is the first passing entry for."""
+
+    index: int
+    entry: Any
+    models: list[Resource]
+
+
+def runtime_matches(cluster: Cluster, runtime: Resource) -> tuple[list[EntryMatches], set[int]]:
+    """Per entry of the runtime, the models it matches (OME uses a runtime's first passing
+    entry); and the ids of the models whose OME pick it is in some namespace."""
+    inventory = load_inventory(cluster)
+    parsed = inventory.runtimes.get(runtime.key)
+    if parsed is None:
+        return [], set()
+    matched: dict[int, list[int]] = {index: [] for index in range(len(parsed.entries))}
+    for model_key in inventory.models:
+        entry = inventory.grid.compatible_entries(model_key).get(runtime.key)
+        if entry is not None:
+            matched[entry].append(inventory.ids[model_key])
+    ids = [model_id for found in matched.values() for model_id in found]
+    models = {model.pk: model for model in Resource.objects.filter(pk__in=ids).defer("obj")}
+    entries = [
+        EntryMatches(
+            index=index,
+            entry=entry,
+            models=sorted((models[pk] for pk in matched[index] if pk in models), key=lambda m: (m.name, m.kind)),
+        )
+        for index, entry in enumerate(parsed.entries)
+    ]
+    build = current_build(cluster)
+    picked = (
+        set()
+        if build is None
+        else set(MatrixRow.objects.filter(build=build, selected=runtime).values_list("model_id", flat=True))
+    )
+    return entries, picked
+
+
+def parsed_object(cluster: Cluster, resource: Resource) -> Model | Runtime | None:
+    """The stored model or runtime as `matching` reads it; None when it cannot be parsed."""
+    inventory = load_inventory(cluster)
+    return inventory.models.get(resource.key) or inventory.runtimes.get(resource.key)

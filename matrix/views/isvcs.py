@@ -1,0 +1,66 @@
+"""The InferenceServices page: what OME does with each today."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from core.web import poll_seconds, read_access
+from inventory.filters import InferenceServiceFilterSet
+from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
+from inventory.parsed import load_inventory, pipeline_fixable
+from inventory.selectors import cluster_or_404
+from isvcs.services import isvc_at_risk, isvc_verdicts
+
+from ..selectors import matrix_version
+
+
+@require_safe
+@read_access
+def isvcs(request: HttpRequest) -> HttpResponse:
+    """Every InferenceService with what OME does with it today; `at_risk=1` keeps those it would
+    not deploy, deploys with an advisory, or would decide differently than when it decided."""
+    cluster = cluster_or_404(request.GET.get("cluster")) if Cluster.objects.exists() else None
+    if cluster is None:
+        return render(request, "matrix/matrix.html", {"error": "no-cluster", "clusters": []})
+    found = InferenceServiceFilterSet(
+        request.GET, queryset=Resource.objects.filter(cluster=cluster, kind=Kind.INFERENCE_SERVICE).defer("obj")
+    )
+    keys = {resource.key for resource in found.qs} if found.is_valid() else set()
+    at_risk = request.GET.get("at_risk") in ("1", "true", "on")
+    verdicts = [
+        verdict for verdict in isvc_verdicts(cluster) if verdict.key in keys and (not at_risk or isvc_at_risk(verdict))
+    ]
+    verdicts.sort(key=lambda verdict: (not isvc_at_risk(verdict), verdict.namespace, verdict.name))
+    models = {
+        resource.key: resource.pk
+        for resource in Resource.objects.filter(cluster=cluster, kind__in=MODEL_KINDS).only("kind", "namespace", "name")
+    }
+    runtimes = {
+        resource.key: resource.pk
+        for resource in Resource.objects.filter(cluster=cluster, kind__in=RUNTIME_KINDS).only(
+            "kind", "namespace", "name"
+        )
+    }
+    risky = [v for v in verdicts if isvc_at_risk(v) and v.model is not None and v.runtime is not None]
+    fixable = pipeline_fixable(load_inventory(cluster), [(v.model, v.runtime) for v in risky if v.model and v.runtime])
+    rows = [
+        {
+            "verdict": v,
+            "at_risk": isvc_at_risk(v),
+            "model_id": models.get(v.model) if v.model else None,
+            "patch_runtime_id": runtimes.get(v.runtime) if (v.model, v.runtime) in fixable and v.runtime else None,
+        }
+        for v in verdicts
+    ]
+    context = {
+        "cluster": cluster,
+        "clusters": Cluster.objects.order_by("name"),
+        "filter": found,
+        "rows": rows,
+        "at_risk": at_risk,
+        "version": matrix_version(cluster),
+        "poll_seconds": poll_seconds(),
+    }
+    return render(request, "isvcs/isvcs.html", context)

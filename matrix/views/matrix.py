@@ -1,0 +1,191 @@
+"""The matrix page: the grid of one namespace, its counts, and the version poll of every page
+that shows the matrix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString
+from django.views.decorators.http import require_safe
+from django_filters import rest_framework as filters
+
+from core.web import CLUSTER_SCOPE, is_partial, poll_seconds, read_access, scope_namespace, scope_token
+from inventory.filters import ModelFilterSet
+from inventory.models import MODEL_KINDS, Cluster, Resource
+from inventory.selectors import cluster_or_404
+
+from ..filters import CellFilterSet
+from ..grid import GridPage, matrix_grid, matrix_namespaces, matrix_summary, model_facets
+from ..models import CellStatus, MatrixRow
+from ..selectors import MatrixMissing, current_build, matrix_version
+
+# The legend, in the order the statuses rank.
+LEGEND = [
+    (CellStatus.SELECTED.value, "selected", "OME's pick for the model in this namespace"),
+    (CellStatus.COMPATIBLE.value, "compatible", "matches and can be auto-selected, but ranks lower"),
+    (CellStatus.MANUAL_ONLY.value, "manual-only", "matches, but only when an InferenceService names it"),
+    (CellStatus.EXCLUDED.value, "excluded", "does not match the model (hover or focus for OME's reason)"),
+    (CellStatus.DISABLED.value, "disabled", "the runtime is disabled"),
+]
+# The fields of inventory.filters.ModelFilterSet the matrix form offers (its namespace would filter
+# the models' own namespace, not the rows': the matrix takes the namespace from CellFilterSet).
+MODEL_FILTER_FIELDS = (
+    "kind",
+    "model_format",
+    "model_architecture",
+    "pipeline_class",
+    "has_pipeline",
+    "storage_scheme",
+    "search",
+)
+
+
+class MatrixFilterSet(CellFilterSet):
+    """The API's cell FilterSet, plus the row outcome the matrix's counts link to."""
+
+    outcome = filters.ChoiceFilter(choices=MatrixRow.Outcome.choices, help_text="Row outcome.")
+
+
+def _model_filter(params: QueryDict, cluster: Cluster) -> ModelFilterSet:
+    data = QueryDict(mutable=True)
+    for name in MODEL_FILTER_FIELDS:
+        if params.get(name):
+            data.setlist(name, params.getlist(name))
+    return ModelFilterSet(data, queryset=Resource.objects.filter(cluster=cluster, kind__in=MODEL_KINDS))
+
+
+def matrix_context(params: QueryDict) -> dict[str, Any]:
+    """Everything the matrix template needs for a query; `error` says why there is no grid."""
+    clusters = list(Cluster.objects.order_by("name"))
+    context: dict[str, Any] = {"clusters": clusters, "legend": LEGEND, "poll_seconds": poll_seconds()}
+    if not clusters:
+        return {**context, "error": "no-cluster"}
+    params = params.copy()
+    if not params.get("cluster"):
+        params["cluster"] = clusters[0].name
+    if not params.get("namespace"):
+        params["namespace"] = CLUSTER_SCOPE
+    cells = MatrixFilterSet(params, queryset=MatrixRow.objects.all())
+    context.update(params=params, cells_filter=cells)
+    if not cells.is_valid():
+        return {**context, "error": "invalid"}
+    cluster: Cluster = cells.form.cleaned_data["cluster"]
+    models = _model_filter(params, cluster)
+    namespace = scope_namespace(cells.form.cleaned_data.get("namespace"))
+    context.update(
+        cluster=cluster,
+        namespace=namespace,
+        scope=scope_token(namespace),
+        models_filter=models,
+        facets=model_facets(cluster),
+        version=matrix_version(cluster),
+    )
+    if not models.is_valid():
+        return {**context, "error": "invalid"}
+    try:
+        rows: QuerySet[MatrixRow] = cells.qs
+    except MatrixMissing as error:
+        return {**context, "error": "no-matrix", "error_text": str(error)}
+    if any(params.get(name) for name in MODEL_FILTER_FIELDS):
+        rows = rows.filter(model__in=models.qs.values("pk"))
+    grid = matrix_grid(
+        cells.build,
+        rows,
+        namespace=namespace,
+        statuses=cells.form.cleaned_data.get("status") or (),
+        page=params.get("page"),
+        column_page=params.get("cpage"),
+        columns_mode=params.get("cols", "page"),
+        runtime_ids=cells.runtime_ids(),
+    )
+    cell_base = reverse("matrix:cell", args=[1, 1, "x"]).removesuffix("1/1/x/")
+    return {
+        **context,
+        "build": cells.build,
+        "grid": grid,
+        "grid_rows": grid_rows_html(grid, cell_base, scope_token(namespace)),
+        "namespaces": matrix_namespaces(cells.build),
+        "matrix_url": f"{reverse('matrix:matrix')}?{params.urlencode()}",
+    }
+
+
+CELL_TEXT = {CellStatus.MANUAL_ONLY.value: "M", CellStatus.DISABLED.value: "\u2013"}
+
+
+def grid_rows_html(grid: GridPage, cell_base: str, scope: str) -> list[tuple[MatrixRow, SafeString]]:
+    """The cells of each row of a grid page as HTML, built here rather than in the template: a
+    page has thousands of cells and the template engine takes tens of microseconds per variable.
+
+    A cell is `<td class="s-STATUS"><a class="cell" href="/cells/MODEL/RUNTIME/SCOPE/"
+    aria-label="MODEL \u00d7 RUNTIME: STATUS, score N">TEXT</a></td>`, assembled from pieces made by
+    format_html (every value escaped, names included) and cached per status, column and row, so a
+    cell costs a few concatenations of safe strings."""
+    opening = {status: format_html('<td class="s-{}"><a class="cell" href="', status) for status in CellStatus.values}
+    middles = {runtime.pk: format_html('{}/{}/" aria-label="', runtime.pk, scope) for runtime in grid.columns}
+    names = {runtime.pk: runtime.name for runtime in grid.columns}
+    endings: dict[tuple[int, str, int | None], SafeString] = {}
+    rows = []
+    for row, cells in grid.rows:
+        prefix = escape(f"{cell_base}{row.model.pk}/")
+        model_name = escape(row.model.name)
+        parts: list[SafeString] = []
+        for cell in cells:
+            key = (cell.runtime.pk, cell.status, cell.score)
+            ending = endings.get(key)
+            if ending is None:
+                ending = endings[key] = format_html(
+                    ' \u00d7 {}: {}{}">{}</a></td>',
+                    names[cell.runtime.pk],
+                    cell.status,
+                    "" if cell.score is None else f", score {cell.score}",
+                    cell.score if cell.score is not None else CELL_TEXT.get(cell.status, "\u00b7"),
+                )
+            parts += (opening[cell.status], prefix, middles[cell.runtime.pk], model_name, ending)
+        # One format_html per row over pieces that are all safe already: the format string is
+        # only placeholders, and conditional_escape leaves safe strings as they are.
+        rows.append((row, format_html("{}" * len(parts), *parts)))
+    return rows
+
+
+@require_safe
+@read_access
+def matrix(request: HttpRequest) -> HttpResponse:
+    context = matrix_context(request.GET)
+    status = 400 if context.get("error") == "invalid" else 200
+    template = "matrix/matrix.html#grid" if is_partial(request) else "matrix/matrix.html"
+    return render(request, template, context, status=status)
+
+
+@require_safe
+@read_access
+def matrix_counts(request: HttpRequest) -> HttpResponse:
+    """The counts at the top of the matrix (loaded after the grid: the lint takes a while once)."""
+    cluster = cluster_or_404(request.GET.get("cluster"))
+    namespace = scope_namespace(request.GET.get("namespace"))
+    build = current_build(cluster)
+    summary = None if build is None else matrix_summary(cluster, build, namespace)
+    context = {"cluster": cluster, "namespace": namespace, "scope": scope_token(namespace), "summary": summary}
+    return render(request, "matrix/matrix.html#counts", context)
+
+
+@require_safe
+@read_access
+def matrix_version_poll(request: HttpRequest) -> HttpResponse:
+    """Polled by pages that show the matrix: 204 while the version the page shows (`since`) is
+    current; otherwise the new poller and an HX-Trigger `matrix-changed` so the page refreshes."""
+    cluster = cluster_or_404(request.GET.get("cluster"))
+    version = matrix_version(cluster)
+    if version == request.GET.get("since"):
+        return HttpResponse(status=204)
+    response = render(
+        request,
+        "base.html#version",
+        {"cluster": cluster, "version": version, "poll_seconds": poll_seconds()},
+    )
+    response["HX-Trigger"] = "matrix-changed"
+    return response

@@ -1,0 +1,56 @@
+"""A runtime's page: its entries with the models each matches, its lint findings, its manifest."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from core.web import poll_seconds, read_access, to_yaml
+from inventory.models import Resource
+from inventory.selectors import runtime_or_404
+from lint.selectors import lint_report_get
+
+from ..rankings import parsed_object, runtime_matches
+from ..selectors import matrix_version
+
+# Fields of a stored object that an edited copy should not carry back.
+_SERVER_FIELDS = ("managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink")
+
+
+def editable_manifest(obj: Mapping[str, Any]) -> str:
+    """The object as YAML to edit: without status and the fields the API server sets."""
+    copy = {key: value for key, value in obj.items() if key != "status"}
+    metadata = copy.get("metadata")
+    if isinstance(metadata, Mapping):
+        copy["metadata"] = {key: value for key, value in metadata.items() if key not in _SERVER_FIELDS}
+    return to_yaml(copy)
+
+
+def runtime_context(resource: Resource) -> dict[str, Any]:
+    cluster = resource.cluster
+    entries, picked = runtime_matches(cluster, resource)
+    return {
+        "cluster": cluster,
+        "runtime": resource,
+        "parsed": parsed_object(cluster, resource),
+        "entries": [
+            (item, json.dumps(item.entry.pipeline.to_dict()) if item.entry.pipeline is not None else None)
+            for item in entries
+        ],
+        "picked": picked,
+        "findings": lint_report_get(cluster).for_runtime(resource.key),
+        "manifest": editable_manifest(resource.obj),
+        "version": matrix_version(cluster),
+        "poll_seconds": poll_seconds(),
+    }
+
+
+@require_safe
+@read_access
+def runtime(request: HttpRequest, pk: int) -> HttpResponse:
+    return render(request, "matrix/runtime.html", runtime_context(runtime_or_404(pk)))

@@ -1,0 +1,185 @@
+"""Prometheus metrics (/metrics), computed when Prometheus scrapes.
+
+A collector reads the database (sync state, matrix builds, the patch audit log), so every web
+process reports the same numbers whichever process did the work: no multiprocess mode, no
+counters kept in memory. Label values are cluster and kind names, statuses and results: no
+manifests, no credentials.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from django.conf import settings
+from django.db import Error as DatabaseError
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from core.cache import VersionedCache
+from inventory.models import Cluster, SyncState
+from matrix.models import MatrixBuild, MatrixRow
+from matrix.selectors import cell_status_counts, current_build
+from patches.models import PatchAttempt
+
+logger = logging.getLogger(__name__)
+
+
+# Cluster id -> its current build's cells by status, counted once per build generation (counting
+# reads every row). 256 owners: more clusters than a deployment registers, so none is evicted.
+_CELL_COUNTS: VersionedCache[tuple[object, ...], Counter[str]] = VersionedCache(owners=256)
+
+
+def _cell_counts(build: MatrixBuild) -> Counter[str]:
+    return _CELL_COUNTS.get(build.cluster_id, build.generation, lambda _stale: cell_status_counts(build))
+
+
+def _sync_families() -> Iterator[Metric]:
+    labels = ["cluster", "kind"]
+    info = GaugeMetricFamily("ome_cluster_info", "Registered clusters and their source.", labels=["cluster", "source"])
+    lag = GaugeMetricFamily(
+        "ome_sync_lag_seconds",
+        "Seconds since the kind was last listed in full (+Inf: never). A connected watch applies changes in between.",
+        labels=labels,
+    )
+    listed = GaugeMetricFamily("ome_sync_last_list_timestamp_seconds", "When the kind was last listed.", labels=labels)
+    event = GaugeMetricFamily(
+        "ome_sync_last_event_timestamp_seconds", "When a watch last applied an event.", labels=labels
+    )
+    error = GaugeMetricFamily("ome_sync_error", "1 while the last list or watch of the kind failed.", labels=labels)
+    connected = GaugeMetricFamily("ome_watch_connected", "1 while a watch of the kind is connected.", labels=labels)
+    reconnects = CounterMetricFamily("ome_watch_reconnects", "Watch reconnects (errors, 410 relists).", labels=labels)
+    objects = GaugeMetricFamily("ome_inventory_objects", "Objects stored for the kind.", labels=labels)
+    invalid = GaugeMetricFamily(
+        "ome_inventory_invalid_objects", "Stored objects that cannot be evaluated.", labels=labels
+    )
+    now = timezone.now()
+    for cluster in Cluster.objects.order_by("name"):
+        info.add_metric([cluster.name, cluster.source], 1)
+    for state in SyncState.objects.select_related("cluster").order_by("cluster__name", "kind"):
+        key = [state.cluster.name, state.kind]
+        lag.add_metric(key, (now - state.last_list_at).total_seconds() if state.last_list_at else math.inf)
+        if state.last_list_at:
+            listed.add_metric(key, state.last_list_at.timestamp())
+        if state.last_event_at:
+            event.add_metric(key, state.last_event_at.timestamp())
+        error.add_metric(key, 1 if state.last_error else 0)
+        connected.add_metric(key, 1 if state.watch_connected else 0)
+        reconnects.add_metric(key, state.watch_reconnects)
+        objects.add_metric(key, state.count)
+        invalid.add_metric(key, state.invalid)
+    yield from (info, lag, listed, event, error, connected, reconnects, objects, invalid)
+
+
+def _matrix_families() -> Iterator[Metric]:
+    duration = GaugeMetricFamily(
+        "ome_matrix_build_duration_seconds",
+        "How long the full recompute of the current matrix took.",
+        labels=["cluster"],
+    )
+    finished = GaugeMetricFamily(
+        "ome_matrix_build_finished_timestamp_seconds", "When the current matrix build finished.", labels=["cluster"]
+    )
+    updated = GaugeMetricFamily(
+        "ome_matrix_updated_timestamp_seconds",
+        "When the current matrix last changed (build or update).",
+        labels=["cluster"],
+    )
+    running = GaugeMetricFamily(
+        "ome_matrix_builds_running", "Builds started and not finished (a stale one was abandoned).", labels=["cluster"]
+    )
+    rows = GaugeMetricFamily("ome_matrix_rows", "Rows of the current matrix by outcome.", labels=["cluster", "outcome"])
+    by_status = GaugeMetricFamily(
+        "ome_matrix_cells", "Cells of the current matrix by status.", labels=["cluster", "status"]
+    )
+    running_counts = {
+        entry["cluster__name"]: entry["n"]
+        for entry in MatrixBuild.objects.filter(status=MatrixBuild.Status.RUNNING)
+        .order_by()
+        .values("cluster__name")
+        .annotate(n=Count("pk"))
+    }
+    for cluster in Cluster.objects.order_by("name"):
+        running.add_metric([cluster.name], running_counts.get(cluster.name, 0))
+        build = current_build(cluster)
+        if build is None:
+            continue
+        if build.duration_ms is not None:
+            duration.add_metric([cluster.name], build.duration_ms / 1000)
+        if build.finished_at is not None:
+            finished.add_metric([cluster.name], build.finished_at.timestamp())
+        last = max(t for t in (build.finished_at, build.updated_at, build.started_at) if t is not None)
+        updated.add_metric([cluster.name], last.timestamp())
+        outcomes = {
+            entry["outcome"]: entry["n"]
+            for entry in MatrixRow.objects.filter(build=build).order_by().values("outcome").annotate(n=Count("pk"))
+        }
+        for outcome in MatrixRow.Outcome.values:
+            rows.add_metric([cluster.name, outcome], outcomes.get(outcome, 0))
+        for status, count in sorted(_cell_counts(build).items()):
+            by_status.add_metric([cluster.name, status], count)
+    yield from (duration, finished, updated, running, rows, by_status)
+
+
+def _patch_families() -> Iterator[Metric]:
+    attempts = CounterMetricFamily(
+        "ome_patch_attempts", "Pipeline patches applied, by outcome (the audit log).", labels=["cluster", "result"]
+    )
+    grouped = PatchAttempt.objects.order_by().values("cluster_name", "result").annotate(n=Count("pk"))
+    for entry in sorted(grouped, key=lambda e: (e["cluster_name"], e["result"])):
+        attempts.add_metric([entry["cluster_name"], entry["result"]], entry["n"])
+    yield attempts
+
+
+class DatabaseCollector(Collector):
+    """Reads the numbers from the database at each scrape."""
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily("ome_metrics_database_up", "1 when the database answered this scrape.")
+        try:
+            families = list(self._families())
+        except DatabaseError as error:
+            logger.warning("metrics: the database did not answer: %s", type(error).__name__)
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        yield from families
+
+    def _families(self) -> Iterable[Metric]:
+        yield from _sync_families()
+        yield from _matrix_families()
+        yield from _patch_families()
+
+
+REGISTRY = CollectorRegistry(auto_describe=False)
+REGISTRY.register(DatabaseCollector())
+
+
+def _metrics_allowed(request: HttpRequest) -> bool:
+    token = str(getattr(settings, "METRICS_TOKEN", "") or "")
+    if not token:
+        return True
+    sent = request.headers.get("Authorization", "")
+    return hmac.compare_digest(sent.encode(), f"Bearer {token}".encode())
+
+
+@never_cache
+@require_safe
+def metrics(request: HttpRequest) -> HttpResponse:
+    """The Prometheus text format. With METRICS_TOKEN set, only for `Authorization: Bearer <it>`."""
+    if not _metrics_allowed(request):
+        response = HttpResponse("metrics need the bearer token\n", status=401, content_type="text/plain")
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)

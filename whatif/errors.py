@@ -1,0 +1,29 @@
+"""The error of a what-if that cannot use its input."""
+
+from __future__ import annotations
+
+from core.errors import DomainError
+
+
+class WhatIfError(DomainError):
+    """Input a what-if cannot use; `document` is 1-based, `field` a path such as spec.priority."""
+
+    code = "invalid_manifest"
+
+    def __init__(
+        self, problem: str, *, document: int | None = None, obj: str | None = None, field: str | None = None
+    ) -> None:
+        self.problem = problem
+        self.document = document
+        self.obj = obj
+        where = [part for part in (f"document {document}" if document is not None else "", obj, field) if part]
+        super().__init__(": ".join([*where, problem]), field=field)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "document": self.document,
+            "object": self.obj,
+            "field": self.field,
+            "problem": self.problem,
+            "message": str(self),
+        }
