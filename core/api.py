@@ -64,7 +64,7 @@ def _first_error(detail: Any, path: tuple[str, ...] = ()) -> tuple[tuple[str, ..
 
 def _error_body(exc: exceptions.APIException) -> dict[str, Any]:
     if isinstance(exc, ApiError):
-        return {"detail": str(exc.detail), "code": exc.detail.code, "field": exc.field}
+        return {"detail": str(exc.detail), "code": exc.get_codes(), "field": exc.field}
     if isinstance(exc.detail, list | dict):
         found = _first_error(exc.detail)
         path, message = found if found is not None else ((), "invalid input")

@@ -15,9 +15,9 @@ class NamespaceFilter(filters.CharFilter):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs.setdefault("help_text", f"Exact namespace; `{CLUSTER_SCOPE}` for cluster scope (no namespace).")
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(*args, **kwargs)
 
-    def filter(self, qs: QuerySet, value: str) -> QuerySet:  # type: ignore[type-arg]
+    def filter(self, qs: QuerySet, value: str) -> QuerySet:
         if value == CLUSTER_SCOPE:
             # CharFilter skips an empty value, so the empty namespace is looked up here.
             return qs.filter(**{self.field_name: ""})
@@ -28,7 +28,7 @@ class ListedValueFilter(filters.CharFilter):
     """Exact match on a column that holds one value (models) or a comma-joined list (runtimes:
     one value per supportedModelFormats entry)."""
 
-    def filter(self, qs: QuerySet, value: str) -> QuerySet:  # type: ignore[type-arg]
+    def filter(self, qs: QuerySet, value: str) -> QuerySet:
         if not value:
             return qs
         name = self.field_name
@@ -50,7 +50,7 @@ class ClusterFilter(filters.ModelChoiceFilter):
         kwargs.setdefault("queryset", Cluster.objects.all())
         kwargs.setdefault("to_field_name", "name")
         kwargs.setdefault("help_text", "Cluster name.")
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(*args, **kwargs)
 
 
 class ResourceFilterSet(filters.FilterSet):

@@ -21,6 +21,8 @@ from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
+from core.errors import DomainError
+
 from .models import CLUSTER_SCOPED, OME_GROUP, OME_VERSION, PLURALS, Cluster
 
 logger = logging.getLogger(__name__)
@@ -38,18 +40,17 @@ WATCH_READ_MARGIN = 15.0
 LIST_RESTARTS = 2
 
 
-class KubeError(Exception):
-    """A Kubernetes API call failed. `code` is stable for programs, `status` is the HTTP status to
-    answer with, `message` is for people."""
+class KubeError(DomainError):
+    """A Kubernetes API call failed. `code` is stable for programs, `http_status` is the HTTP
+    status to answer with, `message` is for people."""
 
     code = "kube_error"
-    status = 502
+    http_status = 502
 
-    def __init__(self, message: str, *, status: int | None = None, cluster_wide: bool = False) -> None:
+    def __init__(self, message: str, *, http_status: int | None = None, cluster_wide: bool = False) -> None:
         super().__init__(message)
-        self.message = message
-        if status is not None:
-            self.status = status
+        if http_status is not None:
+            self.http_status = http_status
         # True when every request to this API server would fail the same way (unreachable,
         # credentials refused), so there is no point asking about the other kinds.
         self.cluster_wide = cluster_wide
@@ -59,42 +60,42 @@ class KubeUnavailable(KubeError):
     """The API server cannot be reached, or answered 5xx/429: worth retrying later."""
 
     code = "unavailable"
-    status = 503
+    http_status = 503
 
 
 class KubeUnauthorized(KubeError):
     """The API server refused the credentials (401) or the permission (403)."""
 
     code = "unauthorized"
-    status = 401
+    http_status = 401
 
 
 class KubeNotFound(KubeError):
     """The object does not exist, or (on a list or watch) the CRD is not installed."""
 
     code = "not_found"
-    status = 404
+    http_status = 404
 
 
 class KubeConflict(KubeError):
     """The object changed since the resourceVersion the caller sent (409)."""
 
     code = "conflict"
-    status = 409
+    http_status = 409
 
 
 class KubeGone(KubeError):
     """The resourceVersion is too old (410): list again and watch from the new one."""
 
     code = "gone"
-    status = 410
+    http_status = 410
 
 
 class KubeConfigError(KubeError):
     """The kubeconfig (or in-cluster service account) cannot be used to build a client."""
 
     code = "bad_config"
-    status = 500
+    http_status = 500
 
 
 def client_for(cluster: Cluster) -> client.CustomObjectsApi:
@@ -150,9 +151,9 @@ def _translated(error: Exception, *, plural: str, collection: bool) -> KubeError
     status = int(error.status or 0)
     message = _status_message(error)
     if status == 401:
-        return KubeUnauthorized("credentials refused (401)", status=401, cluster_wide=True)
+        return KubeUnauthorized("credentials refused (401)", http_status=401, cluster_wide=True)
     if status == 403:
-        return KubeUnauthorized(f"permission denied (403): {message}", status=403)
+        return KubeUnauthorized(f"permission denied (403): {message}", http_status=403)
     if status == 404:
         if collection:
             return KubeNotFound(f"OME CRD {plural} not installed (404)")
@@ -162,8 +163,8 @@ def _translated(error: Exception, *, plural: str, collection: bool) -> KubeError
     if status == 410:
         return KubeGone(f"resourceVersion expired (410): {message}")
     if status == 429 or status >= 500:
-        return KubeUnavailable(f"API server error ({status}): {message}", status=status)
-    return KubeError(f"API request failed ({status}): {message}", status=status)
+        return KubeUnavailable(f"API server error ({status}): {message}", http_status=status)
+    return KubeError(f"API request failed ({status}): {message}", http_status=status)
 
 
 # What the client raises: ApiException for HTTP errors; urllib3 errors (MaxRetryError,

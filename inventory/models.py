@@ -16,7 +16,7 @@ class Kind(models.TextChoices):
     INFERENCE_SERVICE = "InferenceService"
 
 
-PLURALS = {
+PLURALS: dict[str, str] = {
     Kind.CLUSTER_BASE_MODEL: "clusterbasemodels",
     Kind.BASE_MODEL: "basemodels",
     Kind.CLUSTER_SERVING_RUNTIME: "clusterservingruntimes",

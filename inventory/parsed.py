@@ -82,7 +82,7 @@ class Inventory:
             table.pop(key, None)
 
 
-def _parse_cached(resource_id: int, content_hash: str, obj: dict | None) -> Parsed:  # type: ignore[type-arg]
+def _parse_cached(resource_id: int, content_hash: str, obj: dict | None) -> Parsed:
     """The parsed object; `obj` is needed only when this version was not parsed before."""
 
     def parse(_stale: Entry[str, Parsed] | None) -> Parsed:
@@ -114,7 +114,7 @@ _LOADED: VersionedCache[int, Inventory] = VersionedCache(owners=64)
 _HEAD_FIELDS = ("id", "kind", "namespace", "name", "content_hash", "error")
 
 
-def _place(inventory: Inventory, head: tuple[int, str, str, str, str, str], body: dict | None) -> None:  # type: ignore[type-arg]
+def _place(inventory: Inventory, head: tuple[int, str, str, str, str, str], body: dict | None) -> None:
     rid, kind, namespace, name, digest, error = head
     key = (kind, namespace, name)
     inventory.ids[key] = rid
@@ -124,9 +124,9 @@ def _place(inventory: Inventory, head: tuple[int, str, str, str, str, str], body
     inventory.put(key, _parse_cached(rid, digest, body))
 
 
-def _bodies(heads: list[tuple[int, str, str, str, str, str]]) -> dict[int, dict]:  # type: ignore[type-arg]
+def _bodies(heads: list[tuple[int, str, str, str, str, str]]) -> dict[int, dict]:
     missing = [head[0] for head in heads if not head[5] and not _PARSED.has(head[0], head[4])]
-    bodies: dict[int, dict] = {}  # type: ignore[type-arg]
+    bodies: dict[int, dict] = {}
     for start in range(0, len(missing), 2000):
         bodies.update(Resource.objects.filter(pk__in=missing[start : start + 2000]).values_list("id", "obj"))
     return bodies

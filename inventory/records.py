@@ -92,7 +92,9 @@ def columns(obj: Mapping[str, Any]) -> dict[str, Any]:
         "disabled": False,
         "error": "",
     }
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, Mapping):
+        metadata = {}
     values["uid"] = str(metadata.get("uid") or "")
     values["resource_version"] = str(metadata.get("resourceVersion") or "")
     generation = metadata.get("generation")

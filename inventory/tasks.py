@@ -83,7 +83,9 @@ def _waiting_in(queue: str) -> int:
     """How many messages wait in a broker queue (0 when the queue does not exist yet)."""
     with current_app.connection_for_write() as connection:
         try:
-            return int(connection.default_channel.queue_declare(queue=queue, passive=True).message_count)
+            # The stub types the channel as kombu's abstract StdChannel; Redis' channel declares queues.
+            channel: Any = connection.default_channel
+            return int(channel.queue_declare(queue=queue, passive=True).message_count)
         except connection.channel_errors:
             return 0
 

@@ -222,7 +222,7 @@ def _refusal(error: kube.KubeError, key: str) -> tuple[str, str]:
     """The result and detail of a patch the API server did not apply (a conflict apart)."""
     if isinstance(error, kube.KubeUnauthorized):
         return Result.UNAUTHORIZED, (
-            f"the cluster refused the credentials ({error.status}): nothing was changed. {error.message}"
+            f"the cluster refused the credentials ({error.http_status}): nothing was changed. {error.message}"
         )
     if isinstance(error, kube.KubeNotFound):
         return Result.NOT_FOUND, f"{key} is not on the cluster: {error.message}"

@@ -3,9 +3,8 @@ binding the cell FilterSet."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
-from django.http import HttpResponseBase
 from django_filters import utils as filter_utils
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
@@ -13,6 +12,7 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import generics, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 import matching
 from core.api import ApiError, Pagination
@@ -84,15 +84,13 @@ class MatrixPagination(Pagination):
         return paged
 
 
-class MatrixHeaders:
+class MatrixHeaders(APIView):
     """Adds the OME behaviour (and the build, once a view knows it) to every response's headers."""
 
     build: MatrixBuild | None = None
 
-    def finalize_response(
-        self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any
-    ) -> HttpResponseBase:
-        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)
         response[OME_HEADER] = ome_header()
         if self.build is not None:
             response[BUILD_HEADER] = str(self.build.pk)
@@ -108,7 +106,7 @@ class CellFilterView(MatrixView):
 
     queryset = MatrixRow.objects.all()
     filterset_class = filters.CellFilterSet
-    filter_backends: ClassVar[list[Any]] = [DjangoFilterBackend]
+    filter_backends = [DjangoFilterBackend]
 
     def cell_list(self, request: Request) -> CellList:
         filterset = DjangoFilterBackend().get_filterset(request, self.get_queryset(), self)

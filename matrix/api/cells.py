@@ -54,12 +54,13 @@ class MatrixCellList(CellFilterView):
     @extend_schema(parameters=[reasons_parameter(True)], responses=CellSerializer(many=True))
     def get(self, request: Request) -> Response:
         cells = self.cell_list(request)
-        page = self.paginate_queryset(cells)
-        assert page is not None
+        paginator = self.paginator
+        assert isinstance(paginator, MatrixPagination)
         assert self.build is not None
+        paginator.build = self.build
+        page = paginator.paginate_queryset(cells, request, view=self)
         reason = cell_reasoner(self.build) if query_flag(request, "reasons", default=True) else None
-        self.paginator.build = self.build
-        return self.get_paginated_response([cell_data(cell, reason) for cell in page])
+        return paginator.get_paginated_response([cell_data(cell, reason) for cell in page or ()])
 
 
 class CellQuerySerializer(serializers.Serializer):

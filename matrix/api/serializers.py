@@ -8,6 +8,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from inventory.models import Cluster
+
 from ..cells import Cell
 from ..models import CellChange, CellStatus, MatrixBuild
 
@@ -21,7 +23,7 @@ class OmeBehaviourSerializer(serializers.Serializer):
 
 
 class BuildSerializer(serializers.ModelSerializer):
-    cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    cluster: serializers.SlugRelatedField[Cluster] = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
         model = MatrixBuild
@@ -108,7 +110,7 @@ class ObjectKeySerializer(serializers.Serializer):
 
 
 class CellChangeSerializer(serializers.ModelSerializer):
-    cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    cluster: serializers.SlugRelatedField[Cluster] = serializers.SlugRelatedField(slug_field="name", read_only=True)
     model = serializers.SerializerMethodField()
     runtime = serializers.SerializerMethodField()
 

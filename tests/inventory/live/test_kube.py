@@ -78,7 +78,7 @@ def test_list_errors_become_kube_errors_with_code_status_and_message(fake, api, 
         kube.list_kind(api, Kind.CLUSTER_BASE_MODEL)
 
     assert caught.value.code == code
-    assert caught.value.status == status
+    assert caught.value.http_status == status
     assert caught.value.message.startswith(message)
 
 
@@ -96,7 +96,7 @@ def test_server_down_is_unavailable(tmp_path: Path) -> None:
     with pytest.raises(KubeUnavailable) as caught:
         kube.list_kind(api, Kind.CLUSTER_BASE_MODEL)
 
-    assert caught.value.status == 503
+    assert caught.value.http_status == 503
     assert caught.value.message.startswith("API server unreachable: ")
     assert "Connection refused" in caught.value.message
 
