@@ -163,7 +163,7 @@ def test_patch_object_sends_a_merge_patch_and_honours_the_resource_version_preco
     assert fake.requests[-1].headers["content-type"] == "application/merge-patch+json"
     with pytest.raises(KubeConflict) as caught:
         kube.patch_object(api, Kind.CLUSTER_BASE_MODEL, "", "m1", patch)  # `seen` is stale now
-    assert (caught.value.code, caught.value.status) == ("conflict", 409)
+    assert (caught.value.code, caught.value.http_status) == ("conflict", 409)
 
 
 def collect(stream: kube.WatchStream, count: int) -> list[tuple[str, str, str]]:
@@ -239,7 +239,7 @@ def test_kube_error_hierarchy_carries_codes_and_statuses() -> None:
         KubeConfigError,
     ]
 
-    assert {cls("x").code: cls("x").status for cls in errors} == {
+    assert {cls("x").code: cls("x").http_status for cls in errors} == {
         "unavailable": 503,
         "unauthorized": 401,
         "not_found": 404,
