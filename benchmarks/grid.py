@@ -15,7 +15,7 @@ from typing import Any
 
 import matching
 from benchmarks.synthetic import ROOT, catalog_objects, synthetic_models, synthetic_runtimes
-from matching.parse import parse_model, parse_runtime
+from matching import parse_model, parse_runtime
 
 
 def peak_rss_mib() -> float:

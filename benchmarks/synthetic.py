@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from matching.files import read_documents
+from matching import read_documents
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = ROOT / "catalog"
