@@ -48,5 +48,6 @@ class VersionedCache(Generic[Version, V]):
         return value
 
     def has(self, owner: Hashable, version: Version) -> bool:
-        entry = self._entries.get(owner)
+        with self._lock:
+            entry = self._entries.get(owner)
         return entry is not None and entry.version == version

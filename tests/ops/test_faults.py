@@ -28,7 +28,8 @@ from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Kind, Resource, SyncState
 from inventory.services import ClusterSpec, cluster_register, manifests_load
 from matrix.models import MatrixBuild, MatrixRow
-from matrix.services import current_build, matrix_build_chunk, matrix_build_start, matrix_rebuild
+from matrix.selectors import current_build
+from matrix.services import matrix_build_chunk, matrix_build_start, matrix_rebuild
 from ome_dashboard.celery import debug_ping
 from patches.services import version_of
 from tests.fakes.kube_api import FakeKubeAPI

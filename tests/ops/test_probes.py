@@ -17,7 +17,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from inventory.models import Cluster, Kind, Resource, SyncState
 from inventory.sync import event_apply
-from matrix.services import current_build, matrix_apply_changes, matrix_build_start
+from matrix.selectors import current_build
+from matrix.services import matrix_apply_changes, matrix_build_start
 from ome_dashboard.ops import metrics, probes
 from patches.models import PatchAttempt
 from tests.patches.seed import PIPELINE

@@ -26,7 +26,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from inventory.models import Cluster, Resource
-from matrix.services import current_build
+from matrix.selectors import current_build
 from patches.models import PatchAttempt
 
 WRITE_METHODS = ("post", "put", "patch", "delete")
