@@ -1924,16 +1924,17 @@ def main(argv: list[str] | None = None) -> int:
     fake.start()
     out = args.kubeconfig_out or os.path.join(tempfile.gettempdir(), f"fake-kubeconfig-{fake.port}.yaml")
     fake.write_kubeconfig(out, token=args.token)
-    print(fake.url, flush=True)
-    print(f"kubeconfig: {out}", flush=True)
-    print(f"loaded {len(loaded)} objects; try: kubectl --kubeconfig {out} get clusterbasemodels", flush=True)
 
     def on_term(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
+    # Before the URL is printed: a caller may signal as soon as it reads it.
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)  # also when started in the background (SIGINT ignored)
     try:
+        print(fake.url, flush=True)
+        print(f"kubeconfig: {out}", flush=True)
+        print(f"loaded {len(loaded)} objects; try: kubectl --kubeconfig {out} get clusterbasemodels", flush=True)
         threading.Event().wait()
     except KeyboardInterrupt:
         pass
