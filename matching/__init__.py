@@ -13,9 +13,12 @@ from .candidates import CandidateIndex, entry_could_match, in_scope, runtime_cou
 from .crd import with_crd_defaults
 from .errors import ManifestError, ModelIndexError
 from .files import read_documents
+from .fixes import Fix, ObjectPatch, propose_fixes
 from .grid import Grid, grid
 from .isvc import ADVISORY, BLOCKED, NAMED, SELECTED, IsvcOutcome, evaluate_isvc, invalid_isvc, isvc_still_matches
+from .jsonpatch import json_patch
 from .keys import KeyReference, key_dict, key_path, key_text, parse_key_reference
+from .nearmiss import Miss, NearMiss, near_miss, near_misses
 from .parse import parse_isvc, parse_model, parse_object, parse_runtime
 from .patches import merge_patch, pipeline_patch
 from .pipeline import pipeline_from_model_index
@@ -51,6 +54,7 @@ __all__ = [
     "Component",
     "Entry",
     "EntryReport",
+    "Fix",
     "FormatRef",
     "Grid",
     "InferenceService",
@@ -58,9 +62,12 @@ __all__ = [
     "KeyReference",
     "ManifestError",
     "Match",
+    "Miss",
     "Model",
     "ModelIndexError",
+    "NearMiss",
     "ObjectKey",
+    "ObjectPatch",
     "PatchPlan",
     "Pipeline",
     "Runtime",
@@ -75,12 +82,15 @@ __all__ = [
     "in_scope",
     "invalid_isvc",
     "isvc_still_matches",
+    "json_patch",
     "key_dict",
     "key_path",
     "key_text",
     "merge_patch",
     "model_error",
     "model_size_value",
+    "near_miss",
+    "near_misses",
     "operator_problem",
     "parse_isvc",
     "parse_key_reference",
@@ -89,6 +99,7 @@ __all__ = [
     "parse_runtime",
     "pipeline_from_model_index",
     "pipeline_patch",
+    "propose_fixes",
     "read_documents",
     "reasons",
     "runtime_could_match",
