@@ -28,6 +28,7 @@ from .score import entry_score, model_size_value, score_breakdown, size_score
 from .select import check, model_error, score, select, validate
 from .sizes import go_parse_float
 from .types import NAMED_COMPONENTS, Component, Entry, FormatRef, InferenceService, Model, ObjectKey, Pipeline, Runtime
+from .values import unmatchable_values
 from .versions import operator_problem, version_problem
 
 OME_BEHAVIOUR = {
@@ -107,6 +108,7 @@ __all__ = [
     "score_breakdown",
     "select",
     "size_score",
+    "unmatchable_values",
     "validate",
     "version_problem",
     "with_crd_defaults",

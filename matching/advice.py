@@ -44,7 +44,8 @@ def _entry_warnings(model: Model, entry: Entry) -> list[str]:
     return found
 
 
-def _size_is_unparsable(text: str) -> bool:
+def size_is_unparsable(text: str) -> bool:
+    """Whether OME reads the size as 0 because it does not parse (not because it is zero)."""
     if parse_size(text) != 0:
         return False
     digits = text[:-1] if text.endswith(_SIZE_SUFFIXES) else text
@@ -55,7 +56,7 @@ def _size_warnings(model: Model, runtime: Runtime) -> list[str]:
     if model.size is None or runtime.size_range is None:
         return []
     found = []
-    if _size_is_unparsable(model.size):
+    if size_is_unparsable(model.size):
         found.append(
             f"the model size {model.size!r} does not parse (OME reads only a number with an upper-case "
             "T, B or M suffix), so OME counts it as 0"

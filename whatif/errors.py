@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from core.errors import DomainError
+
+if TYPE_CHECKING:
+    from .schema import Problem
 
 
 class WhatIfError(DomainError):
-    """Input a what-if cannot use; `document` is 1-based, `field` a path such as spec.priority."""
+    """Input a what-if cannot use; `document` is 1-based, `field` a path such as spec.priority.
+    `problems`: every schema violation of the document, each with its path."""
 
     code = "invalid_manifest"
 
     def __init__(
-        self, problem: str, *, document: int | None = None, obj: str | None = None, field: str | None = None
+        self,
+        problem: str,
+        *,
+        document: int | None = None,
+        obj: str | None = None,
+        field: str | None = None,
+        problems: list[Problem] | None = None,
     ) -> None:
         self.problem = problem
+        self.problems = problems or []
         self.document = document
         self.obj = obj
         where = [part for part in (f"document {document}" if document is not None else "", obj, field) if part]
@@ -26,4 +39,5 @@ class WhatIfError(DomainError):
             "field": self.field,
             "problem": self.problem,
             "message": str(self),
+            "problems": [problem.to_dict() for problem in self.problems],
         }

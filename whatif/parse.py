@@ -16,6 +16,7 @@ from inventory.sources import DEFAULT_NAMESPACE
 from matching import Model, ObjectKey, Runtime
 
 from .errors import WhatIfError
+from .schema import schema_problems
 
 Parsed = Model | Runtime
 
@@ -117,6 +118,13 @@ def parse_documents(source: Any) -> list[tuple[dict[str, Any], Parsed]]:
                 document=number,
                 field="kind",
             )
+        problems = [problem for problem in schema_problems(value) if problem.blocking]
+        if problems:
+            first = problems[0]
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise WhatIfError(
+                f"{first.message}{more}", document=number, obj=_name_of(value), field=first.path, problems=problems
+            )
         try:
             obj = normalise(value)
             item = matching.parse_object(obj)
@@ -127,6 +135,12 @@ def parse_documents(source: Any) -> list[tuple[dict[str, Any], Parsed]]:
         assert isinstance(item, (Model, Runtime))
         parsed.append((obj, item))
     return parsed
+
+
+def _name_of(value: Mapping[str, Any]) -> str | None:
+    metadata = value.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    return f"{value.get('kind')} {name}" if isinstance(name, str) else None
 
 
 def parse_key(value: Any) -> ObjectKey:

@@ -101,6 +101,18 @@ class RowDiff:
 
 
 @dataclass(frozen=True)
+class ValueWarning:
+    """A value OME accepts but cannot match, in one of the what-if's objects: evaluated anyway."""
+
+    obj: ObjectKey
+    path: str
+    problem: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"object": key_dict(self.obj), "path": self.path, "problem": self.problem}
+
+
+@dataclass(frozen=True)
 class WhatIfResult:
     """What the changes would do to the matrix; `rows` holds only rows that change."""
 
@@ -109,6 +121,7 @@ class WhatIfResult:
     rows: list[RowDiff]
     models_evaluated: int
     rows_evaluated: int
+    warnings: list[ValueWarning] = field(default_factory=list)
 
     @property
     def cells(self) -> list[tuple[ObjectKey, str, CellDiff]]:
@@ -122,6 +135,7 @@ class WhatIfResult:
             "cluster": self.cluster,
             "objects": [change.to_dict() for change in self.objects],
             "rows": [row.to_dict() for row in self.rows],
+            "warnings": [warning.to_dict() for warning in self.warnings],
             "summary": {
                 "rowsChanged": len(self.rows),
                 "cellsChanged": sum(len(row.cells) for row in self.rows),

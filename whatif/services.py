@@ -20,7 +20,7 @@ from .diff import diff_row
 from .errors import WhatIfError
 from .overlay import affected_models, replaced_inventory
 from .parse import Parsed, parse_documents, parse_key
-from .results import MAX_ERROR_TEXTS, ObjectChange, RowDiff, WhatIfResult
+from .results import MAX_ERROR_TEXTS, ObjectChange, RowDiff, ValueWarning, WhatIfResult
 
 __all__ = ["whatif", "whatif_inventory", "whatif_model_patch"]
 
@@ -34,9 +34,15 @@ def _keep_creation_time(value: Parsed, previous: Parsed | None) -> Parsed:
 
 def _read_input(
     inventory: Inventory, documents: Any, deletions: Iterable[Any]
-) -> tuple[dict[ObjectKey, Parsed], list[ObjectKey]]:
-    """The changed objects by key, and the deleted keys, checked against the inventory."""
+) -> tuple[dict[ObjectKey, Parsed], list[ObjectKey], list[ValueWarning]]:
+    """The changed objects by key, the deleted keys (checked against the inventory), and the
+    values OME accepts but cannot match."""
     parsed = parse_documents(documents) if documents not in ((), None, []) else []
+    warnings = [
+        ValueWarning(value.key, path, problem)
+        for obj, value in parsed
+        for path, problem in matching.unmatchable_values(obj)
+    ]
     deleted = [parse_key(item) for item in deletions]
     changes: dict[ObjectKey, Parsed] = {value.key: value for _obj, value in parsed}
     for key in deleted:
@@ -46,7 +52,7 @@ def _read_input(
             raise WhatIfError(f"{key_text(key)} is not in the cluster", field="deletions")
     if not changes and not deleted:
         raise WhatIfError("nothing to evaluate: give at least one manifest or deletion")
-    return changes, deleted
+    return changes, deleted, warnings
 
 
 def _object_changes(
@@ -96,7 +102,7 @@ def whatif_inventory(
     cluster_name: str = "",
 ) -> WhatIfResult:
     """The what-if over an Inventory (see `whatif`); `inventory` is not modified."""
-    changes, deleted = _read_input(inventory, documents, deletions)
+    changes, deleted, warnings = _read_input(inventory, documents, deletions)
     objects = _object_changes(inventory, changes, deleted)
     new = replaced_inventory(inventory, changes, deleted)
     changed_keys = [change.key for change in objects if change.action != "unchanged"]
@@ -104,7 +110,12 @@ def whatif_inventory(
     changed_runtimes = [key for key in changed_keys if key[0] in RUNTIME_KINDS]
     rows, evaluated = _row_diffs(inventory, new, models, changed_runtimes)
     return WhatIfResult(
-        cluster=cluster_name, objects=objects, rows=rows, models_evaluated=len(models), rows_evaluated=evaluated
+        cluster=cluster_name,
+        objects=objects,
+        rows=rows,
+        models_evaluated=len(models),
+        rows_evaluated=evaluated,
+        warnings=warnings,
     )
 
 

@@ -1,36 +1,94 @@
-"""The what-if of an edited runtime manifest, on the runtime page: computed, never applied."""
+"""What-if pages: the what-if of an edited runtime manifest (on the runtime page), and a
+model's near misses with their fixes. Computed, never applied."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
-from core.web import is_partial, read_access
-from inventory.selectors import runtime_or_404
-from matrix.views.runtime import runtime_context
+import matching
+from core.web import is_partial, read_access, scope_namespace, scope_token
+from inventory.models import Resource
+from inventory.selectors import model_or_404, runtime_or_404
+from matrix.views.runtime import editable_manifest, runtime_context
 
+from .changes import grouped_changes
 from .errors import WhatIfError
+from .fixes import model_near_misses
 from .services import whatif
+
+
+def _fix_manifest(resource: Resource, text: str) -> str:
+    """The manifests a fix's patches (JSON, as a near miss lists them) make of the stored
+    objects of the runtime's cluster, as YAML documents to edit."""
+    try:
+        patches = json.loads(text)
+    except ValueError:
+        raise WhatIfError("the fix is not valid JSON", field="fix") from None
+    if not isinstance(patches, list) or not all(isinstance(item, dict) for item in patches):
+        raise WhatIfError("the fix must be a list of object patches", field="fix")
+    documents = []
+    for patch in patches:
+        target = Resource.objects.filter(
+            cluster=resource.cluster,
+            kind=patch.get("kind"),
+            namespace=patch.get("namespace") or "",
+            name=patch.get("name"),
+        ).first()
+        if target is None:
+            raise WhatIfError(f"{patch.get('kind')} {patch.get('name')} is not in the cluster", field="fix")
+        try:
+            documents.append(matching.json_patch(target.obj, patch.get("operations") or []))
+        except ValueError as error:
+            raise WhatIfError(f"the fix does not apply: {error}", field="fix") from None
+    return "---\n".join(editable_manifest(document) for document in documents)
 
 
 @require_http_methods(["POST"])
 @read_access
 def runtime_whatif(request: HttpRequest, pk: int) -> HttpResponse:
-    """The what-if of an edited manifest: computed, never applied (POST only because the text
-    is long)."""
+    """The what-if of an edited manifest, or of a fix (`fix`: its patches, filled into the
+    manifest box): computed, never applied (POST only because the text is long)."""
     resource = runtime_or_404(pk)
     text = request.POST.get("manifest", "")
-    context: dict[str, Any] = {"runtime": resource, "submitted": text}
+    context: dict[str, Any] = {"runtime": resource}
     status = 200
     try:
-        context["whatif"] = whatif(resource.cluster, text)
+        if request.POST.get("fix"):
+            text = _fix_manifest(resource, request.POST["fix"])
+        result = whatif(resource.cluster, text)
+        context.update(whatif=result, whatif_changes=grouped_changes(result), warnings=result.warnings)
     except WhatIfError as error:
         context["whatif_error"] = str(error)
+        context["whatif_problems"] = getattr(error, "problems", [])
         status = 400
+    context["submitted"] = text
     if is_partial(request):
         return render(request, "matrix/runtime.html#whatif", context, status=status)
     full = {**runtime_context(resource), **context, "manifest": text}
     return render(request, "matrix/runtime.html", full, status=status)
+
+
+@require_safe
+@read_access
+def near_misses(request: HttpRequest, pk: int) -> HttpResponse:
+    """A model's near misses in one namespace (`namespace`, default the model's), closest
+    first, each with its fixes and what they would change; only `runtime` when given."""
+    model = model_or_404(pk)
+    default = model.namespace if model.kind == "BaseModel" else ""
+    namespace = scope_namespace(request.GET["namespace"]) if request.GET.get("namespace") else default
+    runtime = runtime_or_404(int(request.GET["runtime"])) if request.GET.get("runtime", "").isdigit() else None
+    context = {
+        "model": model,
+        "cluster": model.cluster,
+        "namespace": namespace,
+        "scope": scope_token(namespace),
+        "only_runtime": runtime,
+        "misses": model_near_misses(model, namespace, runtime),
+    }
+    template = "whatif/near_misses.html#misses" if is_partial(request) else "whatif/near_misses.html"
+    return render(request, template, context)

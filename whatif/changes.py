@@ -1,0 +1,92 @@
+"""A what-if's changed rows as a person reads them: one line per model and change, with the
+namespaces it happens in (a ClusterBaseModel's change in twelve namespaces is one line), and
+the reason for the change in words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from matching import ObjectKey, key_dict
+
+from .results import RowDiff, WhatIfResult
+
+GETS = "gets a runtime"
+LOSES = "loses its runtime"
+SWITCHES = "switches runtime"
+CELLS = "cells change"
+
+
+@dataclass(frozen=True)
+class RowChange:
+    """Rows of one model that change alike, in one or more namespaces."""
+
+    model: ObjectKey
+    namespaces: tuple[str, ...]
+    change: str
+    old_selected: ObjectKey | None
+    new_selected: ObjectKey | None
+    reasons: tuple[str, ...]
+    row: RowDiff
+
+    @property
+    def first_namespace(self) -> str:
+        return self.namespaces[0]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "model": key_dict(self.model),
+            "namespaces": list(self.namespaces),
+            "change": self.change,
+            "oldSelected": key_dict(self.old_selected),
+            "newSelected": key_dict(self.new_selected),
+            "reasons": list(self.reasons),
+        }
+
+
+def _name(key: ObjectKey | None) -> str:
+    return "none" if key is None else key[2]
+
+
+def change_of(row: RowDiff) -> str:
+    if row.old_selected is None and row.new_selected is not None:
+        return GETS
+    if row.old_selected is not None and row.new_selected is None:
+        return LOSES
+    return SWITCHES if row.pick_changed else CELLS
+
+
+def reasons_of(row: RowDiff) -> tuple[str, ...]:
+    """Why the row changes, in words: each runtime that starts or stops matching, a score that
+    moves, and the pick that follows."""
+    found = [f"{key[2]} starts matching" for key in row.gained]
+    found += [f"{key[2]} stops matching" for key in row.lost]
+    for cell in row.cells:
+        moved = cell.old_status == cell.new_status and cell.old_score != cell.new_score
+        if moved:
+            found.append(f"{cell.runtime[2]} scores {cell.new_score} instead of {cell.old_score}")
+        elif cell.runtime not in row.gained and cell.runtime not in row.lost:
+            found.append(f"{cell.runtime[2]}: {cell.old_status or 'no cell'} → {cell.new_status or 'no cell'}")
+    if row.pick_changed:
+        found.append(f"OME's pick: {_name(row.old_selected)} → {_name(row.new_selected)}")
+    return tuple(found)
+
+
+def grouped_changes(result: WhatIfResult) -> list[RowChange]:
+    """The changed rows grouped by model and by what changes (the pick before and after, and
+    the reasons), in the result's order; each group lists its namespaces."""
+    groups: dict[tuple[object, ...], list[RowDiff]] = {}
+    for row in result.rows:
+        reasons = reasons_of(row)
+        groups.setdefault((row.model, row.old_selected, row.new_selected, reasons), []).append(row)
+    return [
+        RowChange(
+            model=rows[0].model,
+            namespaces=tuple(row.namespace for row in rows),
+            change=change_of(rows[0]),
+            old_selected=rows[0].old_selected,
+            new_selected=rows[0].new_selected,
+            reasons=key[3],  # type: ignore[arg-type]
+            row=rows[0],
+        )
+        for key, rows in groups.items()
+    ]

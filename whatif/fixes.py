@@ -1,0 +1,155 @@
+"""A model's near misses with their fixes, each fix with what it would change in the whole
+matrix (computed with the what-if), and the `kubectl patch` command that applies it.
+
+The ranking and the fixes are OME knowledge (`matching.near_misses`, `matching.propose_fixes`);
+this module reads the stored objects, runs the what-if of each fix and orders the fixes:
+those that take a runtime from no other model first, then the fewest changes.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+import matching
+from inventory.models import Cluster, Resource
+from inventory.parsed import Inventory, load_inventory
+from matching import Fix, NearMiss, ObjectKey, ObjectPatch
+
+from .changes import RowChange, grouped_changes
+from .services import whatif_inventory
+
+MAX_WITH_FIXES = 6
+"""Fixes and their impact are computed for the closest near misses only (a what-if each)."""
+
+_PLURALS = {
+    "BaseModel": "basemodels.ome.io",
+    "ClusterBaseModel": "clusterbasemodels.ome.io",
+    "ServingRuntime": "servingruntimes.ome.io",
+    "ClusterServingRuntime": "clusterservingruntimes.ome.io",
+}
+
+
+def kubectl_command(patch: ObjectPatch) -> str:
+    """The exact `kubectl patch` command that applies one object's JSON patch."""
+    kind, namespace, name = patch.target
+    words = ["kubectl", "patch", _PLURALS[kind], name]
+    if namespace:
+        words += ["-n", namespace]
+    words += ["--type", "json", "-p", json.dumps(list(patch.operations), separators=(",", ":"))]
+    return shlex.join(words)
+
+
+@dataclass(frozen=True)
+class Impact:
+    """What a fix changes in the matrix: the rows that change, grouped, and those of other models."""
+
+    changes: list[RowChange]
+    target: ObjectKey
+
+    @property
+    def others(self) -> list[RowChange]:
+        """Changes to other models' rows."""
+        return [change for change in self.changes if change.model != self.target]
+
+    @property
+    def takes_from_others(self) -> bool:
+        """Whether another model would lose its runtime or switch to another one."""
+        return any(change.row.pick_changed or change.row.lost for change in self.others)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"takesFromOthers": self.takes_from_others, "changes": [change.to_dict() for change in self.changes]}
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A verified fix, its commands and its impact."""
+
+    fix: Fix
+    commands: list[str]
+    impact: Impact
+
+    @property
+    def patches_json(self) -> str:
+        return json.dumps([patch.to_dict() for patch in self.fix.patches], separators=(",", ":"))
+
+    def to_dict(self) -> dict[str, object]:
+        return {**self.fix.to_dict(), "kubectl": self.commands, "impact": self.impact.to_dict()}
+
+
+@dataclass(frozen=True)
+class RankedMiss:
+    """A near miss, its runtime's resource, and its proposals (best first)."""
+
+    miss: NearMiss
+    runtime_id: int | None
+    proposals: list[Proposal]
+    evaluated: bool
+
+    def to_dict(self) -> dict[str, object]:
+        out = self.miss.to_dict()
+        out["runtime"] = {**out["runtime"], "id": self.runtime_id}  # type: ignore[dict-item]
+        out["fixesEvaluated"] = self.evaluated
+        out["fixes"] = [proposal.to_dict() for proposal in self.proposals]
+        return out
+
+
+def patched_documents(objects: dict[ObjectKey, dict[str, Any]], fix: Fix) -> list[dict[str, Any]]:
+    """The objects a fix changes, with the fix applied."""
+    return [matching.json_patch(objects[patch.target], list(patch.operations)) for patch in fix.patches]
+
+
+def _proposals(
+    inventory: Inventory,
+    cluster: Cluster,
+    objects: dict[ObjectKey, dict[str, Any]],
+    model: ObjectKey,
+    runtime: ObjectKey,
+) -> list[Proposal]:
+    try:
+        fixes = matching.propose_fixes(objects[model], objects[runtime])
+    except matching.ManifestError:
+        return []
+    found = []
+    for fix in fixes:
+        result = whatif_inventory(inventory, patched_documents(objects, fix), cluster_name=cluster.name)
+        impact = Impact(grouped_changes(result), model)
+        found.append(Proposal(fix, [kubectl_command(patch) for patch in fix.patches], impact))
+    found.sort(
+        key=lambda p: (p.impact.takes_from_others, len(p.impact.others), sum(len(x.operations) for x in p.fix.patches))
+    )
+    return found
+
+
+def model_near_misses(model: Resource, namespace: str, runtime: Resource | None = None) -> list[RankedMiss]:
+    """The runtimes in scope of `namespace` that OME does not auto-select for the model,
+    closest first, with fixes and their impact for the closest MAX_WITH_FIXES; only `runtime`
+    when given. Empty for a malformed model."""
+    cluster = model.cluster
+    inventory = load_inventory(cluster)
+    parsed = inventory.models.get(model.key)
+    if parsed is None:
+        return []
+    runtimes = (
+        inventory.runtimes.values()
+        if runtime is None
+        else [inventory.runtimes[runtime.key]]
+        if runtime.key in inventory.runtimes
+        else []
+    )
+    misses = matching.near_misses(parsed, runtimes, namespace)
+    objects = _stored_objects(inventory, [model.key, *(miss.runtime for miss in misses[:MAX_WITH_FIXES])])
+    ranked = []
+    for position, miss in enumerate(misses):
+        evaluated = position < MAX_WITH_FIXES and miss.runtime in objects and model.key in objects
+        proposals = _proposals(inventory, cluster, objects, model.key, miss.runtime) if evaluated else []
+        ranked.append(RankedMiss(miss, inventory.ids.get(miss.runtime), proposals, evaluated))
+    return ranked
+
+
+def _stored_objects(inventory: Inventory, keys: list[ObjectKey]) -> dict[ObjectKey, dict[str, Any]]:
+    """The stored bodies of the objects, by key."""
+    ids = {inventory.ids[key]: key for key in keys if key in inventory.ids}
+    return {ids[pk]: obj for pk, obj in Resource.objects.filter(pk__in=list(ids)).values_list("pk", "obj")}
