@@ -3,7 +3,6 @@ model facets of its filters, and the counts at its top."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +15,7 @@ from matching import ObjectKey
 
 from .cells import Cell, ScopeKeys, row_cells, row_statuses, runtimes_in_scope, status_counts
 from .models import MatrixBuild, MatrixRow
+from .outcomes import INVALID, MANUAL_ONLY, NO_MATCH, outcome_counts
 
 GRID_ROWS_PER_PAGE = 50
 GRID_COLUMNS_PER_PAGE = 60
@@ -181,6 +181,7 @@ def matrix_grid(
 class MatrixSummary:
     models: int
     models_without_runtime: int
+    models_manual_only: int
     models_invalid: int
     isvcs: int
     isvcs_at_risk: int
@@ -192,16 +193,16 @@ class MatrixSummary:
 
 
 def matrix_summary(cluster: Cluster, build: MatrixBuild, namespace: str) -> MatrixSummary:
-    """The counts at the top of the matrix: models of the namespace with no runtime (or invalid),
+    """The counts at the top of the matrix: models of the namespace with no match at all, with
+    manual-only matches only, or invalid;
     InferenceServices at risk in the cluster, lint findings by severity."""
-    outcomes = Counter(
-        MatrixRow.objects.filter(build=build, namespace=namespace).values_list("outcome", flat=True).iterator()
-    )
+    outcomes = outcome_counts(build, namespace)
     verdicts = isvc_verdicts(cluster)
     return MatrixSummary(
         models=sum(outcomes.values()),
-        models_without_runtime=outcomes.get(MatrixRow.Outcome.NO_RUNTIME.value, 0),
-        models_invalid=outcomes.get(MatrixRow.Outcome.INVALID.value, 0),
+        models_without_runtime=outcomes[NO_MATCH],
+        models_manual_only=outcomes[MANUAL_ONLY],
+        models_invalid=outcomes[INVALID],
         isvcs=len(verdicts),
         isvcs_at_risk=sum(1 for verdict in verdicts if isvc_at_risk(verdict)),
         lint=lint_report_get(cluster).counts(),

@@ -4,6 +4,7 @@ the reason for the change in words."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from matching import ObjectKey, key_dict
@@ -27,6 +28,9 @@ class RowChange:
     new_selected: ObjectKey | None
     reasons: tuple[str, ...]
     row: RowDiff
+    model_id: int | None = None
+    cells: tuple[tuple[str, int], ...] = ()
+    """(runtime name, runtime id) of each changed cell whose runtime is in the cluster."""
 
     @property
     def first_namespace(self) -> str:
@@ -71,9 +75,15 @@ def reasons_of(row: RowDiff) -> tuple[str, ...]:
     return tuple(found)
 
 
-def grouped_changes(result: WhatIfResult) -> list[RowChange]:
+def _stored_id(ids: Mapping[ObjectKey, int], key: ObjectKey) -> int | None:
+    found = ids.get(key)
+    return found if found is not None and found > 0 else None
+
+
+def grouped_changes(result: WhatIfResult, ids: Mapping[ObjectKey, int]) -> list[RowChange]:
     """The changed rows grouped by model and by what changes (the pick before and after, and
-    the reasons), in the result's order; each group lists its namespaces."""
+    the reasons), in the result's order; each group lists its namespaces. `ids`: the
+    cluster's resource ids, to link to the model and its cells (new objects have none)."""
     groups: dict[tuple[object, ...], list[RowDiff]] = {}
     for row in result.rows:
         reasons = reasons_of(row)
@@ -87,6 +97,12 @@ def grouped_changes(result: WhatIfResult) -> list[RowChange]:
             new_selected=rows[0].new_selected,
             reasons=key[3],  # type: ignore[arg-type]
             row=rows[0],
+            model_id=_stored_id(ids, rows[0].model),
+            cells=tuple(
+                (cell.runtime[2], found)
+                for cell in rows[0].cells
+                if (found := _stored_id(ids, cell.runtime)) is not None
+            ),
         )
         for key, rows in groups.items()
     ]

@@ -56,8 +56,11 @@ class Impact:
 
     @property
     def takes_from_others(self) -> bool:
-        """Whether another model would lose its runtime or switch to another one."""
-        return any(change.row.pick_changed or change.row.lost for change in self.others)
+        """Whether another model would lose a runtime it matches, or switch from its pick
+        (another model gaining a runtime takes nothing)."""
+        return any(
+            change.row.lost or (change.old_selected is not None and change.row.pick_changed) for change in self.others
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {"takesFromOthers": self.takes_from_others, "changes": [change.to_dict() for change in self.changes]}
@@ -115,7 +118,7 @@ def _proposals(
     found = []
     for fix in fixes:
         result = whatif_inventory(inventory, patched_documents(objects, fix), cluster_name=cluster.name)
-        impact = Impact(grouped_changes(result), model)
+        impact = Impact(grouped_changes(result, inventory.ids), model)
         found.append(Proposal(fix, [kubectl_command(patch) for patch in fix.patches], impact))
     found.sort(
         key=lambda p: (p.impact.takes_from_others, len(p.impact.others), sum(len(x.operations) for x in p.fix.patches))

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 import matching
 from core.web import is_partial, read_access, scope_namespace, scope_token
 from inventory.models import Resource
+from inventory.parsed import load_inventory
 from inventory.selectors import model_or_404, runtime_or_404
 from matrix.views.runtime import editable_manifest, runtime_context
 
@@ -61,7 +62,7 @@ def runtime_whatif(request: HttpRequest, pk: int) -> HttpResponse:
         if request.POST.get("fix"):
             text = _fix_manifest(resource, request.POST["fix"])
         result = whatif(resource.cluster, text)
-        context.update(whatif=result, whatif_changes=grouped_changes(result), warnings=result.warnings)
+        context.update(whatif=result, whatif_changes=grouped_changes(result, load_inventory(resource.cluster).ids))
     except WhatIfError as error:
         context["whatif_error"] = str(error)
         context["whatif_problems"] = getattr(error, "problems", [])

@@ -22,6 +22,7 @@ from inventory.selectors import cluster_or_404
 from ..filters import CellFilterSet
 from ..grid import GridPage, matrix_grid, matrix_namespaces, matrix_summary, model_facets
 from ..models import CellStatus, MatrixRow
+from ..outcomes import OUTCOME_CHOICES, outcome_filter
 from ..selectors import MatrixMissing, current_build, matrix_version
 
 # The legend, in the order the statuses rank.
@@ -48,7 +49,10 @@ MODEL_FILTER_FIELDS = (
 class MatrixFilterSet(CellFilterSet):
     """The API's cell FilterSet, plus the row outcome the matrix's counts link to."""
 
-    outcome = filters.ChoiceFilter(choices=MatrixRow.Outcome.choices, help_text="Row outcome.")
+    outcome = filters.ChoiceFilter(choices=OUTCOME_CHOICES, method="filter_outcome", help_text="Row outcome.")
+
+    def filter_outcome(self, queryset: QuerySet[MatrixRow], name: str, value: str) -> QuerySet[MatrixRow]:
+        return outcome_filter(queryset, value)
 
 
 def _model_filter(params: QueryDict, cluster: Cluster) -> ModelFilterSet:
@@ -62,7 +66,12 @@ def _model_filter(params: QueryDict, cluster: Cluster) -> ModelFilterSet:
 def matrix_context(params: QueryDict) -> dict[str, Any]:
     """Everything the matrix template needs for a query; `error` says why there is no grid."""
     clusters = list(Cluster.objects.order_by("name"))
-    context: dict[str, Any] = {"clusters": clusters, "legend": LEGEND, "poll_seconds": poll_seconds()}
+    context: dict[str, Any] = {
+        "clusters": clusters,
+        "legend": LEGEND,
+        "outcome_choices": OUTCOME_CHOICES,
+        "poll_seconds": poll_seconds(),
+    }
     if not clusters:
         return {**context, "error": "no-cluster"}
     params = params.copy()

@@ -4,6 +4,8 @@
  *   (GET <cell url>reason/) into #cell-reason, which is an aria-live region.
  * - Arrow keys move the focus between matrix cells.
  * - Buttons with data-copy="<id>" copy that element's text (the kubectl command).
+ * - A swapped-in result marked data-scroll-into-view (the what-if's) scrolls into view and
+ *   takes the focus, so that a keyboard or screen-reader user lands on it too.
  */
 (function () {
   "use strict";
@@ -77,5 +79,14 @@
       selectText(source);
       button.textContent = "Selected: press Ctrl-C";
     }
+  });
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var target = event.target;
+    var result = target && target.matches && target.matches("[data-scroll-into-view]")
+      ? target : (target && target.querySelector ? target.querySelector("[data-scroll-into-view]") : null);
+    if (!result) return;
+    result.scrollIntoView({ block: "start" });
+    result.focus({ preventScroll: true });
   });
 })();

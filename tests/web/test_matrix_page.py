@@ -105,8 +105,28 @@ def test_the_outcome_filter_lists_the_models_with_no_runtime(client: Client, bui
 
     expected = MatrixRow.objects.filter(build=build, namespace="", outcome="no-runtime").count()
     assert f"of <strong>{expected}</strong>" in html
-    assert "no runtime</span>" in html
     assert "→ " not in html.split("<tbody>")[1]
+
+
+def test_the_outcome_filter_tells_no_match_at_all_from_manual_only_matches(client: Client, build: MatrixBuild) -> None:
+    rows = MatrixRow.objects.filter(build=build, namespace="team-b", outcome="no-runtime")
+    manual_only = [row.model.name for row in rows if row.manual]
+    no_match = [row.model.name for row in rows if not row.manual]
+    assert manual_only
+    assert no_match
+
+    manual_html = client.get(MATRIX, {"namespace": "team-b", "outcome": "manual-only"}).content.decode()
+    no_match_html = client.get(MATRIX, {"namespace": "team-b", "outcome": "no-match"}).content.decode()
+
+    assert f"of <strong>{len(manual_only)}</strong>" in manual_html
+    assert f"of <strong>{len(no_match)}</strong>" in no_match_html
+    manual_rows = manual_html.split("<tbody>")[1]
+    assert "manual-only matches</span>" in manual_rows
+    assert "no match at all" not in manual_rows
+    assert 'class="s-manual-only"' in manual_rows  # the M cells sit next to the label that explains them
+    no_match_rows = no_match_html.split("<tbody>")[1]
+    assert "no match at all</span>" in no_match_rows
+    assert "manual-only matches</span>" not in no_match_rows
 
 
 def test_a_namespace_adds_its_serving_runtimes(client: Client, cluster: Cluster) -> None:
@@ -180,11 +200,16 @@ def test_the_counts_name_models_without_runtime_services_at_risk_and_lint_findin
     response = client.get(reverse("matrix:matrix-counts"), {"cluster": "demo", "namespace": "_cluster"})
 
     html = response.content.decode()
-    no_runtime = MatrixRow.objects.filter(build=build, namespace="", outcome="no-runtime").count()
-    assert f"<strong>{no_runtime}</strong> of 208 models with no runtime" in html
+    rows = MatrixRow.objects.filter(build=build, namespace="", outcome="no-runtime")
+    no_match, manual_only = rows.filter(manual=[]).count(), rows.exclude(manual=[]).count()
+    assert no_match + manual_only == rows.count()
+    assert manual_only > 0
+    assert f"<strong>{no_match}</strong> of 208 models with no match at all" in html
+    assert f"<strong>{manual_only}</strong> with manual-only matches only" in html
+    assert "outcome=manual-only" in html
     assert re.search(r"<strong>\d+</strong> of 10 InferenceServices at risk", html)
     assert re.search(r"<strong>\d+</strong> lint findings \(\d+ errors, \d+ warnings, \d+ notes\)", html)
-    assert "outcome=no-runtime" in html
+    assert "outcome=no-match" in html
     assert "at_risk=1" in html
 
 
