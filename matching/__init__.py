@@ -21,7 +21,7 @@ from .keys import KeyReference, key_dict, key_path, key_text, parse_key_referenc
 from .nearmiss import Miss, NearMiss, near_miss, near_misses
 from .parse import parse_isvc, parse_model, parse_object, parse_runtime
 from .patches import merge_patch, pipeline_patch
-from .pipeline import pipeline_from_model_index
+from .pipeline import model_index_problem, pipeline_from_model_index
 from .results import CheckOutcome, CheckReport, EntryReport, Match, PatchPlan, Selection
 from .rules import SHARDED, entry_passes
 from .score import entry_score, model_size_value, score_breakdown, size_score
@@ -89,6 +89,7 @@ __all__ = [
     "key_text",
     "merge_patch",
     "model_error",
+    "model_index_problem",
     "model_size_value",
     "near_miss",
     "near_misses",

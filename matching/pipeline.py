@@ -91,6 +91,20 @@ def diffusers_version(data: Mapping[str, Any]) -> str:
     return _first_string(data, _VERSION_KEYS)
 
 
+def model_index_problem(data: Mapping[str, Any]) -> str | None:
+    """Why OME's model agent reads nothing from this model_index.json before parsing its
+    pipeline (section 6.2: the file is loaded by `model_type`, else the pipeline class name),
+    or None when it gets that far."""
+    if not isinstance(data, Mapping):
+        return "model_index.json must hold a JSON object"
+    if _first_string(data, ("model_type", *_CLASS_KEYS)):
+        return None
+    return (
+        "model_index.json has no _class_name (nor class_name, className or model_type): OME's model agent "
+        'stops with "model_type or _class_name field is missing or empty in config file" and records nothing'
+    )
+
+
 def pipeline_from_model_index(data: Mapping[str, Any]) -> dict[str, object]:
     """The `diffusionPipeline` OME records from a parsed model_index.json, camelCase keys,
     absent fields left out.

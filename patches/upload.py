@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import matching
@@ -10,6 +11,7 @@ import matching
 from .errors import UploadInvalid
 
 MAX_UPLOAD_BYTES = 256 * 1024
+MAX_NAME_CHARS = 256
 FIELD = "model_index"
 
 
@@ -17,10 +19,35 @@ def pipeline_from_upload(upload: str | bytes | Any) -> dict[str, object]:
     """The diffusionPipeline OME records from a model_index.json (text, bytes or an open file),
     at most MAX_UPLOAD_BYTES. Raises UploadInvalid saying what is wrong."""
     data = _json_object(_text(upload))
+    problem = matching.model_index_problem(data)
+    if problem is not None:
+        raise UploadInvalid(problem, field=FIELD)
     try:
-        return matching.pipeline_from_model_index(data)
+        pipeline = matching.pipeline_from_model_index(data)
     except matching.ModelIndexError as error:
         raise UploadInvalid(str(error), field=FIELD) from None
+    _check_lengths(pipeline)
+    return pipeline
+
+
+def _check_lengths(pipeline: Mapping[str, object], path: str = "diffusionPipeline") -> None:
+    """Refuse names no diffusers pipeline has: a class, library or component name longer than
+    MAX_NAME_CHARS would be written to the cluster as it is."""
+    for key, value in pipeline.items():
+        where = f"{path}.{key}"
+        if len(key) > MAX_NAME_CHARS:
+            raise UploadInvalid(
+                f"model_index.json: a component name of {len(key)} characters (at most {MAX_NAME_CHARS}): {key[:40]}…",
+                field=FIELD,
+            )
+        if isinstance(value, Mapping):
+            _check_lengths(value, where)
+        elif isinstance(value, str) and len(value) > MAX_NAME_CHARS:
+            raise UploadInvalid(
+                f"model_index.json: {where} would be {len(value)} characters long (at most {MAX_NAME_CHARS}): "
+                f"{value[:40]}…",
+                field=FIELD,
+            )
 
 
 def _text(upload: str | bytes | Any) -> str:

@@ -214,9 +214,31 @@ def test_a_model_index_upload_becomes_the_pipeline_omes_agent_would_record() -> 
         ("[" * 100_000 + "]" * 100_000, "not valid JSON"),
         ("[1, 2]", "must hold a JSON object, not list"),
         (b"\xff\xfe{}", "not UTF-8 text"),
-        ('{"requires_safety_checker": true}', "did not contain diffusion pipeline metadata"),
+        ('{"model_type": "sd", "requires_safety_checker": true}', "did not contain diffusion pipeline metadata"),
+        ('{"unet": ["diffusers", "UNet2DConditionModel"]}', "has no _class_name"),
+        ('{"_class_name": ""}', "has no _class_name"),
+        (json.dumps({"_class_name": "P" * 200_000}), "diffusionPipeline.className would be 200000 characters long"),
+        (
+            json.dumps({"_class_name": "P", "vae": ["diffusers", "V" * 1000]}),
+            "diffusionPipeline.vae.type would be 1000",
+        ),
+        (json.dumps({"_class_name": "P", "x" * 300: ["a", "b"]}), "a component name of 300 characters"),
     ],
-    ids=["too-large", "too-large-in-bytes", "truncated", "nan", "deeply-nested", "list", "not-utf8", "no-pipeline"],
+    ids=[
+        "too-large",
+        "too-large-in-bytes",
+        "truncated",
+        "nan",
+        "deeply-nested",
+        "list",
+        "not-utf8",
+        "no-pipeline",
+        "no-class-name",
+        "empty-class-name",
+        "200-KB-class-name",
+        "long-type",
+        "long-component-name",
+    ],
 )
 def test_a_bad_model_index_upload_is_refused_with_a_clear_error(upload: str | bytes, message: str) -> None:
     with pytest.raises(UploadInvalid) as error:
