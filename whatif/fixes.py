@@ -19,7 +19,7 @@ from inventory.parsed import Inventory, load_inventory
 from matching import Fix, NearMiss, ObjectKey, ObjectPatch
 
 from .changes import RowChange, grouped_changes
-from .services import whatif_inventory
+from .services import stored_in, whatif_inventory
 
 MAX_WITH_FIXES = 6
 """Fixes and their impact are computed for the closest near misses only (a what-if each)."""
@@ -117,7 +117,9 @@ def _proposals(
         return []
     found = []
     for fix in fixes:
-        result = whatif_inventory(inventory, patched_documents(objects, fix), cluster_name=cluster.name)
+        result = whatif_inventory(
+            inventory, patched_documents(objects, fix), cluster_name=cluster.name, stored=stored_in(cluster)
+        )
         impact = Impact(grouped_changes(result, inventory.ids), model)
         found.append(Proposal(fix, [kubectl_command(patch) for patch in fix.patches], impact))
     found.sort(

@@ -4,7 +4,7 @@ of them, and object keys; each object normalised as loading a manifest does. Bad
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -19,6 +19,8 @@ from .errors import WhatIfError
 from .schema import schema_problems
 
 Parsed = Model | Runtime
+Stored = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+"""The cluster's stored version of a (normalised) object, or None."""
 
 
 class _NoAliasLoader(yaml.SafeLoader):
@@ -100,9 +102,11 @@ def normalise(obj: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
-def parse_documents(source: Any) -> list[tuple[dict[str, Any], Parsed]]:
+def parse_documents(source: Any, stored: Stored | None = None) -> list[tuple[dict[str, Any], Parsed]]:
     """Manifest text (YAML or JSON, several documents), a mapping or a list of mappings ->
-    (normalised object, parsed value) per model or runtime. Raises WhatIfError."""
+    (normalised object, parsed value) per model or runtime, each checked against OME's CRD
+    schema first (`stored` gives the cluster's version of an object, see schema_problems).
+    Raises WhatIfError."""
     documents = _documents(source)
     limit = settings.OME_WHATIF_MAX_DOCUMENTS
     parsed: list[tuple[dict[str, Any], Parsed]] = []
@@ -118,7 +122,8 @@ def parse_documents(source: Any) -> list[tuple[dict[str, Any], Parsed]]:
                 document=number,
                 field="kind",
             )
-        problems = [problem for problem in schema_problems(value) if problem.blocking]
+        baseline = None if stored is None else stored(normalise(value))
+        problems = [problem for problem in schema_problems(value, baseline) if problem.blocking]
         if problems:
             first = problems[0]
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

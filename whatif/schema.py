@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,8 @@ class Problem:
     path: str
     message: str
     blocking: bool = True
+    parts: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
+    unknown: bool = field(default=False, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, object]:
         return {"path": self.path, "message": self.message, "blocking": self.blocking}
@@ -86,6 +88,8 @@ def _problems_of(error: ValidationError) -> list[Problem]:
             Problem(
                 f"{where}.{name}" if where else name,
                 "unknown field: OME's CRD does not declare it (the API server drops it, kubectl rejects it)",
+                parts=(*error.absolute_path, name),
+                unknown=True,
             )
             for name in unknown
         ]
@@ -108,8 +112,20 @@ def _problems_of(error: ValidationError) -> list[Problem]:
     return [Problem(where or "(object)", error.message)]
 
 
-def schema_problems(obj: Mapping[str, Any]) -> list[Problem]:
-    """The object's violations of its kind's CRD schema, by path, at most MAX_PROBLEMS."""
+def _present(obj: Any, parts: tuple[str | int, ...]) -> bool:
+    for part in parts:
+        if (isinstance(obj, Mapping) and part in obj) or (isinstance(obj, list) and isinstance(part, int) and part < len(obj)):
+            obj = obj[part]
+        else:
+            return False
+    return True
+
+
+def schema_problems(obj: Mapping[str, Any], stored: Mapping[str, Any] | None = None) -> list[Problem]:
+    """The object's violations of its kind's CRD schema, by path, at most MAX_PROBLEMS.
+
+    `stored`: the object as the cluster holds it; a field unknown to these schemas that it
+    holds too came from the cluster (a newer OME), not from the edit, and is not reported."""
     file_name = _SCHEMA_FILES.get(str(obj.get("kind")))
     if file_name is None:
         return []
@@ -117,7 +133,11 @@ def schema_problems(obj: Mapping[str, Any]) -> list[Problem]:
     for error in sorted(_validator(file_name).iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))):
         if error.validator == "type" and error.instance is None:
             continue  # the API server drops a null where its schema does not allow one
-        found += _problems_of(error)
+        found += [
+            problem
+            for problem in _problems_of(error)
+            if not (problem.unknown and stored is not None and _present(stored, problem.parts))
+        ]
         if len(found) >= MAX_PROBLEMS:
             break
     return found[:MAX_PROBLEMS]

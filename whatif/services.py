@@ -19,10 +19,11 @@ from matching import ObjectKey, Runtime, key_text
 from .diff import diff_row
 from .errors import WhatIfError
 from .overlay import affected_models, replaced_inventory
-from .parse import Parsed, parse_documents, parse_key
+from .parse import Parsed, Stored, parse_documents, parse_key
 from .results import MAX_ERROR_TEXTS, ObjectChange, RowDiff, ValueWarning, WhatIfResult
+from .schema import schema_problems
 
-__all__ = ["whatif", "whatif_inventory", "whatif_model_patch"]
+__all__ = ["stored_in", "whatif", "whatif_inventory", "whatif_model_patch"]
 
 
 def _keep_creation_time(value: Parsed, previous: Parsed | None) -> Parsed:
@@ -33,12 +34,18 @@ def _keep_creation_time(value: Parsed, previous: Parsed | None) -> Parsed:
 
 
 def _read_input(
-    inventory: Inventory, documents: Any, deletions: Iterable[Any]
+    inventory: Inventory, documents: Any, deletions: Iterable[Any], stored: Stored | None
 ) -> tuple[dict[ObjectKey, Parsed], list[ObjectKey], list[ValueWarning]]:
     """The changed objects by key, the deleted keys (checked against the inventory), and the
     values OME accepts but cannot match."""
-    parsed = parse_documents(documents) if documents not in ((), None, []) else []
+    parsed = parse_documents(documents, stored) if documents not in ((), None, []) else []
     warnings = [
+        ValueWarning(value.key, problem.path, problem.message)
+        for obj, value in parsed
+        for problem in schema_problems(obj)
+        if not problem.blocking
+    ]
+    warnings += [
         ValueWarning(value.key, path, problem)
         for obj, value in parsed
         for path, problem in matching.unmatchable_values(obj)
@@ -100,9 +107,11 @@ def whatif_inventory(
     *,
     deletions: Iterable[Any] = (),
     cluster_name: str = "",
+    stored: Stored | None = None,
 ) -> WhatIfResult:
-    """The what-if over an Inventory (see `whatif`); `inventory` is not modified."""
-    changes, deleted, warnings = _read_input(inventory, documents, deletions)
+    """The what-if over an Inventory (see `whatif`); `inventory` is not modified. `stored`
+    looks up the cluster's version of an object (see whatif.parse)."""
+    changes, deleted, warnings = _read_input(inventory, documents, deletions, stored)
     objects = _object_changes(inventory, changes, deleted)
     new = replaced_inventory(inventory, changes, deleted)
     changed_keys = [change.key for change in objects if change.action != "unchanged"]
@@ -128,7 +137,24 @@ def whatif(cluster: Cluster, documents: Any = (), *, deletions: Iterable[Any] = 
     mappings/texts: BaseModels, ClusterBaseModels, ServingRuntimes and ClusterServingRuntimes
     only. `deletions`: keys (see `parse_key`) of objects of the cluster. Raises WhatIfError.
     """
-    return whatif_inventory(load_inventory(cluster), documents, deletions=deletions, cluster_name=cluster.name)
+    return whatif_inventory(
+        load_inventory(cluster), documents, deletions=deletions, cluster_name=cluster.name, stored=stored_in(cluster)
+    )
+
+
+def stored_in(cluster: Cluster) -> Stored:
+    """The lookup of an object's stored version in the cluster, by its kind, namespace and name."""
+
+    def stored(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        metadata = obj.get("metadata")
+        if not isinstance(metadata, Mapping):
+            return None
+        found = Resource.objects.filter(
+            cluster=cluster, kind=obj.get("kind"), namespace=metadata.get("namespace") or "", name=metadata.get("name")
+        ).values_list("obj", flat=True)
+        return next(iter(found), None)
+
+    return stored
 
 
 def whatif_model_patch(cluster: Cluster, model_key: Any, merge_patch: Mapping[str, Any]) -> WhatIfResult:
