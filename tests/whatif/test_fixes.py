@@ -1,0 +1,203 @@
+"""Near misses and their fixes on the model and cell pages and in the API, each fix with its
+matrix impact; and the `kubectl patch` commands shown, run with real kubectl against the fake
+Kubernetes API."""
+
+from __future__ import annotations
+
+import copy
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+import matching
+from inventory.live.resync import cluster_resync
+from inventory.models import Cluster, Resource
+from matrix.models import MatrixRow
+from matrix.selectors import current_build
+from matrix.services import matrix_rebuild
+from tests.fakes.kube_api import FakeKubeAPI
+from tests.support.manifests import llama_model
+from whatif.fixes import model_near_misses
+
+AFM = ("ClusterBaseModel", "", "afm-4-5b-base")  # its namesake runtime has no autoSelect entry
+
+
+def resource(cluster: Cluster, key: tuple[str, str, str]) -> Resource:
+    return Resource.objects.get(cluster=cluster, kind=key[0], namespace=key[1], name=key[2])
+
+
+def version_off_runtime(name: str = "sglang-llama") -> dict[str, Any]:
+    """A runtime for llama_model's format, one framework patch release off, with autoSelect."""
+    entry = {
+        "modelFormat": {"name": "safetensors", "version": "1.0.0"},
+        "modelFramework": {"name": "transformers", "version": "4.51.1"},
+        "modelArchitecture": "LlamaForCausalLM",
+        "autoSelect": True,
+    }
+    return {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "ClusterServingRuntime",
+        "metadata": {"name": name},
+        "spec": {"supportedModelFormats": [entry], "containers": [{"name": "engine", "image": "sglang:1"}]},
+    }
+
+
+@pytest.mark.django_db
+def test_a_model_without_runtime_lists_its_near_misses_one_check_away_first(demo: Cluster) -> None:
+    misses = model_near_misses(resource(demo, AFM), "")
+
+    distances = [item.miss.distance for item in misses]
+    assert distances == sorted(distances)
+    first = misses[0]
+    assert (first.miss.runtime[2], first.miss.checks) == ("srt-afm-4-5b-base", ("autoSelect",))
+    (proposal,) = first.proposals
+    assert proposal.fix.side == "runtime"
+    assert not proposal.impact.takes_from_others
+    assert [(change.model, change.change, change.namespaces) for change in proposal.impact.changes] == [
+        (AFM, "gets a runtime", ("", "research", "team-a", "team-b"))  # one line, four namespaces
+    ]
+    assert proposal.commands == [
+        "kubectl patch clusterservingruntimes.ome.io srt-afm-4-5b-base --type json -p "
+        """'[{"op":"add","path":"/spec/supportedModelFormats/0/autoSelect","value":true}]'"""
+    ]
+
+
+@pytest.mark.django_db
+def test_fixes_that_take_a_runtime_from_no_other_model_come_first(demo: Cluster) -> None:
+    for item in model_near_misses(resource(demo, AFM), ""):
+        flags = [proposal.impact.takes_from_others for proposal in item.proposals]
+        assert flags == sorted(flags)
+        for proposal in item.proposals:
+            taken = [c for c in proposal.impact.others if c.row.lost or (c.old_selected and c.row.pick_changed)]
+            assert proposal.impact.takes_from_others == bool(taken)
+
+
+@pytest.mark.django_db
+def test_the_model_page_loads_the_near_misses_of_a_model_without_runtime(client: Client, demo: Cluster) -> None:
+    model = resource(demo, AFM)
+    page = client.get(f"/models/{model.pk}/").content.decode()
+    fragment = client.get(f"/models/{model.pk}/near-misses/", {"namespace": "_cluster"}, HTTP_HX_REQUEST="true")
+
+    assert f'hx-get="/models/{model.pk}/near-misses/?namespace=_cluster" hx-trigger="load"' in page
+    html = fragment.content.decode()
+    assert fragment.status_code == 200
+    assert "<html" not in html
+    assert html.index("one check away") < html.index("checks away")
+    assert "Changes no other model." in html
+    assert "kubectl patch clusterservingruntimes.ome.io srt-afm-4-5b-base --type json -p" in html
+    assert 'name="fix"' in html  # opens the what-if, filled in
+
+
+@pytest.mark.django_db
+def test_the_cell_page_asks_for_the_fixes_of_its_runtime_only(client: Client, demo: Cluster) -> None:
+    model, runtime = resource(demo, AFM), resource(demo, ("ClusterServingRuntime", "", "srt-afm-4-5b-base"))
+    page = client.get(f"/cells/{model.pk}/{runtime.pk}/_cluster/").content.decode()
+    html = client.get(
+        f"/models/{model.pk}/near-misses/", {"namespace": "_cluster", "runtime": runtime.pk}
+    ).content.decode()
+
+    assert f"/models/{model.pk}/near-misses/?namespace=_cluster&amp;runtime={runtime.pk}" in page
+    assert html.count('class="near-miss"') == 1
+    assert "srt-afm-4-5b-base" in html
+
+
+@pytest.mark.django_db
+def test_a_fix_opens_the_runtime_whatif_filled_in_and_evaluated(client: Client, demo: Cluster) -> None:
+    model = resource(demo, AFM)
+    runtime = resource(demo, ("ClusterServingRuntime", "", "srt-afm-4-5b-base"))
+    (proposal,) = model_near_misses(model, "")[0].proposals
+
+    response = client.post(f"/runtimes/{runtime.pk}/what-if/", {"fix": proposal.patches_json})
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "autoSelect: true" in html  # the manifest box holds the patched runtime
+    assert "data-scroll-into-view" in html
+    assert "afm-4-5b-base</a>" in html
+    assert "research, team-a, team-b" in html  # the change once, with its namespaces
+    assert "srt-afm-4-5b-base: manual-only → selected" in html  # why the row changes
+    assert "OME&#x27;s pick: none → srt-afm-4-5b-base" in html
+    assert f"/cells/{model.pk}/{runtime.pk}/_cluster/" in html  # each changed row links to its cell
+
+
+@pytest.mark.django_db
+def test_the_api_ranks_near_misses_with_fixes_commands_and_impact(client: Client, demo: Cluster) -> None:
+    model = resource(demo, AFM)
+
+    body = client.get("/api/v1/matrix/near-misses/", {"model": model.pk, "namespace": "_cluster"}).json()
+
+    assert body["model"] == {"kind": "ClusterBaseModel", "namespace": "", "name": "afm-4-5b-base", "id": model.pk}
+    first = body["nearMisses"][0]
+    assert first["distance"] == 1
+    assert first["failed"][0]["check"] == "autoSelect"
+    fix = first["fixes"][0]
+    assert fix["side"] == "runtime"
+    assert fix["patches"][0]["operations"] == [
+        {"op": "add", "path": "/spec/supportedModelFormats/0/autoSelect", "value": True}
+    ]
+    assert fix["kubectl"][0].startswith("kubectl patch clusterservingruntimes.ome.io srt-afm-4-5b-base")
+    assert fix["impact"]["takesFromOthers"] is False
+    assert fix["impact"]["changes"][0]["namespaces"] == ["", "research", "team-a", "team-b"]
+
+
+@pytest.mark.django_db
+def test_the_api_refuses_a_runtime_of_another_cluster(client: Client, demo: Cluster) -> None:
+    other = Cluster.objects.create(name="other", source=Cluster.Source.MANIFESTS)
+    foreign = Resource.objects.create(
+        cluster=other,
+        kind="ClusterServingRuntime",
+        name="x",
+        obj={},
+        first_seen=timezone.now(),
+        last_seen=timezone.now(),
+    )
+
+    response = client.get("/api/v1/matrix/near-misses/", {"model": resource(demo, AFM).pk, "runtime": foreign.pk})
+
+    assert response.status_code == 400
+    assert response.json()["field"] == "runtime"
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+@pytest.mark.django_db
+def test_every_kubectl_command_shown_for_a_version_mismatch_works_against_the_api_server(
+    tmp_path: Path, settings: Any
+) -> None:
+    settings.MATRIX_UPDATE_ON_CHANGE = False
+    model, runtime = llama_model("llama-8b"), version_off_runtime()
+    with FakeKubeAPI() as fake:
+        fake.apply(copy.deepcopy(model))
+        fake.apply(copy.deepcopy(runtime))
+        kubeconfig = fake.write_kubeconfig(tmp_path / "kubeconfig")
+        cluster = Cluster.objects.create(name="live", source=Cluster.Source.KUBECONFIG, kubeconfig=str(kubeconfig))
+        cluster_resync(cluster)
+        matrix_rebuild(cluster)
+        stored = resource(cluster, ("ClusterBaseModel", "", "llama-8b"))
+        (miss,) = model_near_misses(stored, "")
+        assert miss.miss.checks == ("framework",)
+        assert {proposal.fix.side for proposal in miss.proposals} == {"model", "runtime"}
+
+        for proposal in miss.proposals:
+            fake.apply(copy.deepcopy(model))
+            fake.apply(copy.deepcopy(runtime))
+            for command in proposal.commands:
+                done = subprocess.run(
+                    [*shlex.split(command), "--kubeconfig", str(kubeconfig)], capture_output=True, text=True, timeout=60
+                )
+                assert done.returncode == 0, done.stderr
+            live_model = fake.get("ClusterBaseModel", "llama-8b")
+            live_runtime = fake.get("ClusterServingRuntime", "sglang-llama")
+            selection = matching.select(live_model, [live_runtime], namespace="")
+            assert [match.name for match in selection.compatible] == ["sglang-llama"], proposal.fix.changes
+
+        cluster_resync(cluster)  # the last fix, read back through the real client
+        matrix_rebuild(cluster)
+        row = MatrixRow.objects.get(build=current_build(cluster), model=stored, namespace="")
+        assert row.selected is not None
+        assert row.selected.name == "sglang-llama"
