@@ -114,7 +114,9 @@ def _problems_of(error: ValidationError) -> list[Problem]:
 
 def _present(obj: Any, parts: tuple[str | int, ...]) -> bool:
     for part in parts:
-        if (isinstance(obj, Mapping) and part in obj) or (isinstance(obj, list) and isinstance(part, int) and part < len(obj)):
+        if (isinstance(obj, Mapping) and part in obj) or (
+            isinstance(obj, list) and isinstance(part, int) and part < len(obj)
+        ):
             obj = obj[part]
         else:
             return False

@@ -22,6 +22,9 @@ from .errors import WhatIfError
 from .fixes import model_near_misses
 from .services import whatif
 
+SHOWN_IN_FULL = 10
+"""The closest near misses are shown with their checks and fixes; the others in a short list."""
+
 
 def _fix_manifest(resource: Resource, text: str) -> str:
     """The manifests a fix's patches (JSON, as a near miss lists them) make of the stored
@@ -83,13 +86,14 @@ def near_misses(request: HttpRequest, pk: int) -> HttpResponse:
     default = model.namespace if model.kind == "BaseModel" else ""
     namespace = scope_namespace(request.GET["namespace"]) if request.GET.get("namespace") else default
     runtime = runtime_or_404(int(request.GET["runtime"])) if request.GET.get("runtime", "").isdigit() else None
-    context = {
+    context: dict[str, Any] = {
         "model": model,
         "cluster": model.cluster,
         "namespace": namespace,
         "scope": scope_token(namespace),
         "only_runtime": runtime,
-        "misses": model_near_misses(model, namespace, runtime),
     }
+    misses = model_near_misses(model, namespace, runtime)
+    context.update(misses=misses[:SHOWN_IN_FULL], further=misses[SHOWN_IN_FULL:])
     template = "whatif/near_misses.html#misses" if is_partial(request) else "whatif/near_misses.html"
     return render(request, template, context)

@@ -4,6 +4,8 @@
  *   (GET <cell url>reason/) into #cell-reason, which is an aria-live region.
  * - Arrow keys move the focus between matrix cells.
  * - Buttons with data-copy="<id>" copy that element's text (the kubectl command).
+ * - A 400 answer to an htmx request is swapped in like a 200: the pages answer bad input
+ *   (a what-if's manifest) with the form's fragment and the error in place.
  * - A swapped-in result marked data-scroll-into-view (the what-if's) scrolls into view and
  *   takes the focus, so that a keyboard or screen-reader user lands on it too.
  */
@@ -78,6 +80,13 @@
       // Plain http on another host: no clipboard API; select the text for Ctrl-C instead.
       selectText(source);
       button.textContent = "Selected: press Ctrl-C";
+    }
+  });
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (event.detail.xhr && event.detail.xhr.status === 400) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
     }
   });
 

@@ -84,7 +84,7 @@ def test_the_model_page_loads_the_near_misses_of_a_model_without_runtime(client:
     page = client.get(f"/models/{model.pk}/").content.decode()
     fragment = client.get(f"/models/{model.pk}/near-misses/", {"namespace": "_cluster"}, HTTP_HX_REQUEST="true")
 
-    assert f'hx-get="/models/{model.pk}/near-misses/?namespace=_cluster" hx-trigger="load"' in page
+    assert f'hx-get="/models/{model.pk}/near-misses/?namespace=_cluster" hx-trigger="load" hx-target="this"' in page
     html = fragment.content.decode()
     assert fragment.status_code == 200
     assert "<html" not in html
