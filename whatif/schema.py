@@ -113,10 +113,13 @@ def _problems_of(error: ValidationError) -> list[Problem]:
 
 
 def _present(obj: Any, parts: tuple[str | int, ...]) -> bool:
+    """Whether the path leads to a value in `obj`."""
     for part in parts:
-        if (isinstance(obj, Mapping) and part in obj) or (
-            isinstance(obj, list) and isinstance(part, int) and part < len(obj)
-        ):
+        if isinstance(obj, list):
+            if not isinstance(part, int) or part >= len(obj):
+                return False
+            obj = obj[part]
+        elif isinstance(obj, Mapping) and part in obj:
             obj = obj[part]
         else:
             return False

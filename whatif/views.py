@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_safe
 
@@ -86,6 +86,8 @@ def near_misses(request: HttpRequest, pk: int) -> HttpResponse:
     default = model.namespace if model.kind == "BaseModel" else ""
     namespace = scope_namespace(request.GET["namespace"]) if request.GET.get("namespace") else default
     runtime = runtime_or_404(int(request.GET["runtime"])) if request.GET.get("runtime", "").isdigit() else None
+    if runtime is not None and runtime.cluster_id != model.cluster_id:
+        raise Http404("the model and the runtime belong to different clusters")
     context: dict[str, Any] = {
         "model": model,
         "cluster": model.cluster,

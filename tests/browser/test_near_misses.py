@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import re
-import re
 from collections.abc import Callable
 from typing import Any
 
