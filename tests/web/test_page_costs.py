@@ -33,7 +33,11 @@ PAGES: list[tuple[str, Callable[[dict[str, Resource]], str], int]] = [
     ("cell reason", lambda o: reverse("matrix:cell-reason", args=[o["model"].pk, o["runtime"].pk, "_cluster"]), 7),
     ("model", lambda o: reverse("matrix:model", args=[o["model"].pk]), 14),
     ("runtime", lambda o: reverse("matrix:runtime", args=[o["runtime"].pk]), 11),
-    ("patch preview", lambda o: f"{reverse('patches:patch', args=[o['model'].pk])}?runtime={o['runtime'].pk}", 6),
+    (
+        "patch preview",
+        lambda o: f"{reverse('patches:patch', args=[o['model'].pk])}?runtime={o['runtime'].pk}",
+        7,
+    ),  # + the stored object the what-if validates the patched one against
     ("model_index.json", lambda o: reverse("patches:model-index", args=[o["model"].pk]), 1),
     ("InferenceServices", lambda o: f"{reverse('matrix:isvcs')}?cluster=demo", 14),
     ("lint", lambda o: f"{reverse('lint:lint')}?cluster=demo", 6),
