@@ -79,6 +79,29 @@ def _object_changes(
     return sorted(objects, key=lambda change: change.key)
 
 
+def _standing(view: Inventory, model_key: ObjectKey, runtime_key: ObjectKey) -> tuple[object, ...] | None:
+    """Everything about a runtime that places it in a model's rows: its first passing entry,
+    score, auto-select, disabled flag and the fields OME's ranking reads."""
+    runtime = view.runtimes.get(runtime_key)
+    if runtime is None:
+        return None
+    entry = view.grid.compatible_entries(model_key).get(runtime_key)
+    points = matching.score(view.models[model_key], runtime)
+    return (entry, points, runtime.has_auto_select, runtime.is_disabled, runtime.size_range, runtime.created)
+
+
+def _rows_alike(old: Inventory, new: Inventory, model_key: ObjectKey, changed_runtimes: list[ObjectKey]) -> bool:
+    """Whether the changes cannot touch any row of the model: the model is the same in both
+    views, in the same namespaces, and every changed runtime stands the same in its rows. Such
+    rows are not compared cell by cell (most of a runtime change's candidates are these)."""
+    model = old.models.get(model_key)
+    if model is None or model != new.models.get(model_key):
+        return False
+    if old.namespaces_for(model_key) != new.namespaces_for(model_key):
+        return False
+    return all(_standing(old, model_key, key) == _standing(new, model_key, key) for key in changed_runtimes)
+
+
 def _row_diffs(
     old: Inventory, new: Inventory, models: list[ObjectKey], changed_runtimes: list[ObjectKey]
 ) -> tuple[list[RowDiff], int]:
@@ -90,6 +113,9 @@ def _row_diffs(
         for view in (old, new):
             if model_key in view.models or model_key in view.invalid:
                 namespaces.update(view.namespaces_for(model_key))
+        if _rows_alike(old, new, model_key, changed_runtimes):
+            evaluated += len(namespaces)
+            continue
         for namespace in sorted(namespaces):
             evaluated += 1
             scoped = [key for key in changed_runtimes if key[0] == "ClusterServingRuntime" or key[1] == namespace]

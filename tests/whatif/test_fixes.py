@@ -18,12 +18,17 @@ from django.utils import timezone
 import matching
 from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Resource
+from inventory.parsed import load_inventory
 from matrix.models import MatrixRow
 from matrix.selectors import current_build
 from matrix.services import matrix_rebuild
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.support.manifests import llama_model
-from whatif.fixes import model_near_misses
+from whatif.diff import diff_row
+from whatif.fixes import model_near_misses, patched_documents
+from whatif.overlay import replaced_inventory
+from whatif.parse import parse_documents
+from whatif.services import whatif_inventory
 
 AFM = ("ClusterBaseModel", "", "afm-4-5b-base")  # its namesake runtime has no autoSelect entry
 
@@ -201,3 +206,27 @@ def test_every_kubectl_command_shown_for_a_version_mismatch_works_against_the_ap
         row = MatrixRow.objects.get(build=current_build(cluster), model=stored, namespace="")
         assert row.selected is not None
         assert row.selected.name == "sglang-llama"
+
+
+@pytest.mark.django_db
+def test_the_impact_of_each_fix_equals_comparing_every_row_of_the_matrix(demo: Cluster) -> None:
+    inventory = load_inventory(demo)
+    checked = 0
+    for model_key in (AFM, ("ClusterBaseModel", "", "baichuan2-13b-chat")):
+        for item in model_near_misses(resource(demo, model_key), "")[:4]:
+            objects = {key: resource(demo, key).obj for key in (model_key, item.miss.runtime)}
+            for proposal in item.proposals:
+                documents = patched_documents(objects, proposal.fix)
+                changes = {value.key: value for _obj, value in parse_documents(documents)}
+                new = replaced_inventory(inventory, changes, [])
+                runtimes = [key for key in changes if key[0].endswith("ServingRuntime")]
+                expected = set()
+                for key in inventory.model_keys:
+                    for namespace in set(inventory.namespaces_for(key)) | set(new.namespaces_for(key)):
+                        scoped = [rt for rt in runtimes if rt[0] == "ClusterServingRuntime" or rt[1] == namespace]
+                        if diff_row(inventory, new, key, namespace, scoped, with_errors=False) is not None:
+                            expected.add((key, namespace))
+                result = whatif_inventory(inventory, documents)
+                assert {(row.model, row.namespace) for row in result.rows} == expected, proposal.fix.changes
+                checked += 1
+    assert checked >= 6
