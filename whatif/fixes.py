@@ -22,7 +22,10 @@ from .changes import RowChange, grouped_changes
 from .services import stored_in, whatif_inventory
 
 MAX_WITH_FIXES = 6
-"""Fixes and their impact are computed for the closest near misses only (a what-if each)."""
+"""Fixes are proposed for the closest near misses only."""
+MAX_IMPACTS = 12
+"""What-ifs per panel: the impact of the first fixes (closest misses first) is measured; later
+ones say so and open in the what-if like the others. This bounds the panel's cost."""
 
 _PLURALS = {
     "BaseModel": "basemodels.ome.io",
@@ -68,18 +71,19 @@ class Impact:
 
 @dataclass(frozen=True)
 class Proposal:
-    """A verified fix, its commands and its impact."""
+    """A verified fix, its commands and its impact (None when it was not measured)."""
 
     fix: Fix
     commands: list[str]
-    impact: Impact
+    impact: Impact | None
 
     @property
     def patches_json(self) -> str:
         return json.dumps([patch.to_dict() for patch in self.fix.patches], separators=(",", ":"))
 
     def to_dict(self) -> dict[str, object]:
-        return {**self.fix.to_dict(), "kubectl": self.commands, "impact": self.impact.to_dict()}
+        impact = None if self.impact is None else self.impact.to_dict()
+        return {**self.fix.to_dict(), "kubectl": self.commands, "impact": impact}
 
 
 @dataclass(frozen=True)
@@ -104,28 +108,43 @@ def patched_documents(objects: dict[ObjectKey, dict[str, Any]], fix: Fix) -> lis
     return [matching.json_patch(objects[patch.target], list(patch.operations)) for patch in fix.patches]
 
 
+def _impact(inventory: Inventory, cluster: Cluster, documents: list[dict[str, Any]], model: ObjectKey) -> Impact:
+    result = whatif_inventory(inventory, documents, cluster_name=cluster.name, stored=stored_in(cluster), explain=False)
+    return Impact(grouped_changes(result, inventory.ids), model)
+
+
+def _order(proposal: Proposal) -> tuple[object, ...]:
+    """Measured before unmeasured; those that take a runtime from no other model first; then
+    the fewest other models changed, and the fewest operations."""
+    impact = proposal.impact
+    operations = sum(len(patch.operations) for patch in proposal.fix.patches)
+    if impact is None:
+        return (True, True, 0, operations)
+    return (False, impact.takes_from_others, len(impact.others), operations)
+
+
 def _proposals(
     inventory: Inventory,
     cluster: Cluster,
     objects: dict[ObjectKey, dict[str, Any]],
-    model: ObjectKey,
-    runtime: ObjectKey,
+    keys: tuple[ObjectKey, ObjectKey],
+    budget: list[int],
 ) -> list[Proposal]:
+    """The verified fixes of one near miss with their impact while `budget` (what-ifs left
+    for this panel) lasts."""
+    model, runtime = keys
     try:
         fixes = matching.propose_fixes(objects[model], objects[runtime])
     except matching.ManifestError:
         return []
     found = []
     for fix in fixes:
-        result = whatif_inventory(
-            inventory, patched_documents(objects, fix), cluster_name=cluster.name, stored=stored_in(cluster)
-        )
-        impact = Impact(grouped_changes(result, inventory.ids), model)
+        impact = None
+        if budget[0] > 0:
+            budget[0] -= 1
+            impact = _impact(inventory, cluster, patched_documents(objects, fix), model)
         found.append(Proposal(fix, [kubectl_command(patch) for patch in fix.patches], impact))
-    found.sort(
-        key=lambda p: (p.impact.takes_from_others, len(p.impact.others), sum(len(x.operations) for x in p.fix.patches))
-    )
-    return found
+    return sorted(found, key=_order)
 
 
 def model_near_misses(model: Resource, namespace: str, runtime: Resource | None = None) -> list[RankedMiss]:
@@ -147,9 +166,11 @@ def model_near_misses(model: Resource, namespace: str, runtime: Resource | None 
     misses = matching.near_misses(parsed, runtimes, namespace)
     objects = _stored_objects(inventory, [model.key, *(miss.runtime for miss in misses[:MAX_WITH_FIXES])])
     ranked = []
+    budget = [MAX_IMPACTS]
     for position, miss in enumerate(misses):
         evaluated = position < MAX_WITH_FIXES and miss.runtime in objects and model.key in objects
-        proposals = _proposals(inventory, cluster, objects, model.key, miss.runtime) if evaluated else []
+        keys = (model.key, miss.runtime)
+        proposals = _proposals(inventory, cluster, objects, keys, budget) if evaluated else []
         ranked.append(RankedMiss(miss, inventory.ids.get(miss.runtime), proposals, evaluated))
     return ranked
 

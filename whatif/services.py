@@ -103,11 +103,13 @@ def _rows_alike(old: Inventory, new: Inventory, model_key: ObjectKey, changed_ru
 
 
 def _row_diffs(
-    old: Inventory, new: Inventory, models: list[ObjectKey], changed_runtimes: list[ObjectKey]
+    old: Inventory, new: Inventory, models: list[ObjectKey], changed_runtimes: list[ObjectKey], *, explain: bool
 ) -> tuple[list[RowDiff], int]:
-    """The rows of `models` that change, and how many rows were compared."""
+    """The rows of `models` that change, and how many rows were compared; OME's error texts
+    for the first MAX_ERROR_TEXTS rows whose outcome changes when `explain` is set."""
     rows: list[RowDiff] = []
-    evaluated = explained = 0
+    evaluated = 0
+    explained = 0 if explain else MAX_ERROR_TEXTS
     for model_key in models:
         namespaces: set[str] = set()
         for view in (old, new):
@@ -134,16 +136,18 @@ def whatif_inventory(
     deletions: Iterable[Any] = (),
     cluster_name: str = "",
     stored: Stored | None = None,
+    explain: bool = True,
 ) -> WhatIfResult:
     """The what-if over an Inventory (see `whatif`); `inventory` is not modified. `stored`
-    looks up the cluster's version of an object (see whatif.parse)."""
+    looks up the cluster's version of an object (see whatif.parse); `explain=False` leaves
+    out OME's error texts (which list every runtime in scope with its reason)."""
     changes, deleted, warnings = _read_input(inventory, documents, deletions, stored)
     objects = _object_changes(inventory, changes, deleted)
     new = replaced_inventory(inventory, changes, deleted)
     changed_keys = [change.key for change in objects if change.action != "unchanged"]
     models = affected_models(inventory, new, changed_keys)
     changed_runtimes = [key for key in changed_keys if key[0] in RUNTIME_KINDS]
-    rows, evaluated = _row_diffs(inventory, new, models, changed_runtimes)
+    rows, evaluated = _row_diffs(inventory, new, models, changed_runtimes, explain=explain)
     return WhatIfResult(
         cluster=cluster_name,
         objects=objects,

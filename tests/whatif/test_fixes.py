@@ -25,7 +25,7 @@ from matrix.services import matrix_rebuild
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.support.manifests import llama_model
 from whatif.diff import diff_row
-from whatif.fixes import model_near_misses, patched_documents
+from whatif.fixes import MAX_IMPACTS, model_near_misses, patched_documents
 from whatif.overlay import replaced_inventory
 from whatif.parse import parse_documents
 from whatif.services import whatif_inventory
@@ -63,6 +63,7 @@ def test_a_model_without_runtime_lists_its_near_misses_one_check_away_first(demo
     assert (first.miss.runtime[2], first.miss.checks) == ("srt-afm-4-5b-base", ("autoSelect",))
     (proposal,) = first.proposals
     assert proposal.fix.side == "runtime"
+    assert proposal.impact is not None
     assert not proposal.impact.takes_from_others
     assert [(change.model, change.change, change.namespaces) for change in proposal.impact.changes] == [
         (AFM, "gets a runtime", ("", "research", "team-a", "team-b"))  # one line, four namespaces
@@ -75,10 +76,15 @@ def test_a_model_without_runtime_lists_its_near_misses_one_check_away_first(demo
 
 @pytest.mark.django_db
 def test_fixes_that_take_a_runtime_from_no_other_model_come_first(demo: Cluster) -> None:
-    for item in model_near_misses(resource(demo, AFM), ""):
-        flags = [proposal.impact.takes_from_others for proposal in item.proposals]
+    misses = model_near_misses(resource(demo, AFM), "")
+    measured = [proposal for item in misses for proposal in item.proposals if proposal.impact is not None]
+    assert 0 < len(measured) <= MAX_IMPACTS  # the panel's what-ifs are bounded
+    for item in misses:
+        flags = [(p.impact is None, p.impact is not None and p.impact.takes_from_others) for p in item.proposals]
         assert flags == sorted(flags)
         for proposal in item.proposals:
+            if proposal.impact is None:
+                continue
             taken = [c for c in proposal.impact.others if c.row.lost or (c.old_selected and c.row.pick_changed)]
             assert proposal.impact.takes_from_others == bool(taken)
 
