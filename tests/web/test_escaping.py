@@ -103,6 +103,7 @@ def test_every_page_shows_hostile_names_and_values_as_text(client: Client, hosti
         cell,
         cell + "reason/",
         reverse("matrix:model", args=[model.pk]),
+        reverse("whatif:near-misses", args=[model.pk]),
         reverse("matrix:runtime", args=[runtime.pk]),
         f"{reverse('patches:patch', args=[model.pk])}?runtime={runtime.pk}",
         f"{reverse('matrix:isvcs')}?cluster=hostile",
