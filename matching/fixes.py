@@ -4,7 +4,8 @@ Each failed check of a near miss (nearmiss.py) offers changes on one side or bot
 set or an operator widened, autoSelect turned on, a size bound moved, a recorded field set or
 removed, a pipeline requirement relaxed or the model's diffusionPipeline completed. A fix takes
 one change per failed check, as JSON patch operations (RFC 6902) of the objects as stored,
-and is kept only when applying it makes OME auto-select the runtime for the model.
+and is kept only when applying it makes OME auto-select the runtime for the model. A fix that
+removes a model field OME's writers fill in again says so (`caveats`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,33 @@ from .types import Component, Entry, FormatRef, Model, ObjectKey, Pipeline, Runt
 
 MODEL, RUNTIME = "model", "runtime"
 _MAX_VARIANTS = 4
+# Spec 6.5: what OME writes back into a model after a field is removed. Adding or setting a
+# field lasts (neither writer overwrites what is set).
+_REFILLED_AT_RECONCILE = frozenset(
+    {
+        "/spec/modelArchitecture",
+        "/spec/modelParameterSize",
+        "/spec/modelType",
+        "/spec/modelFramework",
+        "/spec/modelFormat/version",
+    }
+)
+_REFILLED_BY_AGENT = frozenset({"/spec/quantization", "/spec/diffusionPipeline"})
+
+
+def removal_caveat(path: str) -> str | None:
+    """Why removing this model field may not last, as OME's writers behave (spec 6.5)."""
+    field = path.removeprefix("/spec/").replace("/", ".")
+    if path in _REFILLED_AT_RECONCILE:
+        return (
+            f"OME's BaseModel controller fills spec.{field} in again from the node's model config at the "
+            "model's next reconcile (which the patch itself triggers), so removing it may not last"
+        )
+    if path in _REFILLED_BY_AGENT:
+        return (
+            f"OME's model agent records spec.{field} again when it processes the model again (re-download or restart)"
+        )
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +61,7 @@ class Change:
     side: str
     text: str
     operations: tuple[Operation, ...]
+    caveat: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +88,7 @@ class Fix:
     changes: tuple[str, ...]
     patches: tuple[ObjectPatch, ...]
     pipeline: dict[str, object] | None = None
+    caveats: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -67,6 +97,7 @@ class Fix:
             "changes": list(self.changes),
             "patches": [patch.to_dict() for patch in self.patches],
             "pipelinePatch": self.pipeline,
+            "caveats": list(self.caveats),
         }
 
 
@@ -98,7 +129,8 @@ class _Planner:
         return Change(RUNTIME, f"runtime: {text}", operations)
 
     def on_model(self, text: str, *operations: Operation) -> Change:
-        return Change(MODEL, f"model: {text}", operations)
+        caveats = [removal_caveat(op["path"]) for op in operations if op["op"] == "remove"]
+        return Change(MODEL, f"model: {text}", operations, next((text for text in caveats if text), None))
 
     def changes(self, miss: Miss) -> list[Change]:
         handler: Callable[[], list[Change]] | None = getattr(self, "_" + miss.check.lower(), None)
@@ -307,7 +339,9 @@ def _fix(
     if sides == {MODEL} and miss.checks == ("pipeline",):
         pipeline = pipeline_patch(model_obj, runtime_obj).patch
     side = sides.pop() if len(sides) == 1 else "both"
-    return Fix(side, miss.runtime, miss.checks, tuple(change.text for change in changes), patches, pipeline)
+    caveats = tuple(dict.fromkeys(change.caveat for change in changes if change.caveat))
+    texts = tuple(change.text for change in changes)
+    return Fix(side, miss.runtime, miss.checks, texts, patches, pipeline, caveats)
 
 
 def propose_fixes(model: Mapping[str, Any], runtime: Mapping[str, Any]) -> tuple[Fix, ...]:

@@ -115,12 +115,13 @@ def _impact(inventory: Inventory, cluster: Cluster, documents: list[dict[str, An
 
 def _order(proposal: Proposal) -> tuple[object, ...]:
     """Measured before unmeasured; those that take a runtime from no other model first; then
-    the fewest other models changed, and the fewest operations."""
+    those that last (see Fix.caveats), the fewest other models changed, the fewest operations."""
     impact = proposal.impact
     operations = sum(len(patch.operations) for patch in proposal.fix.patches)
+    lasting = not proposal.fix.caveats
     if impact is None:
-        return (True, True, 0, operations)
-    return (False, impact.takes_from_others, len(impact.others), operations)
+        return (True, True, not lasting, 0, operations)
+    return (False, impact.takes_from_others, not lasting, len(impact.others), operations)
 
 
 def _proposals(

@@ -114,12 +114,26 @@ def test_a_missing_quantization_is_fixed_on_either_side() -> None:
     fp8 = model({**LLAMA, "quantization": "fp8"})
     plain = runtime([_entry()])
 
-    fixes = {fix.side: fix.patches[0].operations for fix in _fixes(fp8, plain)}
+    fixes = {fix.side: fix for fix in _fixes(fp8, plain)}
 
-    assert fixes == {
+    assert {side: fix.patches[0].operations for side, fix in fixes.items()} == {
         "runtime": ({"op": "add", "path": "/spec/supportedModelFormats/0/quantization", "value": "fp8"},),
         "model": ({"op": "remove", "path": "/spec/quantization"},),
     }
+    assert fixes["runtime"].caveats == ()
+    # OME's model agent records quantization again when it processes the model again (6.5).
+    assert fixes["model"].caveats == (
+        "OME's model agent records spec.quantization again when it processes the model again (re-download or restart)",
+    )
+
+
+def test_a_removed_architecture_is_refilled_at_the_next_reconcile() -> None:
+    untyped = runtime([_entry(modelArchitecture=None)])
+
+    model_fix = next(fix for fix in _fixes(model(LLAMA), untyped) if fix.side == "model")
+
+    assert model_fix.patches[0].operations == ({"op": "remove", "path": "/spec/modelArchitecture"},)
+    assert model_fix.caveats[0].startswith("OME's BaseModel controller fills spec.modelArchitecture in again")
 
 
 def test_a_pipeline_miss_offers_the_one_click_model_patch_and_a_relaxed_requirement() -> None:
