@@ -34,6 +34,8 @@ def _parent(document: Any, parts: list[str]) -> Any:
 
 
 def _apply(document: Any, operation: Mapping[str, Any]) -> None:
+    if not isinstance(operation, Mapping):
+        raise ValueError(f"an operation must be an object, got {type(operation).__name__}")
     kind, parts = operation.get("op"), _parts(str(operation.get("path", "")))
     parent, last = _parent(document, parts), parts[-1]
     if isinstance(parent, list):
@@ -56,6 +58,8 @@ def _apply(document: Any, operation: Mapping[str, Any]) -> None:
 
 def json_patch(document: Any, operations: Sequence[Mapping[str, Any]]) -> Any:
     """A new value: `document` with the operations applied in order. Raises ValueError."""
+    if not isinstance(operations, Sequence) or isinstance(operations, str):
+        raise ValueError("a JSON patch must be a list of operations")
     result = copy.deepcopy(document)
     for operation in operations:
         _apply(result, operation)

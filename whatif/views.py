@@ -23,6 +23,7 @@ from .fixes import model_near_misses
 from .services import whatif
 
 SHOWN_IN_FULL = 10
+MAX_FIX_PATCHES = 2  # a fix changes the model, the runtime, or both
 """The closest near misses are shown with their checks and fixes; the others in a short list."""
 
 
@@ -35,16 +36,17 @@ def _fix_manifest(resource: Resource, text: str) -> str:
         raise WhatIfError("the fix is not valid JSON", field="fix") from None
     if not isinstance(patches, list) or not all(isinstance(item, dict) for item in patches):
         raise WhatIfError("the fix must be a list of object patches", field="fix")
+    if len(patches) > MAX_FIX_PATCHES:
+        raise WhatIfError(f"a fix patches at most {MAX_FIX_PATCHES} objects", field="fix")
     documents = []
     for patch in patches:
-        target = Resource.objects.filter(
-            cluster=resource.cluster,
-            kind=patch.get("kind"),
-            namespace=patch.get("namespace") or "",
-            name=patch.get("name"),
-        ).first()
+        identity = [patch.get(name) or "" for name in ("kind", "namespace", "name")]
+        if not all(isinstance(part, str) for part in identity):
+            raise WhatIfError("each object patch names its kind, namespace and name as text", field="fix")
+        kind, namespace, name = identity
+        target = Resource.objects.filter(cluster=resource.cluster, kind=kind, namespace=namespace, name=name).first()
         if target is None:
-            raise WhatIfError(f"{patch.get('kind')} {patch.get('name')} is not in the cluster", field="fix")
+            raise WhatIfError(f"{kind} {name} is not in the cluster", field="fix")
         try:
             documents.append(matching.json_patch(target.obj, patch.get("operations") or []))
         except ValueError as error:

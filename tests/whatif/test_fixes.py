@@ -236,3 +236,35 @@ def test_the_impact_of_each_fix_equals_comparing_every_row_of_the_matrix(demo: C
                 assert {(row.model, row.namespace) for row in result.rows} == expected, proposal.fix.changes
                 checked += 1
     assert checked >= 6
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("fix", "message"),
+    [
+        ("{not json", "the fix is not valid JSON"),
+        ('{"kind": "ClusterServingRuntime"}', "must be a list of object patches"),
+        ('[{"kind": ["x"], "name": "y"}]', "names its kind, namespace and name as text"),
+        ('[{"kind": "ClusterServingRuntime", "name": "nope", "operations": []}]', "is not in the cluster"),
+        (
+            '[{"kind": "ClusterServingRuntime", "name": "srt-afm-4-5b-base", "operations": "add"}]',
+            "a JSON patch must be a list of operations",
+        ),
+        (
+            '[{"kind": "ClusterServingRuntime", "name": "srt-afm-4-5b-base", "operations": [1]}]',
+            "an operation must be an object",
+        ),
+        (
+            '[{"kind": "ClusterServingRuntime", "name": "srt-afm-4-5b-base", '
+            '"operations": [{"op": "remove", "path": "/spec/nothing"}]}]',
+            "the fix does not apply",
+        ),
+    ],
+)
+def test_a_bad_fix_is_a_clear_error_in_place(client: Client, demo: Cluster, fix: str, message: str) -> None:
+    runtime = resource(demo, ("ClusterServingRuntime", "", "srt-afm-4-5b-base"))
+
+    response = client.post(f"/runtimes/{runtime.pk}/what-if/", {"fix": fix}, HTTP_HX_REQUEST="true")
+
+    assert response.status_code == 400
+    assert message in response.content.decode()
