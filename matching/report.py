@@ -142,7 +142,8 @@ def text_report(sections: Sequence[Section], result: Verdict) -> str:
     return "\n".join(lines) + "\n"
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~-])")
+# Emphasis, code, links (a bracket escaped is no link), tables, strike-through, headings.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 
 
 def md(text: str) -> str:
