@@ -22,15 +22,15 @@ from .keys import KeyReference, key_dict, key_path, key_text, parse_key_referenc
 from .parse import parse_isvc, parse_model, parse_object, parse_runtime
 from .patches import merge_patch, pipeline_patch
 from .pipeline import pipeline_from_model_index
-from .report import Section, Verdict, parse_conditions, verdict
+from .report import Section, Verdict, json_report, parse_conditions, verdict
+from .reporting import EXIT_BAD_INPUT, add_report_options, emit, fail_on_of, render
 from .reporting import FORMATS as REPORT_FORMATS
-from .reporting import add_report_options, emit, fail_on_of, render
 from .results import CheckOutcome, CheckReport, EntryReport, Match, PatchPlan, Selection
 from .rules import SHARDED, entry_passes
 from .score import entry_score, model_size_value, score_breakdown, size_score
 from .select import check, model_error, score, select, validate
 from .sizes import go_parse_float
-from .tree import Objects, TreeError, isvc_pinned, objects_of, read_objects, read_tree
+from .tree import Objects, TreeError, is_ome_object, isvc_pinned, objects_of, read_objects, read_tree
 from .types import NAMED_COMPONENTS, Component, Entry, FormatRef, InferenceService, Model, ObjectKey, Pipeline, Runtime
 from .versions import operator_problem, version_problem
 
@@ -49,6 +49,7 @@ __all__ = [
     "BLOCKED",
     "DEFAULT_NAMESPACE",
     "DIFF_CONDITIONS",
+    "EXIT_BAD_INPUT",
     "NAMED",
     "NAMED_COMPONENTS",
     "OME_BEHAVIOUR",
@@ -97,8 +98,10 @@ __all__ = [
     "grid",
     "in_scope",
     "invalid_isvc",
+    "is_ome_object",
     "isvc_pinned",
     "isvc_still_matches",
+    "json_report",
     "key_dict",
     "key_path",
     "key_text",

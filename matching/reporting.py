@@ -11,7 +11,7 @@ import argparse
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol
 
 from .diff_results import CONDITIONS
 from .junit import junit_report
@@ -51,7 +51,11 @@ def fail_on_of(args: argparse.Namespace) -> frozenset[str]:
     return parse_conditions(args.fail_on or "")
 
 
-def emit(sections: Sequence[Section], args: argparse.Namespace, out: TextIO) -> int:
+class Writer(Protocol):
+    def write(self, text: str, /) -> object: ...
+
+
+def emit(sections: Sequence[Section], args: argparse.Namespace, out: Writer) -> int:
     """Print the report, write the JUnit file, and return the exit code. OSError when the
     JUnit file cannot be written."""
     result = verdict(sections, fail_on_of(args))

@@ -85,7 +85,11 @@ def is_ome_object(obj: Mapping[str, Any]) -> bool:
 
 def read_objects(paths: Iterable[str | Path]) -> list[tuple[str, dict[str, Any], Model | Runtime | InferenceService]]:
     """(where, object as applied, parsed value) for every OME object of the files and folders,
-    in file order. Raises TreeError listing every bad document."""
+    in file order. Raises TreeError listing every bad document, or every path that does not exist."""
+    paths = list(paths)
+    missing = [f"{path}: no such file or folder" for path in paths if not Path(path).exists()]
+    if missing:
+        raise TreeError(missing)
     found = []
     problems = []
     for document in read_documents(paths):
@@ -110,10 +114,6 @@ def read_tree(paths: Iterable[str | Path]) -> Objects:
     """The OME objects of manifest files and folders (see the module's docstring). A path that
     does not exist, a file that is not YAML or JSON, or an object OME's API server would refuse
     raises TreeError."""
-    paths = list(paths)
-    missing = [f"{path}: no such file or folder" for path in paths if not Path(path).exists()]
-    if missing:
-        raise TreeError(missing)
     return objects_of([(obj, value) for _where, obj, value in read_objects(paths)])
 
 

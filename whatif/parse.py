@@ -89,6 +89,12 @@ def _unpack(documents: list[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
             yield number, value
 
 
+def read_documents(source: Any) -> list[tuple[int, Any]]:
+    """(1-based document number, value) of every item of the input, lists unpacked, with the
+    what-if's limits and YAML rules. Raises WhatIfError."""
+    return list(_unpack(_documents(source)))
+
+
 def normalise(obj: Mapping[str, Any]) -> dict[str, Any]:
     """What loading a manifest does to it: CRD defaults, and namespace "default" when absent."""
     return matching.as_applied(obj)
