@@ -123,6 +123,10 @@ class ClusterCounts:
         return sum(self.lint.values())
 
     @property
+    def lint_text(self) -> str:
+        return ", ".join(f"{count} {severity}" for severity, count in self.lint.items() if count)
+
+    @property
     def sync_age_seconds(self) -> int | None:
         return None if self.synced_at is None else max(0, int((timezone.now() - self.synced_at).total_seconds()))
 
