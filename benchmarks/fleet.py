@@ -25,14 +25,22 @@ TREE_FOLDERS = ("catalog/runtimes", "demo")
 
 
 def _trees(changed: int) -> tuple[Path, Path]:
-    """Two copies of the bundled catalog; in HEAD the first `changed` runtime files (by path)
-    get priority 7 on every entry, which moves picks."""
+    """Two copies of the bundled catalog; in HEAD `changed` runtime files get priority 7 on
+    every entry: OME's picks first (by file path), so that the change moves picks."""
+    import matching
+
     root = Path(tempfile.mkdtemp(prefix="ome-bench-diff-"))
     base, head = root / "base", root / "head"
     for folder in TREE_FOLDERS:
         shutil.copytree(ROOT / folder, base / folder)
     shutil.copytree(base, head)
-    files = sorted(p for p in (head / "catalog/runtimes").rglob("*.yaml") if "priority:" in p.read_text())
+    tree = matching.read_tree([base])
+    picks = {tree.grid.select(key).selected for key in tree.models}
+    by_file: dict[Path, set[str]] = {}
+    for where, _obj, value in matching.read_objects([head / "catalog/runtimes"]):
+        by_file.setdefault(Path(where.split(": document")[0]), set()).add(value.key[2])
+    editable = [path for path in by_file if "priority:" in path.read_text()]
+    files = sorted(editable, key=lambda path: (not by_file[path] & picks, str(path)))
     for path in files[:changed]:
         path.write_text(re.sub(r"priority: \d+", "priority: 7", path.read_text()))
     return base, head
@@ -60,7 +68,7 @@ def bench_diff(changed: int) -> None:
     print(
         f"matching diff, {changed} runtime(s) changed: {len(result.objects)} objects differ, "
         f"{result.rows_compared} rows compared, {len(result.rows)} rows / "
-        f"{sum(len(r.cells) for r in result.rows)} cells change ({counts['pick-changed']} picks); "
+        f"{sum(len(r.cells) for r in result.rows)} cells change ({counts['pick-changed']} picks, {counts['score-changed']} scores); "
         f"read both trees {read:.2f} s, diff {compared * 1000:.0f} ms, four formats {rendered * 1000:.0f} ms; "
         f"`python -m matching diff` end to end {wall:.2f} s"
     )
