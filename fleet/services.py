@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
 from django.db import connection
 from django.utils import timezone
@@ -45,6 +46,7 @@ class ClusterData:
     models: Mapping[ObjectKey, Model]
     runtimes: Mapping[ObjectKey, Runtime]
     invalid: Mapping[ObjectKey, str]
+    version: tuple[object, ...]
 
     @property
     def name(self) -> str:
@@ -88,7 +90,7 @@ def cluster_data(cluster: Cluster) -> ClusterData:
 
     def make(_stale: object) -> ClusterData:
         cells = {} if build is None else _cells(build)
-        return ClusterData(cluster, build, cells, inventory.models, inventory.runtimes, inventory.invalid)
+        return ClusterData(cluster, build, cells, inventory.models, inventory.runtimes, inventory.invalid, version)
 
     if connection.in_atomic_block:
         return make(None)
@@ -207,7 +209,7 @@ class FleetRow:
     namespace: str
     cells: dict[str, Cell | None]
 
-    @property
+    @cached_property
     def disagree(self) -> bool:
         return len({cell for cell in self.cells.values() if cell is not None}) > 1
 
@@ -243,7 +245,7 @@ class Fleet:
     def reasons(self, row: FleetRow) -> list[str]:
         return row_reasons(row, self.clusters, self.differing)
 
-    @property
+    @cached_property
     def disagreeing(self) -> int:
         return sum(1 for row in self.rows if row.disagree)
 
@@ -303,11 +305,22 @@ def row_reasons(row: FleetRow, data: Sequence[ClusterData], differing: set[Objec
     )
 
 
+# The clusters' ids -> their fleet while no cluster's data changes (one entry per set of
+# clusters that readers see: readers with other scopes see other sets).
+_FLEETS: VersionedCache[tuple[object, ...], Fleet] = VersionedCache(owners=32)
+
+
 def fleet_get(clusters: Iterable[Cluster] | None = None) -> Fleet:
     """The fleet of the given clusters, by default every cluster the reader may read."""
     data = [cluster_data(cluster) for cluster in (cluster_list() if clusters is None else clusters)]
-    differing = differing_runtimes(data)
-    return Fleet(data, fleet_rows(data), runtime_reach(data, differing), differing)
+
+    def make(_stale: object) -> Fleet:
+        differing = differing_runtimes(data)
+        return Fleet(data, fleet_rows(data), runtime_reach(data, differing), differing)
+
+    if connection.in_atomic_block:
+        return make(None)
+    return _FLEETS.get(tuple(item.cluster.pk for item in data), tuple(item.version for item in data), make)
 
 
 def rows_matching(rows: Sequence[FleetRow], *, text: str = "", disagree_only: bool = False) -> list[FleetRow]:
