@@ -6,7 +6,7 @@ ordered by creation time), then the other runtimes in scope."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from matching import FormatRef, Model, ObjectKey, Runtime, key_text
@@ -80,13 +80,15 @@ def _runtime_reasons(key: ObjectKey, values: Mapping[str, Runtime | None]) -> li
     return found
 
 
-def _created_reason(
-    picks: Sequence[ObjectKey], runtimes: Mapping[ObjectKey, Mapping[str, Runtime | None]]
-) -> str | None:
+RuntimeValues = Callable[[ObjectKey], Mapping[str, Runtime | None]]
+"""A runtime's value in each cluster (None where the cluster lacks it)."""
+
+
+def _created_reason(picks: Sequence[ObjectKey], runtimes: RuntimeValues) -> str | None:
     """Equal definitions but different creation times: OME breaks ties by age (quirk of
     CompareRuntimes), so clusters created in another order pick differently."""
     for key in picks:
-        created = {c: rt.created for c, rt in runtimes.get(key, {}).items() if rt is not None}
+        created = {c: rt.created for c, rt in runtimes(key).items() if rt is not None}
         if len(set(created.values())) > 1:
             return f"equal scores: OME takes the older runtime, and creation times differ ({_grouped(created)})"
     return None
@@ -98,13 +100,13 @@ def difference_reasons(
     models: Mapping[str, Model | None],
     invalid: Mapping[str, str],
     picks: Sequence[ObjectKey],
-    runtimes: Mapping[ObjectKey, Mapping[str, Runtime | None]],
+    runtimes: RuntimeValues,
     others: Sequence[ObjectKey] = (),
 ) -> list[str]:
     """Why the clusters (keys of `models`) pick differently. `behaviours`: each cluster's OME
     behaviour; `invalid`: malformed models' errors by cluster; `picks`: every runtime picked
-    in some cluster; `runtimes`: each runtime's value per cluster (None where absent);
-    `others`: further runtimes in scope worth comparing."""
+    in some cluster; `runtimes`: a runtime's value per cluster (None where absent), asked for
+    the picks and, only when they explain nothing, for `others` (further runtimes in scope)."""
     found = []
     if len(set(behaviours.values())) > 1:
         found.append(f"OME behaviour differs ({_grouped(behaviours)})")
@@ -114,9 +116,9 @@ def difference_reasons(
     if differences:
         found.append("recorded metadata differs: " + ", ".join(differences))
     for key in picks:
-        found += _runtime_reasons(key, runtimes.get(key, {}))
+        found += _runtime_reasons(key, runtimes(key))
     if not found:
-        other = [reason for key in others for reason in _runtime_reasons(key, runtimes.get(key, {}))]
+        other = [reason for key in others for reason in _runtime_reasons(key, runtimes(key))]
         found += other[:MAX_SHOWN] + (
             [f"and {len(other) - MAX_SHOWN} more runtime differences"] if len(other) > MAX_SHOWN else []
         )

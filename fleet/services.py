@@ -292,16 +292,16 @@ def row_reasons(row: FleetRow, data: Sequence[ClusterData], differing: set[Objec
     `differing_runtimes(data)`, computed once for all rows."""
     present = [item for item in data if row.cells.get(item.name) is not None]
     picks = row.picks
-    scope = sorted(
-        {key for key in differing if key[0] == "ClusterServingRuntime" or key[1] == row.namespace} | set(picks)
+    others = sorted(
+        key for key in differing if (key[0] == "ClusterServingRuntime" or key[1] == row.namespace) and key not in picks
     )
     return difference_reasons(
         behaviours={item.name: item.behaviour for item in present},
         models={item.name: item.models.get(row.model) for item in present},
         invalid={item.name: item.invalid[row.model] for item in present if row.model in item.invalid},
         picks=picks,
-        runtimes={key: {item.name: item.runtimes.get(key) for item in present} for key in scope},
-        others=[key for key in scope if key not in picks],
+        runtimes=lambda key: {item.name: item.runtimes.get(key) for item in present},
+        others=others,
     )
 
 

@@ -195,7 +195,11 @@ def test_equal_definitions_created_at_other_times_are_named_as_the_tie_break() -
     }
 
     reasons = difference_reasons(
-        behaviours={"x": "p", "y": "p"}, models={"x": None, "y": None}, invalid={}, picks=[a, b], runtimes=runtimes
+        behaviours={"x": "p", "y": "p"},
+        models={"x": None, "y": None},
+        invalid={},
+        picks=[a, b],
+        runtimes=runtimes.__getitem__,
     )
 
     assert reasons == [
@@ -212,7 +216,7 @@ def test_a_runtime_missing_in_a_cluster_is_named() -> None:
         models={"x": None, "y": None},
         invalid={},
         picks=[a],
-        runtimes={a: {"x": _runtime("a", ""), "y": None}},
+        runtimes={a: {"x": _runtime("a", ""), "y": None}}.__getitem__,
     )
 
     assert reasons == ["ClusterServingRuntime a is not in y"]
