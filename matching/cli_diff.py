@@ -31,6 +31,10 @@ def run_diff(args: argparse.Namespace) -> int:
                 trees.append(read_tree([path]))
             except TreeError as error:
                 raise TreeError([f"{label} {line}" for line in error.problems]) from None
+        if not any(tree.model_keys or tree.runtimes or tree.isvc_keys for tree in trees):
+            raise TreeError(
+                [f"neither {args.base} nor {args.head} holds an OME object (BaseModel, ServingRuntime, ...)"]
+            )
         sections = [(f"{args.base} -> {args.head}", diff(trees[0], trees[1]))]
         return emit(sections, args, sys.stdout)
     except (TreeError, ValueError) as error:

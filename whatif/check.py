@@ -97,5 +97,10 @@ def check_cluster(cluster: Cluster, items: Sequence[Item], *, prune: bool = Fals
 def check_clusters(
     clusters: Iterable[Cluster], items: Sequence[Item], *, prune: bool = False
 ) -> list[matching.Section]:
-    """One report section per cluster, by name."""
+    """One report section per cluster, by name. No objects (without `prune`, where no objects
+    means deleting everything) raise WhatIfError: a check of nothing would pass silently."""
+    if not items and not prune:
+        raise WhatIfError(
+            "no BaseModel, ClusterBaseModel, ServingRuntime, ClusterServingRuntime or InferenceService to check"
+        )
     return [(f"cluster {cluster.name}", check_cluster(cluster, items, prune=prune)) for cluster in clusters]

@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 import matching
 from core.errors import DomainError
 from core.permissions import CanRead
-from inventory.selectors import cluster_choose, cluster_list
+from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
 
 from .check import check_clusters, items_from_text
 from .errors import WhatIfError
@@ -65,15 +65,16 @@ class WhatIfCheckView(APIView):
         except ValueError as error:
             raise InvalidCondition(str(error).removeprefix("--fail-on: "), field="failOn") from None
         documents: Any = values.get("objects") or values.get("manifests") or ()
-        try:
-            items = items_from_text(documents)
-        except WhatIfError as error:
-            error.field = error.field or "manifests"
-            raise
         clusters = (
             list(cluster_list()) if values["allClusters"] else [cluster_choose(values.get("cluster"), default="only")]
         )
-        sections = check_clusters(clusters, items, prune=values["prune"])
+        if not clusters:
+            raise ClusterChoiceError("no cluster to check: none is registered, or you may read none")
+        try:
+            sections = check_clusters(clusters, items_from_text(documents), prune=values["prune"])
+        except WhatIfError as error:
+            error.field = error.field or "manifests"
+            raise
         result = matching.verdict(sections, fail_on)
         body: dict[str, Any] = {"ome": matching.OME_BEHAVIOUR, **matching.json_report(sections, result)}
         body["exitCode"] = result.exit_code

@@ -288,3 +288,14 @@ def test_diff_of_parsed_objects_matches_the_command(tmp_path: Path) -> None:
 
     assert [row.conditions for row in result.lost] == [{"lost-runtime", "new-exclusion", "cell-changed", "any-change"}]
     assert result.counts()["lost-runtime"] == 1
+
+
+def test_two_trees_without_any_ome_object_are_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "deploy.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n")
+
+    result = run(tmp_path / "a", tmp_path / "b")
+
+    assert result.returncode == 2
+    assert "holds an OME object" in result.stderr

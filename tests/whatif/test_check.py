@@ -167,11 +167,16 @@ def test_bad_input_exits_2_naming_the_file_and_field(demo: Cluster, tmp_path: Pa
         (["--cluster", "nope"], "no cluster named 'nope'"),
         (["--cluster", "demo", "--fail-on", "typo"], "--fail-on: unknown condition 'typo'"),
         (["--cluster", "demo", "/no/such/dir"], "/no/such/dir: no such file or folder"),
+        (["--cluster", "demo", "EMPTY"], "no BaseModel, ClusterBaseModel, ServingRuntime"),
     ],
-    ids=["cluster", "condition", "path"],
+    ids=["cluster", "condition", "path", "empty"],
 )
 def test_bad_options_exit_2(demo: Cluster, tmp_path: Path, args: list[str], expected: str) -> None:
-    code, _out, err = whatif(*args, *([] if "/no/such/dir" in args else [str(broken_e5(tmp_path / "pr"))]))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    args = [str(empty) if arg == "EMPTY" else arg for arg in args]
+    given_path = any(arg.startswith("/") for arg in args)
+    code, _out, err = whatif(*args, *([] if given_path else [str(broken_e5(tmp_path / "pr"))]))
 
     assert code == 2
     assert expected in err
@@ -221,6 +226,14 @@ def test_the_api_names_the_document_and_field_of_a_bad_manifest(demo: Cluster) -
     detail = response.json()
     assert detail["field"] == "spec.supportedModelFormats[0].priority"
     assert detail["detail"].startswith("document 2: ClusterServingRuntime vllm-e5-mistral-7b-instruct: ")
+
+
+@pytest.mark.django_db
+def test_the_api_refuses_to_check_nothing(demo: Cluster) -> None:
+    response = post(APIClient(), {"cluster": "demo", "manifests": "kind: Namespace\nmetadata: {name: x}\n"})
+
+    assert response.status_code == 400
+    assert response.json()["field"] == "manifests"
 
 
 @pytest.mark.django_db

@@ -17,6 +17,7 @@ import matching
 from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
 
 from ...check import check_clusters, items_from_paths
+from ...errors import WhatIfError
 
 
 class Command(BaseCommand):
@@ -51,6 +52,9 @@ class Command(BaseCommand):
             if not clusters:
                 raise ClusterChoiceError("no cluster is registered; add one with `manage.py add_cluster`")
             return matching.emit(check_clusters(clusters, items, prune=args.prune), args, self.stdout)
+        except WhatIfError as error:
+            self.stderr.write(f"{' '.join(args.paths)}: {error}")
+            return matching.EXIT_BAD_INPUT
         except (matching.TreeError, ClusterChoiceError, ValueError) as error:
             self.stderr.write(str(error))
             return matching.EXIT_BAD_INPUT
