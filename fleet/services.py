@@ -48,6 +48,11 @@ class ClusterData:
     invalid: Mapping[ObjectKey, str]
     version: tuple[object, ...]
 
+    @cached_property
+    def home_outcomes(self) -> Counter[str]:
+        """Outcomes of the rows where each model lives (see `_home`)."""
+        return Counter(cell[2] for (model, namespace), cell in self.cells.items() if namespace == _home(model))
+
     @property
     def name(self) -> str:
         return self.cluster.name
@@ -177,7 +182,7 @@ def _sync(cluster: Cluster) -> tuple[str, datetime | None, list[str]]:
 
 
 def cluster_counts(data: ClusterData) -> ClusterCounts:
-    outcomes = Counter(cell[2] for (model, namespace), cell in data.cells.items() if namespace == _home(model))
+    outcomes = data.home_outcomes
     verdicts = isvc_verdicts(data.cluster)
     state, synced_at, errors = _sync(data.cluster)
     return ClusterCounts(
