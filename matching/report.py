@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .diff_results import CONDITIONS, Diff, DiffCell, DiffIsvc, DiffRow, key_label
+from .types import ObjectKey
 
 MAX_REASON = 300
 Section = tuple[str, Diff]
@@ -65,10 +66,8 @@ def short(text: str | None, limit: int = MAX_REASON) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _pick(key: object, score: int | None) -> str:
-    if key is None:
-        return "none"
-    return f"{key_label(key)} (score {score})"  # type: ignore[arg-type]
+def _pick(key: ObjectKey | None, score: int | None) -> str:
+    return "none" if key is None else f"{key_label(key)} (score {score})"
 
 
 def _cell_line(cell: DiffCell) -> str:
@@ -90,10 +89,10 @@ def row_line(row: DiffRow) -> str:
 
 
 def isvc_line(isvc: DiffIsvc) -> str:
-    def side(verdict_: str | None, runtime: object) -> str:
+    def side(verdict_: str | None, runtime: ObjectKey | None) -> str:
         if verdict_ is None:
             return "absent"
-        return verdict_ + ("" if runtime is None else f" ({key_label(runtime)})")  # type: ignore[arg-type]
+        return verdict_ + ("" if runtime is None else f" ({key_label(runtime)})")
 
     text = f"{key_label(isvc.isvc)}: {side(isvc.old_verdict, isvc.old_runtime)} -> {side(isvc.new_verdict, isvc.new_runtime)}"
     return text + (f": {short(isvc.reason)}" if isvc.reason else "")
