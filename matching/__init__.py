@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from . import reasons
 from .candidates import CandidateIndex, entry_could_match, in_scope, runtime_could_match
-from .crd import with_crd_defaults
+from .crd import DEFAULT_NAMESPACE, as_applied, with_crd_defaults
+from .diff import diff
+from .diff_results import CONDITIONS as DIFF_CONDITIONS
+from .diff_results import Diff, DiffCell, DiffIsvc, DiffRow
 from .errors import ManifestError, ModelIndexError
 from .files import read_documents
 from .fixes import Fix, ObjectPatch, propose_fixes
@@ -22,11 +25,15 @@ from .nearmiss import Miss, NearMiss, near_miss, near_misses
 from .parse import parse_isvc, parse_model, parse_object, parse_runtime
 from .patches import merge_patch, pipeline_patch
 from .pipeline import model_index_problem, pipeline_from_model_index
+from .report import Section, Verdict, json_report, parse_conditions, verdict
+from .reporting import EXIT_BAD_INPUT, add_report_options, emit, fail_on_of, render
+from .reporting import FORMATS as REPORT_FORMATS
 from .results import CheckOutcome, CheckReport, EntryReport, Match, PatchPlan, Selection
 from .rules import SHARDED, entry_passes
 from .score import entry_score, model_size_value, score_breakdown, size_score
 from .select import check, model_error, score, select, validate
 from .sizes import go_parse_float
+from .tree import Objects, TreeError, is_ome_object, isvc_pinned, objects_of, read_objects, read_tree
 from .types import NAMED_COMPONENTS, Component, Entry, FormatRef, InferenceService, Model, ObjectKey, Pipeline, Runtime
 from .values import unmatchable_values
 from .versions import operator_problem, version_problem
@@ -44,15 +51,23 @@ OME_BEHAVIOUR = {
 __all__ = [
     "ADVISORY",
     "BLOCKED",
+    "DEFAULT_NAMESPACE",
+    "DIFF_CONDITIONS",
+    "EXIT_BAD_INPUT",
     "NAMED",
     "NAMED_COMPONENTS",
     "OME_BEHAVIOUR",
+    "REPORT_FORMATS",
     "SELECTED",
     "SHARDED",
     "CandidateIndex",
     "CheckOutcome",
     "CheckReport",
     "Component",
+    "Diff",
+    "DiffCell",
+    "DiffIsvc",
+    "DiffRow",
     "Entry",
     "EntryReport",
     "Fix",
@@ -69,21 +84,33 @@ __all__ = [
     "NearMiss",
     "ObjectKey",
     "ObjectPatch",
+    "Objects",
     "PatchPlan",
     "Pipeline",
     "Runtime",
+    "Section",
     "Selection",
+    "TreeError",
+    "Verdict",
+    "add_report_options",
+    "as_applied",
     "check",
+    "diff",
+    "emit",
     "entry_could_match",
     "entry_passes",
     "entry_score",
     "evaluate_isvc",
+    "fail_on_of",
     "go_parse_float",
     "grid",
     "in_scope",
     "invalid_isvc",
+    "is_ome_object",
+    "isvc_pinned",
     "isvc_still_matches",
     "json_patch",
+    "json_report",
     "key_dict",
     "key_path",
     "key_text",
@@ -93,7 +120,9 @@ __all__ = [
     "model_size_value",
     "near_miss",
     "near_misses",
+    "objects_of",
     "operator_problem",
+    "parse_conditions",
     "parse_isvc",
     "parse_key_reference",
     "parse_model",
@@ -103,7 +132,10 @@ __all__ = [
     "pipeline_patch",
     "propose_fixes",
     "read_documents",
+    "read_objects",
+    "read_tree",
     "reasons",
+    "render",
     "runtime_could_match",
     "score",
     "score_breakdown",
@@ -111,6 +143,7 @@ __all__ = [
     "size_score",
     "unmatchable_values",
     "validate",
+    "verdict",
     "version_problem",
     "with_crd_defaults",
 ]

@@ -23,10 +23,10 @@ from .parse import Parsed, Stored, parse_documents, parse_key
 from .results import MAX_ERROR_TEXTS, ObjectChange, RowDiff, ValueWarning, WhatIfResult
 from .schema import schema_problems
 
-__all__ = ["stored_in", "whatif", "whatif_inventory", "whatif_model_patch"]
+__all__ = ["keep_creation_time", "stored_in", "whatif", "whatif_inventory", "whatif_model_patch"]
 
 
-def _keep_creation_time(value: Parsed, previous: Parsed | None) -> Parsed:
+def keep_creation_time(value: Parsed, previous: Parsed | None) -> Parsed:
     """`kubectl apply` keeps creationTimestamp; a manifest usually has none."""
     if isinstance(value, Runtime) and isinstance(previous, Runtime) and not value.created:
         return dataclasses.replace(value, created=previous.created)
@@ -69,7 +69,7 @@ def _object_changes(
     objects: list[ObjectChange] = []
     for key, value in list(changes.items()):
         previous = inventory.models.get(key) or inventory.runtimes.get(key)
-        value = changes[key] = _keep_creation_time(value, previous)
+        value = changes[key] = keep_creation_time(value, previous)
         if previous is None:
             action = "changed" if key in inventory.invalid else "added"
         else:
