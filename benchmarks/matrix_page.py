@@ -20,11 +20,12 @@ def main() -> None:
     args = parser.parse_args()
     database = setup_django()
 
+    from django.conf import settings
+    from django.test import Client
+
     import matching
     from benchmarks.matrix import store
     from benchmarks.synthetic import synthetic_models, synthetic_runtimes
-    from django.conf import settings
-    from django.test import Client
     from inventory.services import ClusterSpec, cluster_register
     from matrix.services import matrix_rebuild
 

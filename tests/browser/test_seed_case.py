@@ -18,8 +18,8 @@ import matching
 from inventory.models import Cluster, Resource
 from matrix.models import MatrixRow
 from patches.models import PatchAttempt
-from tests.support.grid import cell_class, cell_xpath
 from tests.fakes.kube_api import FakeKubeAPI
+from tests.support.grid import cell_class, cell_xpath
 
 pytestmark = pytest.mark.browser
 
