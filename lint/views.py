@@ -8,7 +8,7 @@ from django.views.decorators.http import require_safe
 
 from core.web import read_access
 from inventory.models import Cluster, Resource
-from inventory.selectors import cluster_or_404
+from inventory.views import page_cluster
 
 from .selectors import lint_report_get
 
@@ -16,9 +16,9 @@ from .selectors import lint_report_get
 @require_safe
 @read_access
 def lint(request: HttpRequest) -> HttpResponse:
-    cluster = cluster_or_404(request.GET.get("cluster")) if Cluster.objects.exists() else None
-    if cluster is None:
-        return render(request, "matrix/matrix.html", {"error": "no-cluster", "clusters": []})
+    cluster = page_cluster(request)
+    if not isinstance(cluster, Cluster):
+        return cluster
     report = lint_report_get(cluster)
     severity = request.GET.get("severity", "")
     findings = [f for f in report.findings if not severity or f.severity == severity]

@@ -27,6 +27,7 @@ api_urls = [*(pattern for api in _VIEW_APIS for pattern in api.urlpatterns), *ro
 urlpatterns = [
     path("", views.home, name="home"),
     path("sync/", views.sync, name="sync"),
+    path("search/", views.search, name="search"),
     # /healthz, /readyz, /metrics (probes answered first by ops.middleware.ProbeMiddleware)
     path("", include("ome_dashboard.ops.urls")),
     path("admin/", admin.site.urls),

@@ -10,7 +10,7 @@ from core.web import poll_seconds, read_access
 from inventory.filters import InferenceServiceFilterSet
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
 from inventory.parsed import load_inventory, pipeline_fixable
-from inventory.selectors import cluster_or_404
+from inventory.views import page_cluster
 from isvcs.services import isvc_at_risk, isvc_verdicts
 
 from ..selectors import matrix_version
@@ -21,9 +21,9 @@ from ..selectors import matrix_version
 def isvcs(request: HttpRequest) -> HttpResponse:
     """Every InferenceService with what OME does with it today; `at_risk=1` keeps those it would
     not deploy, deploys with an advisory, or would decide differently than when it decided."""
-    cluster = cluster_or_404(request.GET.get("cluster")) if Cluster.objects.exists() else None
-    if cluster is None:
-        return render(request, "matrix/matrix.html", {"error": "no-cluster", "clusters": []})
+    cluster = page_cluster(request)
+    if not isinstance(cluster, Cluster):
+        return cluster
     found = InferenceServiceFilterSet(
         request.GET, queryset=Resource.objects.filter(cluster=cluster, kind=Kind.INFERENCE_SERVICE).defer("obj")
     )

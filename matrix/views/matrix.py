@@ -19,7 +19,7 @@ from inventory.filters import ModelFilterSet
 from inventory.models import MODEL_KINDS, Cluster, Resource
 from inventory.selectors import cluster_or_404
 
-from ..filters import CellFilterSet
+from ..filters import CellFilterSet, NamespaceUnknown
 from ..grid import GridPage, matrix_grid, matrix_namespaces, matrix_summary, model_facets
 from ..models import CellStatus, MatrixRow
 from ..selectors import MatrixMissing, current_build, matrix_version
@@ -91,6 +91,9 @@ def matrix_context(params: QueryDict) -> dict[str, Any]:
         rows: QuerySet[MatrixRow] = cells.qs
     except MatrixMissing as error:
         return {**context, "error": "no-matrix", "error_text": str(error)}
+    except NamespaceUnknown as error:
+        namespaces = matrix_namespaces(cells.build)
+        return {**context, "error": "unknown-namespace", "error_text": error.message, "namespaces": namespaces}
     if any(params.get(name) for name in MODEL_FILTER_FIELDS):
         rows = rows.filter(model__in=models.qs.values("pk"))
     grid = matrix_grid(
@@ -153,7 +156,7 @@ def grid_rows_html(grid: GridPage) -> list[tuple[MatrixRow, SafeString]]:
 @read_access
 def matrix(request: HttpRequest) -> HttpResponse:
     context = matrix_context(request.GET)
-    status = 400 if context.get("error") == "invalid" else 200
+    status = 400 if context.get("error") in ("invalid", "unknown-namespace") else 200
     template = "matrix/matrix.html#grid" if is_partial(request) else "matrix/matrix.html"
     return render(request, template, context, status=status)
 

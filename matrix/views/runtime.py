@@ -14,6 +14,7 @@ from core.web import poll_seconds, read_access, to_yaml
 from inventory.models import Resource
 from inventory.selectors import runtime_or_404
 from lint.selectors import lint_report_get
+from matching import Runtime
 
 from ..rankings import parsed_object, runtime_matches
 from ..selectors import matrix_version
@@ -31,13 +32,30 @@ def editable_manifest(obj: Mapping[str, Any]) -> str:
     return to_yaml(copy)
 
 
+def size_range_text(runtime: object) -> str:
+    """A runtime's modelSizeRange as a person writes it: "1B to 13B", "at least 1B", "at most
+    13B"; "" for a model (or a runtime without a range)."""
+    if not isinstance(runtime, Runtime) or runtime.size_range is None:
+        return ""
+    low, high = runtime.size_range.min_text, runtime.size_range.max_text
+    if low is not None and high is not None:
+        return f"{low} to {high}"
+    if low is not None:
+        return f"at least {low} (no max)"
+    if high is not None:
+        return f"at most {high} (no min)"
+    return "any size (neither min nor max is set)"
+
+
 def runtime_context(resource: Resource) -> dict[str, Any]:
     cluster = resource.cluster
     entries, picked = runtime_matches(cluster, resource)
+    parsed = parsed_object(cluster, resource)
     return {
         "cluster": cluster,
         "runtime": resource,
-        "parsed": parsed_object(cluster, resource),
+        "parsed": parsed,
+        "size_range": size_range_text(parsed),
         "entries": [
             (item, json.dumps(item.entry.pipeline.to_dict()) if item.entry.pipeline is not None else None)
             for item in entries
