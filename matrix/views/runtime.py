@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from core.web import poll_seconds, read_access, to_yaml
+from core.web import editable_manifest, poll_seconds, read_access
 from inventory.models import Resource
 from inventory.selectors import runtime_or_404
 from lint.selectors import lint_report_get
@@ -18,18 +17,6 @@ from matching import Runtime
 
 from ..rankings import parsed_object, runtime_matches
 from ..selectors import matrix_version
-
-# Fields of a stored object that an edited copy should not carry back.
-_SERVER_FIELDS = ("managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink")
-
-
-def editable_manifest(obj: Mapping[str, Any]) -> str:
-    """The object as YAML to edit: without status and the fields the API server sets."""
-    copy = {key: value for key, value in obj.items() if key != "status"}
-    metadata = copy.get("metadata")
-    if isinstance(metadata, Mapping):
-        copy["metadata"] = {key: value for key, value in metadata.items() if key not in _SERVER_FIELDS}
-    return to_yaml(copy)
 
 
 def size_range_text(runtime: object) -> str:

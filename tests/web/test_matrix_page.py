@@ -10,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from inventory.models import Cluster, Resource
+from lint.selectors import lint_report_get
 from matrix.models import MatrixBuild, MatrixRow
 from matrix.services import matrix_apply_changes
 from tests.support.grid import grid_cells, grid_models
@@ -198,7 +199,15 @@ def test_the_counts_name_models_without_runtime_services_at_risk_and_lint_findin
     no_runtime = MatrixRow.objects.filter(build=build, namespace="", outcome="no-runtime").count()
     assert f"<strong>{no_runtime}</strong> of 208 models with no runtime" in html
     assert re.search(r"<strong>\d+</strong> of 10 InferenceServices at risk", html)
-    assert re.search(r"<strong>\d+</strong> lint findings \(\d+ errors, \d+ warnings, \d+ notes\)", html)
+    groups = lint_report_get(cluster).groups
+    counted = re.search(
+        r"<strong>(\d+)</strong> lint findings by root cause \((\d+) errors?, (\d+) warnings?, (\d+) info\)", html
+    )
+    assert counted
+    assert [int(value) for value in counted.groups()] == [
+        len(groups),
+        *(sum(1 for group in groups if group.severity == name) for name in ("error", "warning", "info")),
+    ]
     assert "outcome=no-runtime" in html
     assert "at_risk=1" in html
 
