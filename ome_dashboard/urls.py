@@ -13,7 +13,7 @@ import matrix.api
 import patches.api
 import whatif.api
 
-from . import views
+from . import history, views
 from .api import router
 
 # Apps plug their API in here: their router's viewsets, and their other views' url patterns.
@@ -28,6 +28,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("sync/", views.sync, name="sync"),
     path("search/", views.search, name="search"),
+    path("history/", history.history, name="history"),
     # /healthz, /readyz, /metrics (probes answered first by ops.middleware.ProbeMiddleware)
     path("", include("ome_dashboard.ops.urls")),
     path("admin/", admin.site.urls),
