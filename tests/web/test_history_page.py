@@ -77,7 +77,7 @@ def test_a_patch_is_one_group_with_its_old_and_new_values_and_its_audit_record(
     assert counted
     assert patch_group.count("<li>") == int(counted.group(1)) >= 1
     assert CellChange.objects.filter(cluster=cluster, model_name=SEED_MODEL).count() > int(counted.group(1))
-    assert f"{SEED_MODEL} × {SEED_RUNTIME}" in patch_group
+    assert f"{SEED_MODEL} \u00d7 {SEED_RUNTIME}" in patch_group
     assert (
         '<span class="badge s-excluded">excluded</span> → <span class="badge s-selected">selected</span>' in patch_group
     )
