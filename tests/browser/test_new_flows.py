@@ -126,3 +126,22 @@ def test_the_home_search_finds_models_and_runtimes_and_an_unknown_namespace_is_n
     )
     expect(page.locator("#id_namespace")).to_have_value("nope")
     expect(page.locator("table.grid")).to_have_count(0)
+
+
+@pytest.mark.parametrize("width", [390, 1440])
+def test_the_copy_button_does_not_cover_the_command(
+    live_server: Any, live_cluster: Cluster, page: Page, width: int
+) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    model = live_cluster.resources.get(name="qwen-image-pvc")
+    runtime = live_cluster.resources.get(name="srt-qwen-image-pipeline")
+    page.goto(f"{live_server.url}/models/{model.pk}/patch/?runtime={runtime.pk}")
+
+    command = page.locator("#kubectl").bounding_box()
+    button = page.get_by_role("button", name="Copy").bounding_box()
+
+    assert command is not None
+    assert button is not None
+    overlap_x = min(command["x"] + command["width"], button["x"] + button["width"]) - max(command["x"], button["x"])
+    overlap_y = min(command["y"] + command["height"], button["y"] + button["height"]) - max(command["y"], button["y"])
+    assert overlap_x <= 0 or overlap_y <= 0, (command, button)
