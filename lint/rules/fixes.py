@@ -15,7 +15,8 @@ from matching import ObjectKey, key_dict
 @dataclass(frozen=True)
 class Fix:
     """`patch`: a JSON merge patch of the object; `entries`: fields to set on entries of its
-    spec.supportedModelFormats by index (a merge patch would replace the whole list)."""
+    spec.supportedModelFormats by index (a merge patch would replace the whole list), where
+    None removes the field."""
 
     target: ObjectKey
     summary: str
@@ -47,4 +48,7 @@ def _set(obj: dict[str, Any], path: list[str], value: Any) -> None:
         if not isinstance(child, dict):
             child = obj[name] = {}
         obj = child
-    obj[path[-1]] = value
+    if value is None:
+        obj.pop(path[-1], None)
+    else:
+        obj[path[-1]] = value

@@ -186,9 +186,44 @@ def _fix(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], ro
         return _half_open_fix(runtime, rows)
     if cause == SCORE_INPUTS:
         return _score_fix(runtime, rows), ""
+    static = _static_fix(cause, runtime, members, rows)
+    if static is not None:
+        return static, ""
     if cause == "pipeline-missing-on-model":
         return None, "each model needs its own diffusionPipeline patch: use the patch button on the model's cell"
     return None, "no single change can be worked out for this one: see the findings for what to change"
+
+
+def _entries_of(members: list[Finding], name: str) -> list[int]:
+    found = {finding.details.get(name) for finding in members}
+    found |= {row.get(name) for finding in members for row in finding.details.get("rows", [])}
+    return sorted(index for index in found if isinstance(index, int))
+
+
+def _static_fix(cause: str, runtime: ObjectKey, members: list[Finding], rows: Rows) -> Fix | None:
+    """Fixes that follow from the runtime's own values."""
+    size_range = rows.inventory.runtimes[runtime].size_range
+    if cause == "empty-size-range":
+        return Fix(runtime, "remove the empty modelSizeRange", patch={"spec": {"modelSizeRange": None}})
+    if cause == "inverted-size-range" and size_range is not None:
+        swapped = {"min": size_range.max_text, "max": size_range.min_text}
+        return Fix(
+            runtime,
+            f"swap the bounds: modelSizeRange {{min: {swapped['min']}, max: {swapped['max']}}}",
+            patch={"spec": {"modelSizeRange": swapped}},
+        )
+    if cause == "empty-pipeline-requirement":
+        entries = _entries_of(members, "entry")
+        summary = f"remove the empty diffusionPipeline of entr{'ies' if len(entries) > 1 else 'y'} {', '.join(map(str, entries))}"
+        return Fix(runtime, summary, entries={index: {"diffusionPipeline": None} for index in entries})
+    if cause == "score-from-unmatched-entry":
+        entries = _entries_of(members, "scoringEntry")
+        summary = (
+            f"set autoSelect: false on entr{'ies' if len(entries) > 1 else 'y'} {', '.join(map(str, entries))}, "
+            "whose score counts for models it does not match (Q2)"
+        )
+        return Fix(runtime, summary, entries={index: {"autoSelect": False} for index in entries}) if entries else None
+    return None
 
 
 def _half_open_fix(runtime: ObjectKey, rows: Rows) -> tuple[Fix | None, str]:

@@ -106,3 +106,27 @@ def test_a_group_changes_signature_when_its_findings_change() -> None:
     assert before.key == after.key
     assert before.signature != after.signature
     assert after.count == 4
+
+
+def test_fixes_that_follow_from_a_runtimes_own_values() -> None:
+    inverted = runtime("inverted", modelSizeRange={"min": "70B", "max": "7B"})
+    empty_pipeline = runtime("empty-pipeline", entry(diffusionPipeline={}))
+    inflated = runtime("inflated", entry(), entry(modelArchitecture="MistralForCausalLM", priority=9))
+    report = lint(
+        model("llama", modelParameterSize="8B"),
+        inverted,
+        empty_pipeline,
+        inflated,
+        runtime("honest", entry(priority=3)),
+    )
+
+    swap = group(report, "inverted-size-range").fix
+    assert swap is not None
+    assert swap.apply(inverted)["spec"]["modelSizeRange"] == {"min": "7B", "max": "70B"}
+    removal = group(report, "empty-pipeline-requirement").fix
+    assert removal is not None
+    assert "diffusionPipeline" not in removal.apply(empty_pipeline)["spec"]["supportedModelFormats"][0]
+    q2 = group(report, "score-from-unmatched-entry").fix
+    assert q2 is not None
+    fixed = q2.apply(inflated)["spec"]["supportedModelFormats"]
+    assert [item.get("autoSelect") for item in fixed] == [True, False]

@@ -38,6 +38,8 @@ PAGES: list[tuple[str, Callable[[dict[str, Resource]], str], int]] = [
     ("InferenceServices", lambda o: f"{reverse('matrix:isvcs')}?cluster=demo", 14),
     ("lint", lambda o: f"{reverse('lint:lint')}?cluster=demo", 7),
     ("sync", lambda o: reverse("sync"), 3),
+    ("history", lambda o: f"{reverse('history')}?cluster=demo", 5),
+    ("search", lambda o: f"{reverse('search')}?q=qwen", 3),
 ]
 
 
