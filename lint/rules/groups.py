@@ -135,7 +135,13 @@ def _group(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], 
     )
 
 
-def _title(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], models: list, involved: list) -> str:
+def _title(
+    cause: str,
+    runtimes: tuple[ObjectKey, ...],
+    members: list[Finding],
+    models: list[ObjectKey],
+    involved: list[ObjectKey],
+) -> str:
     if cause == NO_SIZE_RANGE:
         return (
             f"{key_text(runtimes[0])} has no modelSizeRange, so on equal scores OME's size tie-break picks it over "
