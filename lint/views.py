@@ -32,11 +32,13 @@ def _resources(cluster: Cluster, keys: set[ObjectKey]) -> dict[ObjectKey, Resour
 
 
 def _fix_form(group: FindingGroup, resources: dict[ObjectKey, Resource]) -> dict[str, Any] | None:
-    """Where the fix opens: the what-if of its target runtime, with the fixed manifest filled in."""
-    if group.fix is None or group.fix.target not in resources:
+    """Where the fix opens: the what-if of its target runtime, with the manifests of the objects
+    it changes filled in (several YAML documents when it changes several)."""
+    fix = group.fix
+    if fix is None or fix.target not in resources or not all(key in resources for key in fix.changed):
         return None
-    target = resources[group.fix.target]
-    return {"runtime_id": target.pk, "manifest": editable_manifest(group.fix.apply(target.obj))}
+    documents = [editable_manifest(fix.apply_to(key, resources[key].obj)) for key in fix.changed]
+    return {"runtime_id": resources[fix.target].pk, "manifest": "---\n".join(documents)}
 
 
 def _item(state: GroupState, resources: dict[ObjectKey, Resource]) -> dict[str, Any]:
@@ -63,6 +65,7 @@ def lint(request: HttpRequest) -> HttpResponse:
     counts = {name: sum(1 for state in listed if state.group.severity == name) for name in SEVERITIES}
     shown = [state for state in listed if not severity or state.group.severity == severity]
     keys = {key for state in shown for key in (*state.group.runtimes, *state.group.models)}
+    keys |= {key for state in shown if state.group.fix for key in state.group.fix.changed}
     resources = _resources(cluster, keys)
     context = {
         "cluster": cluster,

@@ -14,14 +14,27 @@ from matching import ObjectKey, key_dict
 
 @dataclass(frozen=True)
 class Fix:
-    """`patch`: a JSON merge patch of the object; `entries`: fields to set on entries of its
-    spec.supportedModelFormats by index (a merge patch would replace the whole list), where
-    None removes the field."""
+    """`target`: the runtime whose what-if evaluates the fix. `patch`: a JSON merge patch of it;
+    `entries`: fields to set on entries of its spec.supportedModelFormats by index (a merge
+    patch would replace the whole list), where None removes the field. `others`: merge patches
+    of other objects (models) the fix changes instead of, or as well as, the runtime."""
 
     target: ObjectKey
     summary: str
     patch: dict[str, Any] = field(default_factory=dict)
     entries: dict[int, dict[str, Any]] = field(default_factory=dict)
+    others: dict[ObjectKey, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> list[ObjectKey]:
+        """The objects the fix changes, the runtime first when it is one of them."""
+        return ([self.target] if self.patch or self.entries else []) + list(self.others)
+
+    def apply_to(self, key: ObjectKey, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """`obj` (the object `key`) with the fix applied: a copy."""
+        if key == self.target:
+            return self.apply(obj)
+        return dict(matching.merge_patch(obj, self.others.get(key, {})))
 
     def apply(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """The object with the fix applied (a copy)."""
@@ -39,6 +52,7 @@ class Fix:
             "summary": self.summary,
             "mergePatch": self.patch or None,
             "entries": {str(index): values for index, values in self.entries.items()} or None,
+            "others": [{"object": key_dict(key), "mergePatch": patch} for key, patch in self.others.items()] or None,
         }
 
 

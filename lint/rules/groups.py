@@ -196,7 +196,7 @@ def _fix(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], ro
     if static is not None:
         return static, ""
     if cause == "pipeline-missing-on-model":
-        return None, "each model needs its own diffusionPipeline patch: use the patch button on the model's cell"
+        return _pipeline_fix(runtime, members), ""
     return None, "no single change can be worked out for this one: see the findings for what to change"
 
 
@@ -230,6 +230,18 @@ def _static_fix(cause: str, runtime: ObjectKey, members: list[Finding], rows: Ro
         )
         return Fix(runtime, summary, entries={index: {"autoSelect": False} for index in entries}) if entries else None
     return None
+
+
+def _pipeline_fix(runtime: ObjectKey, members: list[Finding]) -> Fix:
+    """The models' diffusionPipeline merge patches (what the patch button applies one by one),
+    all in one what-if."""
+    others = {}
+    for finding in members:
+        for item in finding.details.get("patches", []):
+            model = item["model"]
+            others[(model["kind"], model["namespace"], model["name"])] = item["patch"]
+    summary = f"patch the diffusionPipeline of {len(others)} model(s) (each has its patch button on its cell)"
+    return Fix(runtime, summary, others=others)
 
 
 def _half_open_fix(runtime: ObjectKey, rows: Rows) -> tuple[Fix | None, str]:

@@ -152,3 +152,20 @@ def test_the_api_lists_groups_and_acknowledges_with_the_permission(
         api.get("/api/v1/matrix/lint/acknowledgements/", {"cluster": "demo"}).json()["results"][0]["withdrawnBy"]
         == "bot"
     )
+
+
+def test_a_pipeline_group_opens_the_models_patches_in_one_what_if(client: Client, cluster: Cluster) -> None:
+    html = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+
+    group = entries(html)["pipeline-missing-on-model:ClusterServingRuntime srt-qwen-image-pipeline"]
+    form = re.search(
+        r'<form method="post" action="([^"]+)" class="inline">.*?name="manifest" value="([^"]*)"', group, re.S
+    )
+    assert form
+    manifest = html_lib.unescape(form.group(2))
+    assert "name: qwen-image-pvc" in manifest
+    assert "className: QwenImagePipeline" in manifest
+
+    result = client.post(form.group(1), {"manifest": manifest}).content.decode()
+
+    assert "qwen-image-pvc" in result.split('id="whatif"')[1]
