@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import wraps
 from typing import Any, TypeVar
 
@@ -55,3 +55,16 @@ def is_partial(request: HttpRequest) -> bool:
 def to_yaml(obj: object) -> str:
     """An object as the pages show YAML: keys in their order, block style."""
     return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, allow_unicode=True, width=100)
+
+
+# Fields of a stored object that an edited copy should not carry back.
+_SERVER_FIELDS = ("managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink")
+
+
+def editable_manifest(obj: Mapping[str, Any]) -> str:
+    """The object as YAML to edit: without status and the fields the API server sets."""
+    copy = {key: value for key, value in obj.items() if key != "status"}
+    metadata = copy.get("metadata")
+    if isinstance(metadata, Mapping):
+        copy["metadata"] = {key: value for key, value in metadata.items() if key not in _SERVER_FIELDS}
+    return to_yaml(copy)

@@ -50,6 +50,7 @@ class ClusterFilter(filters.ModelChoiceFilter):
         kwargs.setdefault("queryset", Cluster.objects.all())
         kwargs.setdefault("to_field_name", "name")
         kwargs.setdefault("help_text", "Cluster name.")
+        kwargs.setdefault("error_messages", {"invalid_choice": "no cluster named %(value)r"})
         super().__init__(*args, **kwargs)
 
 

@@ -54,6 +54,31 @@ def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     return fields
 
 
+# A changed field's value is kept in the change record (the matrix history shows it) up to this
+# many characters of JSON; a longer one is recorded by its size only.
+VALUE_LIMIT = 2000
+
+
+def _bounded(value: Any) -> Any:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return value if len(text) <= VALUE_LIMIT else {"omitted": f"{len(text)} characters of JSON"}
+
+
+def changed_values(old: Mapping[str, Any], new: Mapping[str, Any], fields: list[str]) -> dict[str, Any]:
+    """The old and new value of each changed field (`changed_fields`) but status, bounded."""
+    values = {}
+    for name in fields:
+        if name == "status":
+            continue
+        section, _, key = name.partition(".")
+        before, after = old.get(section), new.get(section)
+        if key:
+            before = before.get(key) if isinstance(before, Mapping) else None
+            after = after.get(key) if isinstance(after, Mapping) else None
+        values[name] = {"old": _bounded(before), "new": _bounded(after)}
+    return values
+
+
 def _joined(values: list[str]) -> str:
     return ",".join(dict.fromkeys(value for value in values if value))
 

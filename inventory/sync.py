@@ -28,15 +28,22 @@ class Change:
     name: str
     action: str  # "added", "changed" or "removed"
     fields: tuple[str, ...] = ()
+    # What the matrix history shows: old and new values of the changed fields, and the object's
+    # version after the change (resourceVersion, and the content hash a snapshot's patch names).
+    values: dict[str, Any] = field(default_factory=dict, compare=False)
+    version: dict[str, str] = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "kind": self.kind,
             "namespace": self.namespace,
             "name": self.name,
             "action": self.action,
             "fields": list(self.fields),
         }
+        if self.values or self.version:
+            found.update(values=self.values, version=self.version)
+        return found
 
 
 @dataclass
@@ -88,6 +95,18 @@ def _new_resource(cluster: Cluster, key: ObjectKey, obj: dict[str, Any], now: da
         last_seen=now,
         **records.columns(obj),
     )
+
+
+def _version(resource: Resource) -> dict[str, str]:
+    return {"resourceVersion": resource.resource_version, "content": resource.content_hash[:16]}
+
+
+def _changed(resource: Resource, obj: dict[str, Any], now: datetime, path: str) -> Change:
+    """Update a stored object to `obj`; the change, with its fields' old and new values."""
+    key, old = resource.key, resource.obj
+    fields = _update_resource(resource, obj, now, path)
+    values = records.changed_values(old, obj, list(fields))
+    return Change(*key, "changed", fields, values=values, version=_version(resource))
 
 
 def _update_resource(resource: Resource, obj: dict[str, Any], now: datetime, path: str) -> tuple[str, ...]:
@@ -144,9 +163,9 @@ def snapshot_apply(
                 created.append(_new_resource(cluster, key, obj, now, paths.get(key, "")))
                 result.count(kind, "added", Change(*key, "added"))
             elif resource.content_hash != records.content_hash(obj):
-                fields = _update_resource(resource, obj, now, paths.get(key, ""))
+                change = _changed(resource, obj, now, paths.get(key, ""))
                 updated.append(resource)
-                result.count(kind, "changed", Change(*key, "changed", fields))
+                result.count(kind, "changed", change)
             else:
                 unchanged.append(resource.pk)
                 result.count(kind, "unchanged")
@@ -193,10 +212,9 @@ def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Chang
             Resource.objects.filter(pk=resource.pk).update(last_seen=now)
             return None
         else:
-            fields = _update_resource(resource, obj, now, resource.source_path)
+            change = _changed(resource, obj, now, resource.source_path)
             resource.version = _next_version(cluster)
             resource.save(update_fields=[*UPDATED_COLUMNS, "version"])
-            change = Change(*key, "changed", fields)
         _announce(cluster, [change])
     return change
 

@@ -1,4 +1,5 @@
-"""The resync button of the sync page (ome_dashboard.views.sync)."""
+"""The resync button of the sync page (ome_dashboard.views.sync), and the cluster a page of one
+cluster shows (with a page that says so when there is none, or the name matches none)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from kombu.exceptions import OperationalError
 
 from .models import Cluster
+from .selectors import ClusterChoiceError, cluster_choose
 from .tasks import resync_cluster
 
 # A resync only reads the cluster, but it is work started on the user's behalf: it needs a login
@@ -33,3 +35,17 @@ def resync(request: HttpRequest, name: str) -> HttpResponse:
     else:
         messages.success(request, f"Resync of cluster {cluster.name} queued; the table below updates when it has run.")
     return redirect("sync")
+
+
+def page_cluster(request: HttpRequest) -> Cluster | HttpResponse:
+    """The cluster `?cluster=` names (the first by name when none is named), or the page that
+    says there is none (200: nothing registered yet) or that the name matches none (404)."""
+    clusters = list(Cluster.objects.order_by("name"))
+    name = request.GET.get("cluster")
+    if not clusters:
+        return render(request, "cluster_missing.html", {"clusters": clusters, "name": name})
+    try:
+        return cluster_choose(name, default="first")
+    except ClusterChoiceError as error:
+        context = {"clusters": clusters, "name": name, "message": error.message}
+        return render(request, "cluster_missing.html", context, status=404)

@@ -1,32 +1,97 @@
-"""The lint endpoint: findings about a cluster's runtimes."""
+"""The lint endpoints: a cluster's findings and finding groups, and their acknowledgements."""
 
 from __future__ import annotations
 
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
-from core.permissions import CanRead
+from core.permissions import CanRead, HasPermissionOrReadOnly
 from inventory.api import ClusterQuerySerializer
+from inventory.selectors import cluster_choose
 
-from .selectors import lint_report_get
+from .models import ACKNOWLEDGE_PERMISSION, LintAcknowledgement
+from .selectors import lint_group_states, lint_report_get
+from .services import lint_acknowledge, lint_withdraw
 
 
 class LintView(APIView):
     """Runtime lint findings of a cluster: shadowed runtimes, runtimes matching nothing, the
-    diffusionPipeline risks of the seed page, OME scorer quirks, unmatchable values."""
+    diffusionPipeline risks of the seed page, OME scorer quirks, unmatchable values; and the
+    same findings grouped by root cause (`groups`, each with its fix, its quirks in words and
+    `acknowledged` when someone hid it)."""
 
     permission_classes = [CanRead]
 
     @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        report = lint_report_get(ClusterQuerySerializer(data=request.query_params).chosen_cluster())
-        return Response({"ome": matching.OME_BEHAVIOUR, **report.to_dict()})
+        cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster()
+        data = {"ome": matching.OME_BEHAVIOUR, **lint_report_get(cluster).to_dict()}
+        states = {state.group.key: state for state in lint_group_states(cluster)}
+        for group in data["groups"]:  # type: ignore[attr-defined]
+            state = states[group["key"]]
+            group["acknowledged"] = _ack_dict(state.acknowledgement) if state.hidden else None
+        return Response(data)
 
 
-urlpatterns = [path("matrix/lint/", LintView.as_view(), name="matrix-lint")]
-ROOT_ENDPOINTS = {"matrix/lint": "matrix-lint"}
+def _ack_dict(ack: LintAcknowledgement | None) -> dict[str, object] | None:
+    if ack is None:
+        return None
+    return {
+        "key": ack.key,
+        "title": ack.title,
+        "reason": ack.reason,
+        "by": ack.username,
+        "at": ack.created_at.isoformat(),
+        "withdrawnAt": ack.withdrawn_at.isoformat() if ack.withdrawn_at else None,
+        "withdrawnBy": ack.withdrawn_by or None,
+    }
+
+
+class AcknowledgeSerializer(serializers.Serializer):
+    cluster = serializers.CharField(required=False, help_text="Cluster name; defaults to the only cluster.")
+    key = serializers.CharField(help_text="The finding group's key (`groups[].key` of matrix/lint).")
+    reason = serializers.CharField(required=False, allow_blank=True, help_text="Why it can be hidden.")
+
+
+class LintAcknowledgementsView(APIView):
+    """GET: every acknowledgement of a cluster, withdrawn ones included (the record). POST
+    {cluster, key, reason}: hide a finding group; DELETE ?cluster=&key=: show it again. Writes
+    need the lint.acknowledge_finding permission."""
+
+    permission_classes = [HasPermissionOrReadOnly]
+    write_permissions = {"post": (ACKNOWLEDGE_PERMISSION,), "delete": (ACKNOWLEDGE_PERMISSION,)}
+
+    @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster()
+        acks = LintAcknowledgement.objects.filter(cluster=cluster)
+        return Response({"cluster": cluster.name, "results": [_ack_dict(ack) for ack in acks]})
+
+    @extend_schema(request=AcknowledgeSerializer, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request) -> Response:
+        data = AcknowledgeSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        cluster = cluster_choose(data.validated_data.get("cluster"), default="only")
+        ack = lint_acknowledge(cluster, data.validated_data["key"], data.validated_data.get("reason", ""), request.user)
+        return Response(_ack_dict(ack), status=status.HTTP_201_CREATED)
+
+    @extend_schema(parameters=[AcknowledgeSerializer], responses={204: None})
+    def delete(self, request: Request) -> Response:
+        data = AcknowledgeSerializer(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        cluster = cluster_choose(data.validated_data.get("cluster"), default="only")
+        lint_withdraw(cluster, data.validated_data["key"], request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+urlpatterns = [
+    path("matrix/lint/", LintView.as_view(), name="matrix-lint"),
+    path("matrix/lint/acknowledgements/", LintAcknowledgementsView.as_view(), name="matrix-lint-acknowledgements"),
+]
+ROOT_ENDPOINTS = {"matrix/lint": "matrix-lint", "matrix/lint/acknowledgements": "matrix-lint-acknowledgements"}

@@ -1,4 +1,4 @@
-"""The lint page."""
+"""The lint page and its acknowledge action."""
 
 from __future__ import annotations
 
@@ -8,4 +8,7 @@ from . import views
 
 app_name = "lint"
 
-urlpatterns = [path("lint/", views.lint, name="lint")]
+urlpatterns = [
+    path("lint/", views.lint, name="lint"),
+    path("lint/acknowledge/", views.acknowledge, name="acknowledge"),
+]

@@ -1,46 +1,113 @@
-"""The lint page: findings about a cluster's runtimes, by severity."""
+"""The lint page: a cluster's finding groups (one per root cause) by severity, each with its
+fix opened in the runtime what-if, and the acknowledge / show-again actions."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_safe
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
+from django.views.decorators.http import require_POST, require_safe
 
-from core.web import read_access
+from core.errors import DomainError
+from core.web import editable_manifest, read_access
 from inventory.models import Cluster, Resource
-from inventory.selectors import cluster_or_404
+from inventory.views import page_cluster
+from matching import ObjectKey
 
-from .selectors import lint_report_get
+from .models import ACKNOWLEDGE_PERMISSION
+from .rules import SEVERITIES, FindingGroup
+from .selectors import GroupState, lint_group_states
+from .services import lint_acknowledge, lint_withdraw
+
+
+def _resources(cluster: Cluster, keys: set[ObjectKey]) -> dict[ObjectKey, Resource]:
+    found = Resource.objects.filter(cluster=cluster, name__in={key[2] for key in keys})
+    return {resource.key: resource for resource in found if resource.key in keys}
+
+
+def _fix_form(group: FindingGroup, resources: dict[ObjectKey, Resource]) -> dict[str, Any] | None:
+    """Where the fix opens: the what-if of its target runtime, with the manifests of the objects
+    it changes filled in (several YAML documents when it changes several)."""
+    fix = group.fix
+    if fix is None or fix.target not in resources or not all(key in resources for key in fix.changed):
+        return None
+    documents = [editable_manifest(fix.apply_to(key, resources[key].obj)) for key in fix.changed]
+    return {"runtime_id": resources[fix.target].pk, "manifest": "---\n".join(documents)}
+
+
+def _item(state: GroupState, resources: dict[ObjectKey, Resource]) -> dict[str, Any]:
+    group = state.group
+    return {
+        "state": state,
+        "group": group,
+        "runtimes": [(key, resources[key].pk if key in resources else None) for key in group.runtimes],
+        "models": [(key, resources[key].pk if key in resources else None) for key in group.models],
+        "fix_form": _fix_form(group, resources),
+    }
 
 
 @require_safe
 @read_access
 def lint(request: HttpRequest) -> HttpResponse:
-    cluster = cluster_or_404(request.GET.get("cluster")) if Cluster.objects.exists() else None
-    if cluster is None:
-        return render(request, "matrix/matrix.html", {"error": "no-cluster", "clusters": []})
-    report = lint_report_get(cluster)
+    cluster = page_cluster(request)
+    if not isinstance(cluster, Cluster):
+        return cluster
+    states = lint_group_states(cluster)
+    show_acknowledged = request.GET.get("acknowledged") in ("1", "true", "on")
     severity = request.GET.get("severity", "")
-    findings = [f for f in report.findings if not severity or f.severity == severity]
-    keys = {key for finding in findings for key in (*finding.runtimes, *finding.models)}
-    ids = {
-        resource.key: resource.pk
-        for resource in Resource.objects.filter(cluster=cluster, name__in={key[2] for key in keys}).only(
-            "kind", "namespace", "name"
-        )
-    }
+    listed = [state for state in states if show_acknowledged or not state.hidden]
+    counts = {name: sum(1 for state in listed if state.group.severity == name) for name in SEVERITIES}
+    shown = [state for state in listed if not severity or state.group.severity == severity]
+    keys = {key for state in shown for key in (*state.group.runtimes, *state.group.models)}
+    keys |= {key for state in shown if state.group.fix for key in state.group.fix.changed}
+    resources = _resources(cluster, keys)
     context = {
         "cluster": cluster,
         "clusters": Cluster.objects.order_by("name"),
-        "counts": report.counts(),
+        "counts": counts,
         "severity": severity,
-        "findings": [
-            {
-                "finding": finding,
-                "runtimes": [(key, ids.get(key)) for key in finding.runtimes],
-                "models": [(key, ids.get(key)) for key in finding.models],
-            }
-            for finding in findings
-        ],
+        "show_acknowledged": show_acknowledged,
+        "hidden": sum(1 for state in states if state.hidden),
+        "findings_total": sum(state.group.count for state in listed),
+        "items": [_item(state, resources) for state in shown],
+        "may_acknowledge": request.user.has_perm(ACKNOWLEDGE_PERMISSION),
+        "acknowledge_permission": ACKNOWLEDGE_PERMISSION,
     }
     return render(request, "lint/lint.html", context)
+
+
+def _back(cluster: Cluster | None, request: HttpRequest) -> HttpResponse:
+    query = {"cluster": cluster.name} if cluster is not None else {}
+    if request.POST.get("acknowledged"):
+        query["acknowledged"] = "1"
+    return redirect(f"{reverse('lint:lint')}?{urlencode(query)}")
+
+
+@require_POST
+def acknowledge(request: HttpRequest) -> HttpResponse:
+    """POST cluster, key, reason (and `withdraw=1` to show a group again). Needs a login and
+    the lint.acknowledge_finding permission."""
+    if not request.user.is_authenticated:
+        return redirect_to_login(f"{reverse('lint:lint')}?{urlencode({'cluster': request.POST.get('cluster', '')})}")
+    if not request.user.has_perm(ACKNOWLEDGE_PERMISSION):
+        raise PermissionDenied(f"acknowledging lint findings needs the {ACKNOWLEDGE_PERMISSION} permission")
+    cluster = Cluster.objects.filter(name=request.POST.get("cluster", "")).first()
+    key = request.POST.get("key", "")
+    try:
+        if cluster is None:
+            raise DomainError(f"no cluster named {request.POST.get('cluster', '')!r}", field="cluster")
+        if request.POST.get("withdraw"):
+            lint_withdraw(cluster, key, request.user)
+            messages.success(request, f"Shown again: {key}.")
+        else:
+            lint_acknowledge(cluster, key, request.POST.get("reason", ""), request.user)
+            messages.success(request, f"Acknowledged and hidden: {key}. “Show acknowledged” lists it.")
+    except DomainError as error:
+        messages.error(request, f"Not done: {error.message} ({error.field}).")
+    return _back(cluster, request)

@@ -6,6 +6,8 @@ from django.db.models import QuerySet
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema_field
 
+from core.errors import DomainError
+from core.web import CLUSTER_SCOPE
 from inventory.filters import ClusterFilter, NamespaceFilter
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
 from inventory.selectors import cluster_choose
@@ -13,6 +15,22 @@ from inventory.selectors import cluster_choose
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
 from .paging import CellList
 from .selectors import matrix_build_get
+
+
+class NamespaceUnknown(DomainError, LookupError):
+    """A namespace the cluster's matrix has no rows for: no model or ServingRuntime there (400
+    on field "namespace", rather than an empty answer that reads as "nothing matches")."""
+
+    code = "unknown_namespace"
+
+    def __init__(self, cluster: Cluster, namespace: str, known: list[str]) -> None:
+        listed = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+        super().__init__(
+            f"namespace {namespace!r} has no rows in the matrix of cluster {cluster.name!r}: no model or "
+            f"ServingRuntime is there. Namespaces with rows: {listed or 'none'} (or {CLUSTER_SCOPE} for cluster scope)",
+            field="namespace",
+        )
+
 
 MODEL_KIND_CHOICES = [(kind, Kind(kind).label) for kind in MODEL_KINDS]
 RUNTIME_KIND_CHOICES = [(kind, Kind(kind).label) for kind in RUNTIME_KINDS]
@@ -54,7 +72,12 @@ class CellFilterSet(filters.FilterSet):
     def filter_queryset(self, queryset: QuerySet[MatrixRow]) -> QuerySet[MatrixRow]:
         self.cluster_chosen = self.form.cleaned_data.get("cluster") or cluster_choose(None, default="only")
         self.build = matrix_build_get(self.cluster_chosen)
-        return super().filter_queryset(queryset.filter(build=self.build))
+        namespace = self.form.cleaned_data.get("namespace")
+        rows = queryset.filter(build=self.build)
+        if namespace and namespace != CLUSTER_SCOPE and not rows.filter(namespace=namespace).exists():
+            known = rows.exclude(namespace="").order_by("namespace").values_list("namespace", flat=True).distinct()
+            raise NamespaceUnknown(self.cluster_chosen, namespace, list(known))
+        return super().filter_queryset(rows)
 
     def filter_cluster(self, queryset: QuerySet[MatrixRow], name: str, value: Cluster) -> QuerySet[MatrixRow]:
         return queryset  # chosen in filter_queryset, which needs it even when it is not given

@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 
 from inventory.models import MODEL_KINDS, Cluster, Resource
 from isvcs.services import isvc_at_risk, isvc_verdicts
-from lint.selectors import lint_report_get
+from lint.selectors import lint_open_counts
 from matching import ObjectKey
 
 from .cells import Cell, ScopeKeys, row_cells, row_statuses, runtimes_in_scope, status_counts
@@ -205,5 +205,5 @@ def matrix_summary(cluster: Cluster, build: MatrixBuild, namespace: str) -> Matr
         models_invalid=outcomes[INVALID],
         isvcs=len(verdicts),
         isvcs_at_risk=sum(1 for verdict in verdicts if isvc_at_risk(verdict)),
-        lint=lint_report_get(cluster).counts(),
+        lint=lint_open_counts(cluster),
     )

@@ -15,7 +15,7 @@ import patches.api
 import whatif.api
 import whatif.check_api
 
-from . import views
+from . import history, views
 from .api import router
 
 # Apps plug their API in here: their router's viewsets, and their other views' url patterns.
@@ -29,6 +29,8 @@ api_urls = [*(pattern for api in _VIEW_APIS for pattern in api.urlpatterns), *ro
 urlpatterns = [
     path("", views.home, name="home"),
     path("sync/", views.sync, name="sync"),
+    path("search/", views.search, name="search"),
+    path("history/", history.history, name="history"),
     # /healthz, /readyz, /metrics (probes answered first by ops.middleware.ProbeMiddleware)
     path("", include("ome_dashboard.ops.urls")),
     path("admin/", admin.site.urls),

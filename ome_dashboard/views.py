@@ -8,13 +8,36 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from core.web import is_partial, poll_seconds, read_access
-from inventory.selectors import cluster_list
+from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Kind
+from inventory.selectors import cluster_list, resource_list
 from matrix.selectors import latest_builds_by_cluster
+
+SEARCH_LIMIT = 50
+# What the home page's search box finds, by heading: objects whose name contains the text.
+SEARCH_GROUPS = (
+    ("Models", MODEL_KINDS),
+    ("Runtimes", RUNTIME_KINDS),
+    ("InferenceServices", (Kind.INFERENCE_SERVICE.value,)),
+)
 
 
 @require_safe
 def home(request: HttpRequest) -> HttpResponse:
     return render(request, "home.html")
+
+
+@require_safe
+@read_access
+def search(request: HttpRequest) -> HttpResponse:
+    """Models, runtimes and InferenceServices of every cluster whose name contains `q`."""
+    text = request.GET.get("q", "").strip()
+    groups = []
+    if text:
+        for heading, kinds in SEARCH_GROUPS:
+            found = resource_list(kinds).filter(name__icontains=text).order_by("name", "cluster__name", "namespace")
+            items = list(found[: SEARCH_LIMIT + 1])
+            groups.append({"heading": heading, "items": items[:SEARCH_LIMIT], "more": len(items) > SEARCH_LIMIT})
+    return render(request, "search.html", {"q": text, "groups": groups, "limit": SEARCH_LIMIT})
 
 
 def _sync_context() -> dict[str, object]:

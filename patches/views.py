@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, QueryDict
@@ -55,8 +56,22 @@ def _row_changes(diff: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return list(diff.get("rows", [])) if diff else []
 
 
+def preview_title(preview: patches.PatchPreview) -> str:
+    """The page's title: "Make X match Y" only while X does not match Y yet (a plan with no
+    patch, no blocker and an entry means the model passes that entry already)."""
+    model, runtime, plan = preview.model, preview.runtime, preview.plan
+    if runtime is None:
+        return (
+            f"{model.name}: nothing to change" if preview.already_applied else f"Patch {model.name}'s diffusionPipeline"
+        )
+    if plan is not None and plan.patch is None and plan.entry is not None and not plan.blocked:
+        return f"{model.name} already matches {runtime.name}"
+    return f"Make {model.name} match {runtime.name}"
+
+
 def _preview_context(cluster: Cluster, preview: patches.PatchPreview) -> dict[str, Any]:
     return {
+        "title": preview_title(preview),
         "cluster": cluster,
         "model": preview.model,
         "preview": preview,
@@ -127,6 +142,11 @@ def patch_result(request: HttpRequest, pk: int) -> HttpResponse:
     """What an apply did, and the model's refreshed row of the matrix (it refreshes itself when
     the matrix update lands, which a Celery worker may do a moment later)."""
     if not request.user.is_authenticated:
+        messages.info(
+            request,
+            f"Sign in to see patch {pk}: a patch's result and audit record are shown to the user who applied it "
+            "and to users who may view the audit log.",
+        )
         return redirect_to_login(request.get_full_path())
     attempt = get_object_or_404(PatchAttempt, pk=pk)
     if attempt.user_id != request.user.pk and not request.user.has_perm("patches.view_patchattempt"):

@@ -9,6 +9,8 @@ concerns and a message. The checks, by family:
 - `static`: what a runtime's values alone make unmatchable or risky.
 
 The rows are read once (`selections`); only pairs the rows single out are checked one by one.
+The findings are then grouped by root cause (`groups`), each group with a fix where one can be
+worked out (`fixes`) and OME's quirks it cites in words (`quirks`).
 """
 
 from __future__ import annotations
@@ -16,14 +18,17 @@ from __future__ import annotations
 from inventory.parsed import Inventory
 from matching import CandidateIndex
 
+from .fixes import Fix
+from .groups import FindingGroup, group_findings
 from .pipelines import pipeline_missing_on_model, pipeline_would_exclude
+from .quirks import quirks_in
 from .report import SEVERITIES, Finding, LintReport
 from .rows import matches_nothing, shadowed
 from .scorer import scorer_quirks
 from .selections import Rows
 from .static import runtime_findings
 
-__all__ = ["SEVERITIES", "Finding", "LintReport", "lint_inventory"]
+__all__ = ["SEVERITIES", "Finding", "FindingGroup", "Fix", "LintReport", "lint_inventory", "quirks_in"]
 
 
 def lint_inventory(inventory: Inventory, *, cluster_name: str = "") -> LintReport:
@@ -39,4 +44,4 @@ def lint_inventory(inventory: Inventory, *, cluster_name: str = "") -> LintRepor
     findings += pipeline_missing_on_model(inventory, candidates)
     findings += scorer_quirks(indexed)
     findings.sort(key=Finding.sort_key)
-    return LintReport(cluster=cluster_name, findings=findings)
+    return LintReport(cluster=cluster_name, findings=findings, groups=group_findings(findings, indexed))

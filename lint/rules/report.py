@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from matching import ObjectKey, key_dict
+
+if TYPE_CHECKING:
+    from .groups import FindingGroup
 
 SEVERITIES = ("error", "warning", "info")
 _SEVERITY_RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
@@ -44,14 +47,15 @@ class Finding:
 
 @dataclass(frozen=True)
 class LintReport:
+    """A cluster's findings, and the same findings grouped by root cause (`groups`)."""
+
     cluster: str
     findings: list[Finding]
+    groups: list[FindingGroup] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
-        found = dict.fromkeys(SEVERITIES, 0)
-        for finding in self.findings:
-            found[finding.severity] += 1
-        return found
+        """Findings per severity."""
+        return severity_counts(finding.severity for finding in self.findings)
 
     def by_code(self, code: str) -> list[Finding]:
         return [finding for finding in self.findings if finding.code == code]
@@ -67,8 +71,17 @@ class LintReport:
             "cluster": self.cluster,
             "counts": self.counts(),
             "codes": dict(sorted(codes.items())),
+            "groupCounts": severity_counts(group.severity for group in self.groups),
+            "groups": [group.to_dict() for group in self.groups],
             "findings": [finding.to_dict() for finding in self.findings],
         }
+
+
+def severity_counts(severities: Iterable[str]) -> dict[str, int]:
+    found = dict.fromkeys(SEVERITIES, 0)
+    for severity in severities:
+        found[severity] += 1
+    return found
 
 
 def key_names(keys: Iterable[ObjectKey], limit: int = MODEL_LIST_LIMIT) -> str:

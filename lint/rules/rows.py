@@ -14,16 +14,26 @@ from .selections import Ranked, Rows
 _NEAR_MISS_LIMIT = 3
 
 
+# Why a shadowed runtime loses to a winner: code -> words.
+WHY_LOSES = {
+    "namespace-first": "namespace ServingRuntimes rank before ClusterServingRuntimes (Q1)",
+    "higher-score": "higher score",
+    "no-range-wins": "size tie-break: a runtime without modelSizeRange wins (Q16)",
+    "narrower-range-wins": "size tie-break: the narrower modelSizeRange wins (Q16)",
+    "name-order": "same score, name order",
+}
+
+
 def _why_loses(inventory: Inventory, size: float | None, loser: Ranked, winner: Match) -> str:
+    """The WHY_LOSES code of a loss."""
     loser_rt, winner_rt = inventory.runtimes[loser.runtime], inventory.runtimes[winner.key]
-    winner_score = winner.score
     if winner_rt.is_cluster != loser_rt.is_cluster:
-        return "namespace ServingRuntimes rank before ClusterServingRuntimes (Q1)"
-    if winner_score != loser.score:
-        return f"higher score ({winner_score} vs {loser.score})"
+        return "namespace-first"
+    if winner.score != loser.score:
+        return "higher-score"
     if size is not None and int(size_score(size, winner_rt) - size_score(size, loser_rt)) != 0:
-        return "size tie-break (narrower or no modelSizeRange wins)"
-    return "same score, name order"
+        return "no-range-wins" if winner_rt.size_range is None else "narrower-range-wins"
+    return "name-order"
 
 
 def shadowed(rows: Rows) -> list[Finding]:
@@ -33,11 +43,16 @@ def shadowed(rows: Rows) -> list[Finding]:
         if any(item.rank == 0 for item in items):
             continue
         winners: dict[ObjectKey, set[str]] = defaultdict(set)
+        scores: dict[ObjectKey, set[tuple[int, int]]] = defaultdict(set)
         for item in items:
             winner = item.row.ranked[0]
             winners[winner.key].add(_why_loses(inventory, rows.size(item.model), item, winner))
+            scores[winner.key].add((winner.score, item.score))
         models = sorted({item.model for item in items})
-        beaten_by = "; ".join(f"{key_text(key)} ({', '.join(sorted(why))})" for key, why in sorted(winners.items()))
+        beaten_by = "; ".join(
+            f"{key_text(key)} ({', '.join(_why_text(code, scores[key]) for code in sorted(why))})"
+            for key, why in sorted(winners.items())
+        )
         findings.append(
             Finding(
                 "warning",
@@ -47,10 +62,21 @@ def shadowed(rows: Rows) -> list[Finding]:
                 runtimes=[runtime_key, *sorted(winners)],
                 models=models,
                 namespaces=sorted({item.namespace for item in items}),
-                details={"winners": [key_dict(key) for key in sorted(winners)]},
+                details={
+                    "winners": [key_dict(key) for key in sorted(winners)],
+                    "beatenBy": [
+                        {"runtime": key_dict(key), "why": sorted(why)} for key, why in sorted(winners.items())
+                    ],
+                },
             )
         )
     return findings
+
+
+def _why_text(code: str, scores: set[tuple[int, int]]) -> str:
+    if code == "higher-score":
+        return ", ".join(f"higher score ({won} vs {lost})" for won, lost in sorted(scores) if won != lost)
+    return WHY_LOSES[code]
 
 
 def _near_misses(inventory: Inventory, index: CandidateIndex, runtime: Runtime) -> list[dict[str, object]]:

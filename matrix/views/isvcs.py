@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
@@ -10,7 +12,8 @@ from core.web import poll_seconds, read_access
 from inventory.filters import InferenceServiceFilterSet
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
 from inventory.parsed import load_inventory, pipeline_fixable
-from inventory.selectors import cluster_or_404
+from inventory.views import page_cluster
+from isvcs.explain import GROUPS, error_parts, group_of, verdict_label
 from isvcs.services import isvc_at_risk, isvc_verdicts
 
 from ..selectors import matrix_version
@@ -19,11 +22,13 @@ from ..selectors import matrix_version
 @require_safe
 @read_access
 def isvcs(request: HttpRequest) -> HttpResponse:
-    """Every InferenceService with what OME does with it today; `at_risk=1` keeps those it would
-    not deploy, deploys with an advisory, or would decide differently than when it decided."""
-    cluster = cluster_or_404(request.GET.get("cluster")) if Cluster.objects.exists() else None
-    if cluster is None:
-        return render(request, "matrix/matrix.html", {"error": "no-cluster", "clusters": []})
+    """Every InferenceService with what OME decided when the dashboard first saw it and what it
+    would decide today, in three groups: blocked, decided differently today, unchanged.
+    `at_risk=1` keeps those it would not deploy, deploys with an advisory, or would decide
+    differently than when it decided."""
+    cluster = page_cluster(request)
+    if not isinstance(cluster, Cluster):
+        return cluster
     found = InferenceServiceFilterSet(
         request.GET, queryset=Resource.objects.filter(cluster=cluster, kind=Kind.INFERENCE_SERVICE).defer("obj")
     )
@@ -44,21 +49,27 @@ def isvcs(request: HttpRequest) -> HttpResponse:
         )
     }
     risky = [v for v in verdicts if isvc_at_risk(v) and v.model is not None and v.runtime is not None]
-    fixable = pipeline_fixable(load_inventory(cluster), [(v.model, v.runtime) for v in risky if v.model and v.runtime])
-    rows = [
-        {
-            "verdict": v,
-            "at_risk": isvc_at_risk(v),
-            "model_id": models.get(v.model) if v.model else None,
-            "patch_runtime_id": runtimes.get(v.runtime) if (v.model, v.runtime) in fixable and v.runtime else None,
-        }
-        for v in verdicts
-    ]
+    inventory = load_inventory(cluster)
+    fixable = pipeline_fixable(inventory, [(v.model, v.runtime) for v in risky if v.model and v.runtime])
+    groups: dict[str, list[dict[str, object]]] = {name: [] for name, _heading, _help in GROUPS}
+    for v in verdicts:
+        groups[group_of(v)].append(
+            {
+                "verdict": v,
+                "at_risk": isvc_at_risk(v),
+                "first_label": verdict_label(v.first.verdict) if v.first else None,
+                "first_at": datetime.fromisoformat(v.first.at) if v.first else None,
+                "error": error_parts(inventory, v),
+                "model_id": models.get(v.model) if v.model else None,
+                "patch_runtime_id": runtimes.get(v.runtime) if (v.model, v.runtime) in fixable and v.runtime else None,
+            }
+        )
     context = {
         "cluster": cluster,
         "clusters": Cluster.objects.order_by("name"),
         "filter": found,
-        "rows": rows,
+        "groups": [(name, heading, text, groups[name]) for name, heading, text in GROUPS],
+        "count": len(verdicts),
         "at_risk": at_risk,
         "version": matrix_version(cluster),
         "poll_seconds": poll_seconds(),

@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.html import escape, format_html
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_safe
 from django_filters import rest_framework as filters
@@ -19,7 +19,7 @@ from inventory.filters import ModelFilterSet
 from inventory.models import MODEL_KINDS, Cluster, Resource
 from inventory.selectors import cluster_or_404
 
-from ..filters import CellFilterSet
+from ..filters import CellFilterSet, NamespaceUnknown
 from ..grid import GridPage, matrix_grid, matrix_namespaces, matrix_summary, model_facets
 from ..models import CellStatus, MatrixRow
 from ..outcomes import OUTCOME_CHOICES, outcome_filter
@@ -100,6 +100,9 @@ def matrix_context(params: QueryDict) -> dict[str, Any]:
         rows: QuerySet[MatrixRow] = cells.qs
     except MatrixMissing as error:
         return {**context, "error": "no-matrix", "error_text": str(error)}
+    except NamespaceUnknown as error:
+        namespaces = matrix_namespaces(cells.build)
+        return {**context, "error": "unknown-namespace", "error_text": error.message, "namespaces": namespaces}
     if any(params.get(name) for name in MODEL_FILTER_FIELDS):
         rows = rows.filter(model__in=models.qs.values("pk"))
     grid = matrix_grid(
@@ -112,52 +115,49 @@ def matrix_context(params: QueryDict) -> dict[str, Any]:
         columns_mode=params.get("cols", "page"),
         runtime_ids=cells.runtime_ids(),
     )
-    cell_base = reverse("matrix:cell", args=[1, 1, "x"]).removesuffix("1/1/x/")
     return {
         **context,
         "build": cells.build,
         "grid": grid,
-        "grid_rows": grid_rows_html(grid, cell_base, scope_token(namespace)),
+        "grid_rows": grid_rows_html(grid),
+        "cell_base": reverse("matrix:cell", args=[1, 1, "x"]).removesuffix("1/1/x/"),
         "namespaces": matrix_namespaces(cells.build),
         "matrix_url": f"{reverse('matrix:matrix')}?{params.urlencode()}",
     }
 
 
+# A cell's status as its class (one letter: the page has thousands of cells) and its text.
+CELL_CLASS = {
+    CellStatus.SELECTED.value: "s",
+    CellStatus.COMPATIBLE.value: "c",
+    CellStatus.MANUAL_ONLY.value: "m",
+    CellStatus.EXCLUDED.value: "x",
+    CellStatus.DISABLED.value: "d",
+}
 CELL_TEXT = {CellStatus.MANUAL_ONLY.value: "M", CellStatus.DISABLED.value: "\u2013"}
 
 
-def grid_rows_html(grid: GridPage, cell_base: str, scope: str) -> list[tuple[MatrixRow, SafeString]]:
+def grid_rows_html(grid: GridPage) -> list[tuple[MatrixRow, SafeString]]:
     """The cells of each row of a grid page as HTML, built here rather than in the template: a
     page has thousands of cells and the template engine takes tens of microseconds per variable.
 
-    A cell is `<td class="s-STATUS"><a class="cell" href="/cells/MODEL/RUNTIME/SCOPE/"
-    aria-label="MODEL \u00d7 RUNTIME: STATUS, score N">TEXT</a></td>`, assembled from pieces made by
-    format_html (every value escaped, names included) and cached per status, column and row, so a
-    cell costs a few concatenations of safe strings."""
-    opening = {status: format_html('<td class="s-{}"><a class="cell" href="', status) for status in CellStatus.values}
-    middles = {runtime.pk: format_html('{}/{}/" aria-label="', runtime.pk, scope) for runtime in grid.columns}
-    names = {runtime.pk: runtime.name for runtime in grid.columns}
-    endings: dict[tuple[int, str, int | None], SafeString] = {}
+    A cell is only `<td class=X>TEXT</td>` (X: the status letter of CELL_CLASS; TEXT: the score,
+    M, \u2013 or \u00b7): its model and runtime are its row's and column's headers (`data-m`,
+    `data-r`), from which static/js/site.js makes its link, its label and its reason on focus
+    or hover. Nothing in a cell comes from the cluster, so nothing in it needs escaping; a page
+    of 50 x 60 cells stays near 60 KB (benchmarks/matrix_page.py)."""
+    pieces: dict[tuple[str, int | None], SafeString] = {}
     rows = []
     for row, cells in grid.rows:
-        prefix = escape(f"{cell_base}{row.model.pk}/")
-        model_name = escape(row.model.name)
-        parts: list[SafeString] = []
+        parts = []
         for cell in cells:
-            key = (cell.runtime.pk, cell.status, cell.score)
-            ending = endings.get(key)
-            if ending is None:
-                ending = endings[key] = format_html(
-                    ' \u00d7 {}: {}{}">{}</a></td>',
-                    names[cell.runtime.pk],
-                    cell.status,
-                    "" if cell.score is None else f", score {cell.score}",
-                    cell.score if cell.score is not None else CELL_TEXT.get(cell.status, "\u00b7"),
-                )
-            parts += (opening[cell.status], prefix, middles[cell.runtime.pk], model_name, ending)
-        # One format_html per row over pieces that are all safe already: the format string is
-        # only placeholders, and conditional_escape leaves safe strings as they are.
-        rows.append((row, format_html("{}" * len(parts), *parts)))
+            key = (cell.status, cell.score)
+            piece = pieces.get(key)
+            if piece is None:
+                text = cell.score if cell.score is not None else CELL_TEXT.get(cell.status, "\u00b7")
+                piece = pieces[key] = format_html("<td class={}>{}</td>", CELL_CLASS[cell.status], text)
+            parts.append(piece)
+        rows.append((row, SafeString("".join(parts))))
     return rows
 
 
@@ -165,7 +165,7 @@ def grid_rows_html(grid: GridPage, cell_base: str, scope: str) -> list[tuple[Mat
 @read_access
 def matrix(request: HttpRequest) -> HttpResponse:
     context = matrix_context(request.GET)
-    status = 400 if context.get("error") == "invalid" else 200
+    status = 400 if context.get("error") in ("invalid", "unknown-namespace") else 200
     template = "matrix/matrix.html#grid" if is_partial(request) else "matrix/matrix.html"
     return render(request, template, context, status=status)
 

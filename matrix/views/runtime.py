@@ -3,41 +3,46 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from core.web import poll_seconds, read_access, to_yaml
+from core.web import editable_manifest, poll_seconds, read_access
 from inventory.models import Resource
 from inventory.selectors import runtime_or_404
 from lint.selectors import lint_report_get
+from matching import Runtime
 
 from ..rankings import parsed_object, runtime_matches
 from ..selectors import matrix_version
 
-# Fields of a stored object that an edited copy should not carry back.
-_SERVER_FIELDS = ("managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink")
 
-
-def editable_manifest(obj: Mapping[str, Any]) -> str:
-    """The object as YAML to edit: without status and the fields the API server sets."""
-    copy = {key: value for key, value in obj.items() if key != "status"}
-    metadata = copy.get("metadata")
-    if isinstance(metadata, Mapping):
-        copy["metadata"] = {key: value for key, value in metadata.items() if key not in _SERVER_FIELDS}
-    return to_yaml(copy)
+def size_range_text(runtime: object) -> str:
+    """A runtime's modelSizeRange as a person writes it: "1B to 13B", "at least 1B", "at most
+    13B"; "" for a model (or a runtime without a range)."""
+    if not isinstance(runtime, Runtime) or runtime.size_range is None:
+        return ""
+    low, high = runtime.size_range.min_text, runtime.size_range.max_text
+    if low is not None and high is not None:
+        return f"{low} to {high}"
+    if low is not None:
+        return f"at least {low} (no max)"
+    if high is not None:
+        return f"at most {high} (no min)"
+    return "any size (neither min nor max is set)"
 
 
 def runtime_context(resource: Resource) -> dict[str, Any]:
     cluster = resource.cluster
     entries, picked = runtime_matches(cluster, resource)
+    parsed = parsed_object(cluster, resource)
     return {
         "cluster": cluster,
         "runtime": resource,
-        "parsed": parsed_object(cluster, resource),
+        "parsed": parsed,
+        "size_range": size_range_text(parsed),
         "entries": [
             (item, json.dumps(item.entry.pipeline.to_dict()) if item.entry.pipeline is not None else None)
             for item in entries

@@ -19,6 +19,7 @@ from inventory.models import Cluster, Resource
 from matrix.models import MatrixRow
 from patches.models import PatchAttempt
 from tests.fakes.kube_api import FakeKubeAPI
+from tests.support.grid import cell_class, cell_xpath
 
 pytestmark = pytest.mark.browser
 
@@ -30,8 +31,8 @@ EXCLUDED_REASON = "diffusion pipeline required by runtime but not specified in m
 
 
 def cell(page: Page, model: str, runtime: str) -> Any:
-    """The matrix cell (a link) of one model and runtime."""
-    return page.locator(f'a.cell[aria-label^="{model} \u00d7 {runtime}:"]')
+    """The matrix cell of one model and runtime."""
+    return page.locator(cell_xpath(model, runtime))
 
 
 def make_user(django_user_model: Any, username: str, *, may_patch: bool) -> Any:
@@ -80,18 +81,18 @@ def test_the_seed_case_is_fixed_in_one_click_and_the_matrix_updates_by_itself(
     screenshot(page, "matrix", docs=True)
 
     page.get_by_label("Search models").fill("qwen-image")
-    expect(page.locator("tr[data-model]")).to_have_count(4)
+    expect(page.locator("tr[data-m]")).to_have_count(4)
     seed = cell(page, MODEL, RUNTIME)
-    expect(seed.locator("xpath=..")).to_have_class("s-excluded")
-    expect(cell(page, MODEL, CATALOG_RUNTIME).locator("xpath=..")).to_have_class("s-selected")
-    seed.focus()
+    expect(seed).to_have_class(cell_class("excluded"))
+    expect(cell(page, MODEL, CATALOG_RUNTIME)).to_have_class(cell_class("selected"))
+    seed.hover()
     expect(page.locator("#cell-reason")).to_contain_text(EXCLUDED_REASON)
     screenshot(page, "matrix-seed-case", docs=True)
 
     # A second tab keeps the matrix open: it must update without a reload after the patch.
     watcher = page.context.new_page()
     watcher.goto(f"{base}/matrix/?cluster=live&search=qwen-image")
-    expect(cell(watcher, MODEL, RUNTIME).locator("xpath=..")).to_have_class("s-excluded")
+    expect(cell(watcher, MODEL, RUNTIME)).to_have_class(cell_class("excluded"))
 
     seed.click()
     expect(page.locator("#cell-status")).to_have_text("excluded")
@@ -122,7 +123,7 @@ def test_the_seed_case_is_fixed_in_one_click_and_the_matrix_updates_by_itself(
     page.get_by_role("button", name="Confirm: apply the patch").click()
 
     expect(page.locator("#outcome h1")).to_have_text("Patch applied")
-    expect(cell(page, MODEL, RUNTIME).locator("xpath=..")).to_have_class("s-selected")
+    expect(cell(page, MODEL, RUNTIME)).to_have_class(cell_class("selected"))
     screenshot(page, "patch-applied", docs=True, full_page=True)
     sent = patch_requests(fake_cluster)
     assert len(sent) == 1
@@ -134,12 +135,12 @@ def test_the_seed_case_is_fixed_in_one_click_and_the_matrix_updates_by_itself(
     assert body["metadata"]["resourceVersion"]
     assert fake_cluster.get("clusterbasemodels", MODEL)["spec"]["diffusionPipeline"]["className"] == "QwenImagePipeline"
 
-    expect(cell(watcher, MODEL, RUNTIME).locator("xpath=..")).to_have_class("s-selected", timeout=10_000)
+    expect(cell(watcher, MODEL, RUNTIME)).to_have_class(cell_class("selected"), timeout=10_000)
     watcher.close()
 
     page.goto(f"{base}/matrix/?cluster=live&search=qwen-image")
-    expect(cell(page, MODEL, RUNTIME).locator("xpath=..")).to_have_class("s-selected")
-    expect(cell(page, MODEL, CATALOG_RUNTIME).locator("xpath=..")).to_have_class("s-compatible")
+    expect(cell(page, MODEL, RUNTIME)).to_have_class(cell_class("selected"))
+    expect(cell(page, MODEL, CATALOG_RUNTIME)).to_have_class(cell_class("compatible"))
 
 
 def test_a_user_without_the_permission_is_refused_plainly_and_nothing_is_sent(
@@ -210,12 +211,12 @@ def test_every_page_renders_without_script_errors_and_the_grid_is_keyboard_reach
     base = live_server.url
 
     page.goto(f"{base}/matrix/?cluster=live&namespace=team-b")
-    first = page.locator("a.cell").first
+    first = page.locator("table.grid tbody td").first
     first.focus()
     page.keyboard.press("ArrowRight")
-    expect(page.locator("a.cell").nth(1)).to_be_focused()
+    expect(page.locator("table.grid tbody tr").first.locator("td").nth(1)).to_be_focused()
     page.keyboard.press("ArrowDown")
-    expect(page.locator("tbody tr").nth(1).locator("a.cell").nth(1)).to_be_focused()
+    expect(page.locator("table.grid tbody tr").nth(1).locator("td").nth(1)).to_be_focused()
     expect(page.locator("#cell-reason strong").first).to_be_visible()
 
     pages = {

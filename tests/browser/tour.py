@@ -42,6 +42,8 @@ def ensure_user() -> None:
 def tour(url: str, out: Path, chromium: str) -> None:
     from playwright.sync_api import expect, sync_playwright
 
+    from tests.support.grid import cell_class, cell_xpath
+
     out.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
@@ -52,9 +54,9 @@ def tour(url: str, out: Path, chromium: str) -> None:
         page.screenshot(path=str(out / "matrix.png"))
 
         page.get_by_label("Search models").fill("qwen-image")
-        expect(page.locator("tr[data-model]")).to_have_count(4)
-        seed = page.locator(f'a.cell[aria-label^="{MODEL} \u00d7 {RUNTIME}:"]')
-        seed.focus()
+        expect(page.locator("tr[data-m]")).to_have_count(4)
+        seed = page.locator(cell_xpath(MODEL, RUNTIME))
+        seed.hover()
         expect(page.locator("#cell-reason")).to_contain_text("diffusion pipeline required")
         page.screenshot(path=str(out / "matrix-seed-case.png"))
 
@@ -72,9 +74,7 @@ def tour(url: str, out: Path, chromium: str) -> None:
         page.get_by_role("button", name="Sign in").click()
         page.get_by_role("button", name="Confirm: apply the patch").click()
         expect(page.locator("#outcome h1")).to_have_text("Patch applied")
-        expect(page.locator(f'a.cell[aria-label^="{MODEL} \u00d7 {RUNTIME}:"]').locator("xpath=..")).to_have_class(
-            "s-selected", timeout=15_000
-        )
+        expect(page.locator(cell_xpath(MODEL, RUNTIME))).to_have_class(cell_class("selected"), timeout=15_000)
         page.screenshot(path=str(out / "patch-applied.png"), full_page=True)
 
         page.goto(f"{url}/matrix/?search=qwen-image")

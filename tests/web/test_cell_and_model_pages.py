@@ -35,12 +35,13 @@ def test_the_seed_cell_shows_omes_reason_every_check_with_both_values_and_the_pa
     assert '<span class="badge s-excluded" id="cell-status">excluded</span>' in html
     assert f'<blockquote class="ome-reason" id="ome-reason">{OME_REASON}</blockquote>' in html
     pipeline_check = re.search(
-        r"<th scope=\"row\">pipeline</th>\s*<td><code>(.*?)</code></td>\s*<td><code>(.*?)</code></td>\s*<td>(.*?)</td>",
+        r"<th scope=\"row\">pipeline</th>\s*<td[^>]*><code>(.*?)</code></td>\s*<td[^>]*><code>(.*?)</code></td>\s*<td[^>]*>(.*?)</td>",
         html,
     )
     assert pipeline_check.groups() == ("\u2014", "QwenImagePipeline", "\u2717 fails")
     architecture = re.search(
-        r"<th scope=\"row\">architecture</th>\s*<td><code>(.*?)</code></td>\s*<td><code>(.*?)</code></td>", html
+        r"<th scope=\"row\">architecture</th>\s*<td[^>]*><code>(.*?)</code></td>\s*<td[^>]*><code>(.*?)</code></td>",
+        html,
     )
     assert architecture.groups() == ("QwenImagePipeline", "QwenImagePipeline")
     assert (

@@ -10,25 +10,24 @@ from django.test import Client
 from django.urls import reverse
 
 from inventory.models import Cluster, Resource
+from lint.selectors import lint_report_get
 from matrix.models import MatrixBuild, MatrixRow
 from matrix.services import matrix_apply_changes
+from tests.support.grid import grid_cells, grid_models
 from tests.web.conftest import CATALOG_RUNTIME, SEED_MODEL, SEED_RUNTIME
 
 MATRIX = "/matrix/"
 
 
 def cell_class(html: str, model: str, runtime: str) -> str:
-    """The status class of a model's cell for a runtime, from the page's HTML."""
-    found = re.search(
-        rf'<td class="s-([a-z-]+)"><a class="cell" href="[^"]+" aria-label="{re.escape(model)} \u00d7 {re.escape(runtime)}:',
-        html,
-    )
-    assert found, f"no cell {model} x {runtime}"
-    return found.group(1)
+    """The status of a model's cell for a runtime, from the page's HTML."""
+    cells = grid_cells(html)
+    assert (model, runtime) in cells, f"no cell {model} x {runtime}"
+    return cells[(model, runtime)].status
 
 
 def row_models(html: str) -> list[str]:
-    return re.findall(r'<tr data-model="([^"]+)">', html)
+    return grid_models(html)
 
 
 def test_the_matrix_shows_models_as_rows_runtimes_as_columns_and_a_legend(client: Client, cluster: Cluster) -> None:
@@ -48,17 +47,34 @@ def test_the_matrix_shows_models_as_rows_runtimes_as_columns_and_a_legend(client
     assert 'aria-live="polite"' in html
 
 
-def test_a_cell_links_to_its_explanation_and_says_what_it_is_in_its_label(
+def test_a_cell_is_a_bare_status_and_text_whose_row_and_column_name_it(
     client: Client, build: MatrixBuild, seed_model: Resource, seed_runtime: Resource
 ) -> None:
     response = client.get(MATRIX, {"search": "qwen-image"})
 
     html = response.content.decode()
-    href = reverse("matrix:cell", args=[seed_model.pk, seed_runtime.pk, "_cluster"])
+    cells = grid_cells(html)
     score = MatrixRow.objects.get(build=build, model=seed_model, namespace="").selected_score
-    assert f'href="{href}" aria-label="{SEED_MODEL} \u00d7 {SEED_RUNTIME}: excluded">\u00b7</a>' in html
-    assert cell_class(html, SEED_MODEL, CATALOG_RUNTIME) == "selected"
-    assert f'aria-label="{SEED_MODEL} \u00d7 {CATALOG_RUNTIME}: selected, score {score}">{score}</a>' in html
+    seed = cells[(SEED_MODEL, SEED_RUNTIME)]
+    assert (seed.status, seed.text, seed.model_id, seed.runtime_id) == (
+        "excluded",
+        "\u00b7",
+        seed_model.pk,
+        seed_runtime.pk,
+    )
+    assert (cells[(SEED_MODEL, CATALOG_RUNTIME)].status, cells[(SEED_MODEL, CATALOG_RUNTIME)].text) == (
+        "selected",
+        str(score),
+    )
+    # What site.js turns into the cell's link: the prefix and the scope, once per table.
+    prefix = reverse("matrix:cell", args=[1, 1, "x"]).removesuffix("1/1/x/")
+    assert f'data-cells="{prefix}" data-scope="_cluster"' in html
+    assert client.get(f"{prefix}{seed_model.pk}/{seed_runtime.pk}/_cluster/").status_code == 200
+    # Every cell is nothing but its status letter and its text: no attribute repeats per cell.
+    body = html.split("<tbody>")[1].split("</tbody>")[0]
+    tds = re.findall(r"<td[^>]*>[^<]*</td>", body)
+    assert len(tds) == len(cells) == body.count("<td")
+    assert all(re.fullmatch(r"<td class=[scmxd]>(\d+|M|\u2013|\u00b7)</td>", td) for td in tds)
 
 
 def test_the_search_and_the_model_filters_narrow_the_rows(client: Client, cluster: Cluster) -> None:
@@ -97,7 +113,7 @@ def test_the_status_filter_keeps_rows_and_runtimes_with_such_a_cell(client: Clie
     ).content.decode()
 
     assert row_models(html) == ["llama-3-1-8b-instruct"]
-    assert set(re.findall(r'<td class="s-([a-z-]+)">', html)) == {"manual-only"}
+    assert {cell.status for cell in grid_cells(html).values()} == {"manual-only"}
 
 
 def test_the_outcome_filter_lists_the_models_with_no_runtime(client: Client, build: MatrixBuild) -> None:
@@ -133,7 +149,7 @@ def test_a_namespace_adds_its_serving_runtimes(client: Client, cluster: Cluster)
     html = client.get(MATRIX, {"namespace": "team-b", "search": "qwen3-32b"}).content.decode()
 
     assert cell_class(html, "qwen3-32b", "vllm-qwen3-manual") == "manual-only"
-    assert 'class="rt namespaced' in html
+    assert 'class="rt ns' in html
 
 
 def test_pages_of_models_follow_each_other(client: Client, cluster: Cluster) -> None:
@@ -208,7 +224,15 @@ def test_the_counts_name_models_without_runtime_services_at_risk_and_lint_findin
     assert f"<strong>{manual_only}</strong> with manual-only matches only" in html
     assert "outcome=manual-only" in html
     assert re.search(r"<strong>\d+</strong> of 10 InferenceServices at risk", html)
-    assert re.search(r"<strong>\d+</strong> lint findings \(\d+ errors, \d+ warnings, \d+ notes\)", html)
+    groups = lint_report_get(cluster).groups
+    counted = re.search(
+        r"<strong>(\d+)</strong> lint findings by root cause \((\d+) errors?, (\d+) warnings?, (\d+) info\)", html
+    )
+    assert counted
+    assert [int(value) for value in counted.groups()] == [
+        len(groups),
+        *(sum(1 for group in groups if group.severity == name) for name in ("error", "warning", "info")),
+    ]
     assert "outcome=no-match" in html
     assert "at_risk=1" in html
 

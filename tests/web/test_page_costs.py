@@ -27,7 +27,7 @@ PAGES: list[tuple[str, Callable[[dict[str, Resource]], str], int]] = [
         10,
     ),
     ("matrix filtered by status", lambda o: f"{reverse('matrix:matrix')}?status=manual-only&namespace=team-b", 10),
-    ("matrix counts", lambda o: f"{reverse('matrix:matrix-counts')}?cluster=demo&namespace=_cluster", 9),
+    ("matrix counts", lambda o: f"{reverse('matrix:matrix-counts')}?cluster=demo&namespace=_cluster", 10),
     ("matrix version", lambda o: f"{reverse('matrix:matrix-version')}?cluster=demo&since=0", 2),
     ("cell", lambda o: reverse("matrix:cell", args=[o["model"].pk, o["runtime"].pk, "_cluster"]), 10),
     ("cell reason", lambda o: reverse("matrix:cell-reason", args=[o["model"].pk, o["runtime"].pk, "_cluster"]), 7),
@@ -40,8 +40,10 @@ PAGES: list[tuple[str, Callable[[dict[str, Resource]], str], int]] = [
     ),  # + the stored object the what-if validates the patched one against
     ("model_index.json", lambda o: reverse("patches:model-index", args=[o["model"].pk]), 1),
     ("InferenceServices", lambda o: f"{reverse('matrix:isvcs')}?cluster=demo", 14),
-    ("lint", lambda o: f"{reverse('lint:lint')}?cluster=demo", 6),
+    ("lint", lambda o: f"{reverse('lint:lint')}?cluster=demo", 7),
     ("sync", lambda o: reverse("sync"), 3),
+    ("history", lambda o: f"{reverse('history')}?cluster=demo", 5),
+    ("search", lambda o: f"{reverse('search')}?q=qwen", 3),
 ]
 
 

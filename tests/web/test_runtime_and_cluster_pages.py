@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import html as html_module
 import re
+from html import unescape as html_unescape
 from typing import Any
 
 import yaml
@@ -12,6 +14,8 @@ from django.test import Client
 from django.urls import reverse
 
 from inventory.models import Cluster, Resource, SyncState
+from inventory.sync import event_apply
+from isvcs.services import isvc_verdicts, isvc_verdicts_refresh
 from tests.web.conftest import SEED_MODEL, SEED_RUNTIME
 
 
@@ -76,15 +80,29 @@ def test_a_manifest_that_cannot_be_read_is_an_error_shown_in_place(client: Clien
     assert "kind: [unclosed" in html  # the text stays in the form to be corrected
 
 
-def test_the_inference_services_page_puts_those_at_risk_first_with_their_fix(client: Client, cluster: Cluster) -> None:
+def isvc_groups(html: str) -> dict[str, list[str]]:
+    """The services of each group of the InferenceServices page, in order."""
+    groups = {}
+    for name, body in re.findall(r'<section class="isvc-group" id="group-(\w+)".*?>(.*?)</section>', html, re.S):
+        groups[name] = re.findall(r'<tr class="[a-z]*" data-isvc="([^"]+)">', body)
+    return groups
+
+
+def isvc_row(html: str, name: str) -> str:
+    return html.split(f'data-isvc="{name}">')[1].split("</tr>")[0]
+
+
+def test_the_inference_services_page_lists_blocked_services_apart_with_their_fix(
+    client: Client, cluster: Cluster
+) -> None:
     html = client.get(reverse("matrix:isvcs"), {"cluster": "demo"}).content.decode()
 
-    names = re.findall(r'<th scope="row">([\w-]+/[\w-]+)</th>', html)
-    risky = re.findall(r'<tr class="risk">\s*<th scope="row">([\w-]+/[\w-]+)</th>', html)
-    assert len(names) == 10
-    assert names[: len(risky)] == risky
-    assert "research/qwen-image-pipeline" in risky
-    row = html.split("research/qwen-image-pipeline")[1].split("</tr>")[0]
+    groups = isvc_groups(html)
+    assert sum(len(names) for names in groups.values()) == 10
+    assert list(groups) == ["blocked", "unchanged"]  # nothing changed since first seen: no such group
+    assert "team-b/llama-8b" in groups["blocked"]
+    assert "research/qwen-image" in groups["unchanged"]
+    row = isvc_row(html, "research/qwen-image-pipeline")
     assert "used anyway (advisory)" in row
     assert "patch the model&#x27;s diffusionPipeline" in row
     model = Resource.objects.get(cluster=cluster, name=SEED_MODEL)
@@ -95,12 +113,62 @@ def test_the_inference_services_page_puts_those_at_risk_first_with_their_fix(cli
     )
 
 
+def test_a_long_no_runtime_error_is_one_collapsed_entry_per_runtime(client: Client, cluster: Cluster) -> None:
+    html = client.get(reverse("matrix:isvcs"), {"cluster": "demo", "search": "llama-8b"}).content.decode()
+
+    row = isvc_row(html, "team-b/llama-8b")
+    head, listed = row.split('<details class="excluded">')
+    assert "no runtime found to support model" in head
+    assert "Excluded runtimes:" not in row  # not the wall of text: one entry per runtime
+    runtimes = re.findall(r"<li><details><summary><code>([^<]+)</code></summary><p>([^<]+)</p></details></li>", listed)
+    error = next(v.error for v in isvc_verdicts(cluster) if v.name == "llama-8b" and v.namespace == "team-b")
+    listed_error = error.split(". Excluded runtimes: ")[1]
+    # Exactly OME's list, one entry per runtime (a cluster runtime's reason replaces a same-named
+    # namespaced one's in OME's text too, Q27).
+    assert "; ".join(f"{name} ({html_unescape(reason)})" for name, reason in runtimes) == listed_error
+    assert len(runtimes) > 100
+    assert re.search(r"<summary>\d+ excluded runtimes, one reason each</summary>", listed)
+
+
+def test_first_seen_and_today_are_two_columns_and_first_seen_is_explained(client: Client, cluster: Cluster) -> None:
+    isvc_verdicts_refresh(cluster)
+    html = client.get(reverse("matrix:isvcs"), {"cluster": "demo"}).content.decode()
+
+    assert '<th scope="col">When first seen</th><th scope="col">Today</th>' in html
+    assert "<dfn>First seen</dfn>:" in html
+    row = isvc_row(html, "research/qwen-image")
+    first = row.split('class="first">')[1].split("</td>")[0]
+    today = row.split('class="today">')[1].split("</td>")[0]
+    assert "auto-selected</span>: srt-qwen-image" in first
+    assert "first seen <time" in first
+    assert "auto-selected</span>: srt-qwen-image" in today
+
+
+def test_a_service_decided_differently_today_shows_both_decisions(client: Client, cluster: Cluster) -> None:
+    isvc_verdicts_refresh(cluster)
+    runtime = Resource.objects.get(cluster=cluster, kind="ClusterServingRuntime", name="srt-qwen-image")
+    disabled = copy.deepcopy(runtime.obj)
+    disabled["spec"]["disabled"] = True
+    event_apply(cluster, "MODIFIED", disabled)
+
+    html = client.get(reverse("matrix:isvcs"), {"cluster": "demo"}).content.decode()
+
+    groups = isvc_groups(html)
+    assert "research/qwen-image" not in groups["unchanged"]
+    row = isvc_row(html, "research/qwen-image")
+    first = row.split('class="first">')[1].split("</td>")[0]
+    today = row.split('class="today">')[1].split("</td>")[0]
+    assert "auto-selected</span>: srt-qwen-image<br>" in first
+    assert "srt-qwen-image<" not in today.replace("srt-qwen-image-", "")
+    assert re.search(r'<strong class="drift">(no-longer-matches|would-pick-differently)</strong>', today)
+
+
 def test_at_risk_keeps_only_the_services_at_risk(client: Client, cluster: Cluster) -> None:
     html = client.get(
         reverse("matrix:isvcs"), {"cluster": "demo", "at_risk": "1", "namespace": "research"}
     ).content.decode()
 
-    names = re.findall(r'<th scope="row">([\w-]+/[\w-]+)</th>', html)
+    names = [name for names in isvc_groups(html).values() for name in names]
     assert names
     assert all(name.startswith("research/") for name in names)
     assert "research/qwen-image" not in names  # selected: not at risk

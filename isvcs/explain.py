@@ -1,0 +1,69 @@
+"""How the InferenceServices page presents a verdict: the groups it lists services in, the
+label of a recorded verdict, and OME's long "no runtime found" error split per runtime."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import matching
+from inventory.parsed import Inventory
+from matching import BLOCKED, IsvcOutcome
+
+from .services import IsvcVerdict
+
+# OME's error lists every excluded runtime after this text (matching.reasons.no_runtime_found).
+_EXCLUDED_MARK = ". Excluded runtimes: "
+# A shorter error is shown whole; a longer one behind a summary.
+LONG_ERROR = 300
+
+# The page's groups, in order: (id, heading, what it holds).
+GROUPS = (
+    ("blocked", "Blocked", "OME would not deploy these today."),
+    (
+        "changed",
+        "Decided differently today",
+        "OME decided one thing when the service was first seen; today it would decide another.",
+    ),
+    ("unchanged", "Unchanged", "OME would decide today as it did when the service was first seen."),
+)
+
+
+def group_of(verdict: IsvcVerdict) -> str:
+    if verdict.verdict == BLOCKED:
+        return "blocked"
+    return "changed" if verdict.drift is not None else "unchanged"
+
+
+def verdict_label(verdict: str) -> str:
+    """The words for a verdict (selected, named, advisory, blocked), as today's column says them."""
+    return IsvcOutcome(verdict=verdict, legacy_verdict=verdict).label
+
+
+@dataclass(frozen=True)
+class ErrorParts:
+    """OME's error for display: its head and, for "no runtime found", each excluded runtime with
+    OME's reason (so that a long error is a list to open runtime by runtime, not a wall)."""
+
+    head: str
+    excluded: list[tuple[str, str]]
+    long: bool
+
+    @property
+    def split(self) -> bool:
+        return bool(self.excluded)
+
+
+def error_parts(inventory: Inventory, verdict: IsvcVerdict) -> ErrorParts | None:
+    error = verdict.error or ""
+    if not error:
+        return None
+    service = inventory.isvcs.get(verdict.key)
+    if verdict.failure != "no-runtime" or _EXCLUDED_MARK not in error or service is None or verdict.model is None:
+        return ErrorParts(head=error, excluded=[], long=len(error) > LONG_ERROR)
+    model = inventory.models.get(verdict.model)
+    if model is None:
+        return ErrorParts(head=error, excluded=[], long=len(error) > LONG_ERROR)
+    # The same selection that produced the error, read as data rather than parsed from the text.
+    selection = matching.select(model, inventory.runtimes.values(), service)
+    excluded = list(selection.excluded.items())
+    return ErrorParts(head=error.split(_EXCLUDED_MARK, 1)[0], excluded=excluded, long=len(error) > LONG_ERROR)

@@ -1,0 +1,41 @@
+"""Who acknowledged which lint finding group, and why: acknowledged groups are hidden from the
+lint page and its counts until withdrawn, or until the group's findings change."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from inventory.models import Cluster
+
+ACKNOWLEDGE_PERMISSION = "lint.acknowledge_finding"
+
+
+class LintAcknowledgement(models.Model):
+    """An acknowledgement of one finding group (`lint.rules.FindingGroup.key`) as its findings
+    were (`signature`). Kept when withdrawn (`withdrawn_*`): the record says who hid what, why
+    and when, and who showed it again."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="lint_acknowledgements")
+    key = models.CharField(max_length=1024)
+    signature = models.CharField(max_length=64)
+    title = models.TextField(help_text="The group's title when acknowledged.")
+    reason = models.TextField()
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    username = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+    withdrawn_by = models.CharField(max_length=150, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        permissions = [("acknowledge_finding", "Can acknowledge lint findings (hide them, with a reason)")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "key"], condition=Q(withdrawn_at__isnull=True), name="lint_ack_one_active"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster}: {self.key} by {self.username}"

@@ -1,0 +1,171 @@
+"""The lint page: one entry per root cause with a count, its fix opened in the what-if, OME's
+quirks in words, and acknowledging (hide, with who and why) and showing again."""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from inventory.models import Cluster
+from lint.models import LintAcknowledgement
+from lint.selectors import lint_report_get
+from tests.web.conftest import _user
+
+NO_RANGE_KEY = "no-size-range:ClusterServingRuntime srt-deepseek-r1-distill-qwen-14b"
+
+
+@pytest.fixture
+def acknowledger_client(client: Client, django_user_model: Any, db: None) -> Client:
+    client.force_login(_user(django_user_model, "ops", "lint.acknowledge_finding"))
+    return client
+
+
+def entries(html: str) -> dict[str, str]:
+    """The page's groups by key."""
+    return dict(re.findall(r'<li class="sev-[a-z]+[^"]*" id="group-\d+" data-key="([^"]+)">(.*?)\n  </li>', html, re.S))
+
+
+def test_the_page_lists_one_entry_per_root_cause_with_its_count(client: Client, cluster: Cluster) -> None:
+    html = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+
+    report = lint_report_get(cluster)
+    found = entries(html)
+    assert len(found) == len(report.groups) < len(report.findings)
+    no_range = html_lib.unescape(found[NO_RANGE_KEY])
+    assert '<span class="count-tag">8 findings</span>' in no_range
+    assert "has no modelSizeRange, so on equal scores OME's size tie-break picks it over 4 runtime(s)" in no_range
+    assert "<dt>Q16</dt><dd>On equal scores, a runtime without modelSizeRange beats every runtime with one" in no_range
+    # One name per severity: the badge, the filter and the matrix's count say the same words.
+    assert re.search(r'<option value="info">info \(\d+\)</option>', html)
+    assert "notes" not in html
+
+
+def test_a_fix_opens_in_the_runtime_what_if_already_filled_in(client: Client, cluster: Cluster) -> None:
+    html = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+
+    shadowed = next(body for key, body in entries(html).items() if key.startswith("shadowed:"))
+    form = re.search(
+        r'<form method="post" action="([^"]+)" class="inline">.*?name="manifest" value="([^"]*)"', shadowed, re.S
+    )
+    assert form
+    action, manifest = form.group(1), html_lib.unescape(form.group(2))
+    assert "/what-if/" in action
+    assert "disabled: true" in manifest
+    assert "resourceVersion" not in manifest
+
+    result = client.post(action, {"manifest": manifest})
+
+    assert result.status_code == 200
+    page = result.content.decode()
+    assert 'id="whatif"' in page
+    assert "disabled: true" in html_lib.unescape(page)  # the box keeps the fixed manifest
+
+
+def test_acknowledging_needs_a_login_and_the_permission(
+    client: Client, viewer_client: Client, cluster: Cluster
+) -> None:
+    anonymous = Client().post(reverse("lint:acknowledge"), {"cluster": "demo", "key": NO_RANGE_KEY, "reason": "x"})
+    assert anonymous.status_code == 302
+    assert "/accounts/login/" in anonymous["Location"]
+    refused = viewer_client.post(reverse("lint:acknowledge"), {"cluster": "demo", "key": NO_RANGE_KEY, "reason": "x"})
+    assert refused.status_code == 403
+    assert not LintAcknowledgement.objects.exists()
+    page = viewer_client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+    assert "Acknowledging needs the <code>lint.acknowledge_finding</code> permission." in page
+
+
+def test_an_acknowledged_group_is_hidden_with_who_and_why_and_can_be_shown_again(
+    acknowledger_client: Client, cluster: Cluster
+) -> None:
+    client = acknowledger_client
+    before = entries(client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode())
+    empty = client.post(
+        reverse("lint:acknowledge"), {"cluster": "demo", "key": NO_RANGE_KEY, "reason": " "}, follow=True
+    )
+    assert "Not done: say why the finding can be hidden (reason) (reason)." in html_lib.unescape(empty.content.decode())
+    assert not LintAcknowledgement.objects.exists()
+
+    reason = "generic runtime kept on purpose until the 14B rollout <done>"
+    response = client.post(reverse("lint:acknowledge"), {"cluster": "demo", "key": NO_RANGE_KEY, "reason": reason})
+
+    assert response.status_code == 302
+    ack = LintAcknowledgement.objects.get()
+    assert (ack.username, ack.reason, ack.key, ack.withdrawn_at) == ("ops", reason, NO_RANGE_KEY, None)
+    after = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+    assert set(entries(after)) == set(before) - {NO_RANGE_KEY}
+    assert "1 acknowledged and hidden" in after
+    counts = client.get(reverse("matrix:matrix-counts"), {"cluster": "demo", "namespace": "_cluster"}).content.decode()
+    assert f"<strong>{len(before) - 1}</strong> lint findings by root cause" in counts
+
+    shown = client.get(reverse("lint:lint"), {"cluster": "demo", "acknowledged": "1"}).content.decode()
+    record = entries(shown)[NO_RANGE_KEY]
+    assert "<strong>Acknowledged</strong> by ops on" in record
+    assert "&lt;done&gt;" in record  # the reason, escaped
+
+    client.post(reverse("lint:acknowledge"), {"cluster": "demo", "key": NO_RANGE_KEY, "withdraw": "1"})
+
+    assert NO_RANGE_KEY in entries(client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode())
+    ack.refresh_from_db()
+    assert ack.withdrawn_at is not None
+    assert ack.withdrawn_by == "ops"
+
+
+def test_an_acknowledgement_of_a_group_that_changed_since_no_longer_hides_it(
+    acknowledger_client: Client, cluster: Cluster
+) -> None:
+    acknowledger_client.post(reverse("lint:acknowledge"), {"cluster": "demo", "key": NO_RANGE_KEY, "reason": "ok"})
+    LintAcknowledgement.objects.update(signature="an earlier form of the group")
+
+    html = acknowledger_client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+
+    assert "its findings have changed since, so it shows again" in entries(html)[NO_RANGE_KEY]
+
+
+def test_the_api_lists_groups_and_acknowledges_with_the_permission(
+    cluster: Cluster, django_user_model: Any, db: None
+) -> None:
+    api = APIClient()
+    groups = api.get("/api/v1/matrix/lint/", {"cluster": "demo"}).json()["groups"]
+    assert {group["key"] for group in groups} >= {NO_RANGE_KEY}
+    assert all(group["acknowledged"] is None for group in groups)
+
+    api.force_authenticate(_user(django_user_model, "reader"))
+    refused = api.post("/api/v1/matrix/lint/acknowledgements/", {"cluster": "demo", "key": NO_RANGE_KEY, "reason": "x"})
+    assert refused.status_code == 403
+    api.force_authenticate(_user(django_user_model, "bot", "lint.acknowledge_finding"))
+    unknown = api.post("/api/v1/matrix/lint/acknowledgements/", {"cluster": "demo", "key": "nope", "reason": "x"})
+    assert unknown.status_code == 404
+    assert unknown.json()["field"] == "key"
+    created = api.post("/api/v1/matrix/lint/acknowledgements/", {"cluster": "demo", "key": NO_RANGE_KEY, "reason": "x"})
+    assert created.status_code == 201
+    assert created.json()["by"] == "bot"
+    listed = api.get("/api/v1/matrix/lint/", {"cluster": "demo"}).json()["groups"]
+    assert next(g for g in listed if g["key"] == NO_RANGE_KEY)["acknowledged"]["reason"] == "x"
+    assert api.delete(f"/api/v1/matrix/lint/acknowledgements/?cluster=demo&key={NO_RANGE_KEY}").status_code == 204
+    assert (
+        api.get("/api/v1/matrix/lint/acknowledgements/", {"cluster": "demo"}).json()["results"][0]["withdrawnBy"]
+        == "bot"
+    )
+
+
+def test_a_pipeline_group_opens_the_models_patches_in_one_what_if(client: Client, cluster: Cluster) -> None:
+    html = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+
+    group = entries(html)["pipeline-missing-on-model:ClusterServingRuntime srt-qwen-image-pipeline"]
+    form = re.search(
+        r'<form method="post" action="([^"]+)" class="inline">.*?name="manifest" value="([^"]*)"', group, re.S
+    )
+    assert form
+    manifest = html_lib.unescape(form.group(2))
+    assert "name: qwen-image-pvc" in manifest
+    assert "className: QwenImagePipeline" in manifest
+
+    result = client.post(form.group(1), {"manifest": manifest}).content.decode()
+
+    assert "qwen-image-pvc" in result.split('id="whatif"')[1]
