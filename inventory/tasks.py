@@ -1,18 +1,19 @@
 """Celery tasks of the inventory: thin wrappers that load by id and call inventory.live.
 
 Beat runs `resync_all` every OME_RESYNC_INTERVAL and `ensure_watches` every half lease (see
-CELERY_BEAT_SCHEDULE). Watch tasks go to the `watch` queue (CELERY_TASK_ROUTES).
+CELERY_BEAT_SCHEDULE). Watch tasks go to the `watch` queue (CELERY_TASK_ROUTES); each hands its
+watch to the watch hub of the worker process that runs it (inventory.live.hub), which holds it
+until the worker stops or the lease is lost.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import Any
 
 from celery import Task, current_app, shared_task
-from celery.signals import worker_shutting_down
+from celery.signals import worker_process_shutdown, worker_shutting_down
 from django.conf import settings
 
 from .kube import KubeUnavailable
@@ -23,8 +24,8 @@ from .live.leases import (
     watch_lease_release,
     watches_claim_idle,
 )
+from .live.hub import DatabaseThreads, WatchHub
 from .live.resync import cluster_resync
-from .live.watch import kind_watch
 from .models import Cluster, Kind
 
 logger = logging.getLogger(__name__)
@@ -32,15 +33,30 @@ logger = logging.getLogger(__name__)
 # The queue of the watch tasks (also routed there by CELERY_TASK_ROUTES); give it its own workers.
 WATCH_QUEUE = "watch"
 
-# Set when this worker begins a warm shutdown, so running watches end at once instead of
-# holding the shutdown for up to OME_WATCH_DURATION. (With the solo and threads pools the tasks
-# run in this process; prefork children finish their watch at its deadline.)
-WORKER_STOPPING = threading.Event()
+_hub: WatchHub | None = None
+_hub_lock = threading.Lock()
+
+
+def watch_hub() -> WatchHub:
+    """This process's watch hub, started on first use (in the worker process that runs watches,
+    never before a fork)."""
+    global _hub
+    with _hub_lock:
+        if _hub is None:
+            _hub = WatchHub(DatabaseThreads(settings.OME_WATCH_DB_THREADS)).start()
+        return _hub
 
 
 @worker_shutting_down.connect
+@worker_process_shutdown.connect
 def _stop_watches(**_: Any) -> None:
-    WORKER_STOPPING.set()
+    """A warm shutdown ends the watches at once and gives their leases back, so that another
+    worker's ensure_watches tick takes them over without waiting for the leases to lapse."""
+    global _hub
+    with _hub_lock:
+        hub, _hub = _hub, None
+    if hub is not None:
+        hub.stop()
 
 
 @shared_task(
@@ -110,41 +126,25 @@ def ensure_watches() -> int:
             {"lease": claim.owner},
             queue=WATCH_QUEUE,
             expires=settings.OME_WATCH_LEASE,
-            soft_time_limit=settings.OME_WATCH_DURATION + 30,
-            time_limit=settings.OME_WATCH_DURATION + 60,
         )
     return len(claims)
 
 
 @shared_task(bind=True)
 def watch_kind(self: Task, cluster_id: int, kind: str, lease: str | None = None) -> dict[str, Any]:
-    """Watch one kind of one cluster for OME_WATCH_DURATION seconds, holding its lease.
+    """Hand the watch of one kind of one cluster to this worker's watch hub, holding its lease.
 
     `lease` is the owner token ensure_watches claimed; without one the task claims the lease
-    itself and does nothing if someone else holds it.
+    itself and does nothing if someone else holds it. Returns at once; the hub watches on.
     """
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None or not cluster.is_live or kind not in Kind.values:
-        return {"ended": "nothing to watch"}
+        return {"held": False, "why": "nothing to watch"}
     owner = lease or f"task:{self.request.id}"
     if lease is None and not watch_lease_claim(cluster, kind, owner=owner):
-        return {"ended": "already watched"}
-    try:
-        report = kind_watch(
-            cluster,
-            kind,
-            stop=WORKER_STOPPING,
-            deadline=time.monotonic() + settings.OME_WATCH_DURATION,
-            lease=owner,
-        )
-    finally:
+        return {"held": False, "why": "already watched"}
+    if watch_hub().hold(cluster_id, kind, lease=owner) is None:
+        # Full, stopping, or watching it already under an older lease (which it will find lost).
         watch_lease_release(cluster, kind, owner=owner)
-    return {
-        "ended": report.ended,
-        "error": report.error.message if report.error else "",
-        "applied": report.applied,
-        "skipped": report.skipped,
-        "bookmarks": report.bookmarks,
-        "reconnects": report.reconnects,
-        "relists": report.relists,
-    }
+        return {"held": False, "why": "this worker cannot take it"}
+    return {"held": True, "owner": owner}

@@ -105,8 +105,10 @@ def test_a_worker_runs_the_resync_task_end_to_end(fake, cluster, celery_worker: 
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_on_the_watch_queue_applies_live_changes(fake, cluster, celery_app: Celery, settings) -> None:
-    settings.OME_WATCH_DURATION = 15  # bound for a failing run; the test stops the watch itself
+def test_a_worker_on_the_watch_queue_holds_the_watch_and_applies_live_changes(
+    fake, cluster, celery_app: Celery, settings
+) -> None:
+    settings.OME_WATCH_DB_THREADS = 1  # SQLite's shared in-memory test database: one writer
     fake.create(model("before"))
     applied = threading.Event()
 
@@ -117,18 +119,18 @@ def test_a_worker_on_the_watch_queue_applies_live_changes(fake, cluster, celery_
     inventory_changed.connect(on_change)
     try:
         with running_worker(celery_app, queues=["celery", "watch"]):
-            result = tasks.watch_kind.delay(cluster.pk, Kind.CLUSTER_BASE_MODEL)
-            assert fake.wait_for_watch("clusterbasemodels", timeout=15)
+            handed = tasks.watch_kind.delay(cluster.pk, Kind.CLUSTER_BASE_MODEL).get(timeout=15)
+            assert fake.wait_for_watch("clusterbasemodels", timeout=15)  # the task has returned
             fake.create(model("during"))
             assert applied.wait(15)
-            tasks.WORKER_STOPPING.set()  # what a warm shutdown of the worker does
-            report = result.get(timeout=15)
+            again = tasks.watch_kind.delay(cluster.pk, Kind.CLUSTER_BASE_MODEL).get(timeout=15)
     finally:
-        tasks.WORKER_STOPPING.clear()
+        tasks._stop_watches()  # what a warm shutdown of the worker does
         inventory_changed.disconnect(on_change)
 
-    assert report["ended"] == "stopped"
-    assert report["applied"] == 1
+    assert handed["held"] is True
+    assert again == {"held": False, "why": "already watched"}
+    assert fake.active_watches() == 0
     assert sorted(Resource.objects.filter(cluster=cluster).values_list("name", flat=True)) == ["before", "during"]
     state = SyncState.objects.get(cluster=cluster, kind=Kind.CLUSTER_BASE_MODEL)
     assert (state.watch_owner, state.watch_connected, state.resource_version) == ("", False, fake.resource_version)

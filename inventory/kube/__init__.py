@@ -23,7 +23,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from core.errors import DomainError
 
-from .models import CLUSTER_SCOPED, OME_GROUP, OME_VERSION, PLURALS, Cluster
+from ..models import CLUSTER_SCOPED, OME_GROUP, OME_VERSION, PLURALS, Cluster
 
 logger = logging.getLogger(__name__)
 
@@ -148,8 +148,11 @@ def _translated(error: Exception, *, plural: str, collection: bool) -> KubeError
     if not isinstance(error, ApiException):
         reason = getattr(error, "reason", None) or error
         return KubeUnavailable(f"API server unreachable: {reason}", cluster_wide=True)
-    status = int(error.status or 0)
-    message = _status_message(error)
+    return status_error(int(error.status or 0), _status_message(error), plural=plural, collection=collection)
+
+
+def status_error(status: int, message: str, *, plural: str, collection: bool) -> KubeError:
+    """Our exception for an HTTP error status and the API's message (see _translated)."""
     if status == 401:
         return KubeUnauthorized("credentials refused (401)", http_status=401, cluster_wide=True)
     if status == 403:
