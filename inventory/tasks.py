@@ -17,6 +17,7 @@ from celery.signals import worker_process_shutdown, worker_shutting_down
 from django.conf import settings
 
 from .kube import KubeUnavailable
+from .live.hub import DatabaseThreads, WatchHub
 from .live.leases import (
     live_kinds_count,
     watch_claim_release,
@@ -24,7 +25,6 @@ from .live.leases import (
     watch_lease_release,
     watches_claim_idle,
 )
-from .live.hub import DatabaseThreads, WatchHub
 from .live.resync import cluster_resync
 from .models import Cluster, Kind
 

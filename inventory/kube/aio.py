@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any, cast
 
 import aiohttp
 from kubernetes.aio import client, config
@@ -64,7 +64,9 @@ async def close(api: client.CustomObjectsApi) -> None:
 
 def _translated(error: BaseException, *, plural: str) -> KubeError:
     if isinstance(error, ApiException):
-        return status_error(int(error.status or 0), _status_message(error), plural=plural, collection=True)
+        # The asyncio client's ApiException has the blocking one's `body` and `reason`.
+        message = _status_message(cast(Any, error))
+        return status_error(int(error.status or 0), message, plural=plural, collection=True)
     if isinstance(error, asyncio.TimeoutError):
         return KubeUnavailable("API server did not answer in time")
     if isinstance(error, (aiohttp.ClientConnectorError, ConnectionRefusedError)):
@@ -81,7 +83,7 @@ def _collection_call(api: client.CustomObjectsApi, kind: str, *, raw: bool) -> C
         call = getattr(api, f"list_custom_object_for_all_namespaces{suffix}")
 
     def bound(**kwargs: Any) -> Awaitable[Any]:
-        return call(OME_GROUP, OME_VERSION, plural, **kwargs)  # type: ignore[no-any-return]
+        return call(OME_GROUP, OME_VERSION, plural, **kwargs)
 
     return bound
 
@@ -121,7 +123,7 @@ async def watch_kind(
     *,
     allow_bookmarks: bool = True,
     on_connect: Callable[[], Awaitable[None]] | None = None,
-) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+) -> AsyncGenerator[tuple[str, dict[str, Any]], None]:
     """One watch request: yields `(type, object)` for ADDED, MODIFIED, DELETED and BOOKMARK until
     the server ends the stream (after `timeout_seconds`). An ERROR event (410 Gone, ...), an error
     answer and a broken, refused or silent connection raise `KubeError`s. Cancel the task that
