@@ -1964,6 +1964,17 @@ class FakeKubeFleet:
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
+    def active_watches(self) -> int:
+        return sum(member.active_watches() for member in self.members.values())
+
+    def wait_for_no_watches(self, timeout: float = 5.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while self.active_watches():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)  # the members' conditions are separate; poll them all
+        return True
+
     def all_errors(self) -> list[str]:
         return self.errors + [error for member in self.members.values() for error in member.errors]
 
