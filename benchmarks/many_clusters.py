@@ -172,7 +172,8 @@ def run(args: argparse.Namespace, folder: Path, database: str, redis_url: str) -
     try:
         for worker in workers:
             worker.wait_ready()
-        print(f"watch worker before any watch: threads {proc_status(watcher.proc.pid)['Threads']}")
+        status = proc_status(watcher.proc.pid)
+        print(f"watch worker before any watch: threads {status['Threads']}, RSS {status['VmRSS']}")
         first_full(args, clusters, workers, objects)
         change_latency(args, fleet, clusters, workers)
         print(watcher.figures())

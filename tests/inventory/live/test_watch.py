@@ -289,3 +289,33 @@ def test_watches_claim_idle_claims_each_live_kind_once(fake, cluster) -> None:
     assert {claim.cluster_id for claim in first} == {cluster.pk}
     assert len({claim.owner for claim in first}) == len(first)
     assert second == []
+
+
+def test_a_watch_asks_again_at_once_when_its_stream_ends_so_the_kind_is_never_unwatched(
+    fake, cluster, settings
+) -> None:
+    settings.OME_WATCH_LEASE = 2  # the server ends each stream after a second (half the lease)
+    cluster_resync(cluster, kinds=[CBM])
+    listed = state(cluster).resource_version
+    assert watch_lease_claim(cluster, CBM, owner="w")
+    owners: list[str] = []
+
+    def driver(stop: threading.Event) -> None:
+        assert fake.wait_for(lambda: len(watch_requests(fake)) >= 4, timeout=8)
+        fake.create(model("late"))
+
+    run = run_watch(
+        cluster,
+        CBM,
+        driver=driver,
+        lease="w",
+        until=changes_count(1),
+        on_event=lambda e: owners.append(state(cluster).watch_owner),
+    )
+
+    assert run.report.ended == "stopped"
+    assert run.report.reconnects == 0
+    assert run.seconds < 8  # four streams back to back, not one per ensure_watches tick
+    assert watch_requests(fake)[:4] == [listed] * 4  # each from the stored resourceVersion
+    assert owners == ["w"]
+    assert names(cluster) == ["late"]
