@@ -9,7 +9,6 @@ The worker uses its own SQLite file (the test reads it with sqlite3) and its own
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sqlite3
 import subprocess
@@ -35,6 +34,16 @@ WATCHES = CLUSTERS * len(Kind.values)
 # Celery's own threads (main, consumer, timer, pool of 2, ...), the hub's loop, its database
 # threads (OME_WATCH_DB_THREADS=4) and name resolvers: a hundred watches need none of their own.
 THREAD_BOUND = 24
+WORKER_ARGS = (
+    "--queues=watch",
+    "--pool=threads",
+    "--concurrency=2",
+    "--without-gossip",
+    "--without-mingle",
+    "--without-heartbeat",
+    "--loglevel=INFO",
+    "--hostname=watch-test@%h",
+)
 
 
 class Stack:
@@ -45,7 +54,9 @@ class Stack:
         self.env.update(
             DATABASE_URL=f"sqlite:///{self.database}",
             REDIS_URL=redis_url,
-            OME_CLUSTERS=";".join(f"{name}=kubeconfig:{path}" for name, path in zip(fleet.members, kubeconfigs)),
+            OME_CLUSTERS=";".join(
+                f"{name}=kubeconfig:{path}" for name, path in zip(fleet.members, kubeconfigs, strict=True)
+            ),
             OME_WATCH_LEASE="4",
             OME_WATCH_BACKOFF_BASE="0.05",
             OME_WATCH_BACKOFF_MAX="0.5",
@@ -63,9 +74,7 @@ class Stack:
 
     def start_worker(self) -> OutputWatcher:
         self.worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "ome_dashboard", "worker", "--queues=watch", "--pool=threads"]
-            + ["--concurrency=2", "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO"]
-            + ["--hostname=watch-test@%h"],
+            [sys.executable, "-m", "celery", "-A", "ome_dashboard", "worker", *WORKER_ARGS],
             cwd=settings.BASE_DIR,
             env=self.env,
             stdin=subprocess.DEVNULL,
