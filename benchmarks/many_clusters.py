@@ -192,6 +192,8 @@ def _queues(settings: Any, default: str) -> set[str]:
 
 
 def first_full(args: argparse.Namespace, clusters: dict[str, Any], workers: list[Worker], objects: int) -> None:
+    from django.conf import settings
+
     from inventory.models import Kind, Resource, SyncState
     from inventory.parsed import inventory_fingerprint
     from matrix.selectors import current_build
@@ -199,13 +201,20 @@ def first_full(args: argparse.Namespace, clusters: dict[str, Any], workers: list
 
     started = time.perf_counter()
     app.send_task("inventory.tasks.ensure_watches")
+    ticked = [started]
 
     def inventories_complete() -> bool:
+        if time.perf_counter() - ticked[-1] > settings.OME_WATCH_LEASE / 2:  # as beat does
+            ticked.append(time.perf_counter())
+            app.send_task("inventory.tasks.ensure_watches")
         listed = SyncState.objects.filter(last_list_at__isnull=False, watch_connected=True).count()
         return listed == len(clusters) * len(Kind.values) and Resource.objects.count() == len(clusters) * objects
 
     waited = wait(inventories_complete, workers, args.timeout)
-    print(f"every inventory complete, every watch connected: {waited:.1f} s after ensure_watches")
+    print(
+        f"every inventory complete, every watch connected: {waited:.1f} s after ensure_watches "
+        f"({len(ticked)} ensure_watches ticks)"
+    )
 
     pending = dict(clusters)
 

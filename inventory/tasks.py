@@ -19,7 +19,7 @@ from django.conf import settings
 from .kube import KubeUnavailable
 from .live.hub import DatabaseThreads, WatchHub
 from .live.leases import (
-    live_kinds_count,
+    live_clusters_count,
     watch_claim_release,
     watch_lease_claim,
     watch_lease_release,
@@ -108,43 +108,44 @@ def _waiting_in(queue: str) -> int:
 
 @shared_task
 def ensure_watches() -> int:
-    """Start a watch for every kind of every live cluster that nobody watches (beat)."""
+    """Start a watch for every kind of every live cluster that nobody watches (beat): one
+    watch_cluster task per cluster with idle kinds. Returns how many kinds were claimed."""
     claims = watches_claim_idle()
     waiting = _waiting_in(WATCH_QUEUE)
-    if claims and waiting >= live_kinds_count():
+    if claims and waiting >= live_clusters_count():
         # A tick's worth of watches still waits: no worker consumes the queue (or too few). The
         # broker drops expired messages only when a worker reads them, so do not add more.
         logger.warning("%d watch tasks wait in the %r queue; is a worker consuming it?", waiting, WATCH_QUEUE)
         for claim in claims:
             watch_claim_release(claim)
         return 0
+    leases: dict[int, dict[str, str]] = {}
     for claim in claims:
+        leases.setdefault(claim.cluster_id, {})[claim.kind] = claim.owner
+    for cluster_id, kinds in leases.items():
         # A watch not started within its lease expires in the queue, and the lease with it; the
         # next tick claims again.
-        watch_kind.apply_async(
-            (claim.cluster_id, claim.kind),
-            {"lease": claim.owner},
-            queue=WATCH_QUEUE,
-            expires=settings.OME_WATCH_LEASE,
-        )
+        watch_cluster.apply_async((cluster_id, kinds), queue=WATCH_QUEUE, expires=settings.OME_WATCH_LEASE)
     return len(claims)
 
 
 @shared_task(bind=True)
-def watch_kind(self: Task, cluster_id: int, kind: str, lease: str | None = None) -> dict[str, Any]:
-    """Hand the watch of one kind of one cluster to this worker's watch hub, holding its lease.
+def watch_cluster(self: Task, cluster_id: int, leases: dict[str, str] | None = None) -> dict[str, Any]:
+    """Hand the watches of a cluster's kinds to this worker's watch hub, which holds them.
 
-    `lease` is the owner token ensure_watches claimed; without one the task claims the lease
-    itself and does nothing if someone else holds it. Returns at once; the hub watches on.
+    `leases` maps each kind to the owner token ensure_watches claimed for it; without it the task
+    claims every kind nobody watches itself. Returns at once, with the kinds held here.
     """
     cluster = Cluster.objects.filter(pk=cluster_id).first()
-    if cluster is None or not cluster.is_live or kind not in Kind.values:
-        return {"held": False, "why": "nothing to watch"}
-    owner = lease or f"task:{self.request.id}"
-    if lease is None and not watch_lease_claim(cluster, kind, owner=owner):
-        return {"held": False, "why": "already watched"}
-    if watch_hub().hold(cluster_id, kind, lease=owner) is None:
-        # Full, stopping, or watching it already under an older lease (which it will find lost).
-        watch_lease_release(cluster, kind, owner=owner)
-        return {"held": False, "why": "this worker cannot take it"}
-    return {"held": True, "owner": owner}
+    if cluster is None or not cluster.is_live:
+        return {"held": [], "why": "nothing to watch"}
+    if leases is None:
+        owner = f"task:{self.request.id}"
+        leases = {kind: owner for kind in Kind.values if watch_lease_claim(cluster, kind, owner=owner)}
+    held = []
+    for kind, owner in leases.items():
+        if kind in Kind.values and watch_hub().hold(cluster_id, kind, lease=owner) is not None:
+            held.append(kind)
+        else:  # full, or stopping
+            watch_lease_release(cluster, kind, owner=owner)
+    return {"held": held}

@@ -271,7 +271,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {}
 OME_CLUSTERS: str = env.str("OME_CLUSTERS", default="demo=manifests:catalog/runtimes,demo")
 # How often celery beat resyncs every cluster fully (seconds); watches apply changes between.
 OME_RESYNC_INTERVAL: int = env.int("OME_RESYNC_INTERVAL", default=300)
-# Watches (inventory.tasks.watch_kind hands each to the watch hub of a worker on the `watch`
+# Watches (inventory.tasks.watch_cluster hands them to the watch hub of a worker on the `watch`
 # queue, inventory.live.hub): all of a worker's watches share one event loop and
 # OME_WATCH_DB_THREADS database threads (and connections); a worker holds at most
 # OME_WATCH_HUB_CAPACITY watches (five per live cluster). A watch holds a lease of
@@ -295,7 +295,7 @@ CELERY_BEAT_SCHEDULE["inventory.ensure_watches"] = {
 }
 # Watch tasks only hand a watch to the worker's hub: a `celery worker -Q watch --pool threads
 # --concurrency 2` holds the watches of hundreds of clusters.
-CELERY_TASK_ROUTES = {"inventory.tasks.watch_kind": {"queue": "watch"}}
+CELERY_TASK_ROUTES = {"inventory.tasks.watch_cluster": {"queue": "watch"}}
 
 # Models per chunk of a full matrix rebuild; each chunk is one Celery task.
 MATRIX_CHUNK_MODELS: int = env.int("MATRIX_CHUNK_MODELS", default=2000)

@@ -139,6 +139,10 @@ class WatchHub:
         self._loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="watch-dns"))
         self._thread = threading.Thread(target=self._loop.run_forever, name=name, daemon=True)
         self._tasks: dict[Key, asyncio.Task[WatchReport] | None] = {}
+        self._reports: dict[Key, concurrent.futures.Future[WatchReport]] = {}
+        # The lease each watch holds, and the watch itself once running (to hand it a new lease).
+        self._leases: dict[Key, str | None] = {}
+        self._watches: dict[Key, KindWatch] = {}
         self._clients = _Clients()
         self._lock = threading.Lock()
         self._stopped = False
@@ -160,22 +164,32 @@ class WatchHub:
         deadline: float = math.inf,
         retry_errors: bool = True,
     ) -> concurrent.futures.Future[WatchReport] | None:
-        """Start watching a kind (holding `lease`, an owner token already claimed, if given).
-        None when it is held here already, or the hub is full or stopped; the lease then stays
-        with the caller. The future gives the watch's last report when it ends."""
+        """Start watching a kind (holding `lease`, an owner token already claimed, if given);
+        the future gives the watch's last report when it ends. A kind watched here already
+        takes over the new lease (its old one lapsed and was claimed again). None when the hub
+        is full or stopped: the lease then stays with the caller."""
         key = (cluster_id, kind)
         with self._lock:
-            if self._stopped or key in self._tasks or len(self._tasks) >= self.capacity:
+            if self._stopped or (key not in self._tasks and len(self._tasks) >= self.capacity):
                 return None
+            if key in self._tasks:
+                if lease is None:
+                    return None
+                self._leases[key] = lease
+                self._loop.call_soon_threadsafe(self._adopt, key, lease)
+                return self._reports[key]
             self._tasks[key] = None  # reserved until the loop creates its task
-        report: concurrent.futures.Future[WatchReport] = concurrent.futures.Future()
-        self._loop.call_soon_threadsafe(self._spawn, key, lease, deadline, retry_errors, report)
+            self._leases[key] = lease
+            report = self._reports[key] = concurrent.futures.Future()
+        self._loop.call_soon_threadsafe(self._spawn, key, deadline, retry_errors, report)
         return report
 
-    def _spawn(
-        self, key: Key, lease: str | None, deadline: float, retry_errors: bool, report: concurrent.futures.Future[Any]
-    ) -> None:
-        task = self._loop.create_task(self._hold(key, lease, deadline, retry_errors), name=f"watch {key}")
+    def _adopt(self, key: Key, lease: str) -> None:
+        if (watch := self._watches.get(key)) is not None:
+            watch.lease = lease
+
+    def _spawn(self, key: Key, deadline: float, retry_errors: bool, report: concurrent.futures.Future[Any]) -> None:
+        task = self._loop.create_task(self._hold(key, deadline, retry_errors), name=f"watch {key}")
         task.add_done_callback(functools.partial(_copy_result, into=report))
         with self._lock:
             self._tasks[key] = task
@@ -183,7 +197,7 @@ class WatchHub:
     async def db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await self._loop.run_in_executor(self.executor, functools.partial(fn, *args, **kwargs))
 
-    async def _hold(self, key: Key, lease: str | None, deadline: float, retry_errors: bool) -> WatchReport:
+    async def _hold(self, key: Key, deadline: float, retry_errors: bool) -> WatchReport:
         cluster_id, kind = key
         report = WatchReport(kind, ended="cluster gone")
         cluster = None
@@ -192,7 +206,8 @@ class WatchHub:
             while cluster is not None:
                 api = self._clients.use(cluster)
                 try:
-                    watch = KindWatch(
+                    lease = self._leases[key]
+                    watch = self._watches[key] = KindWatch(
                         cluster, kind, db=self.db, api=api, deadline=deadline, lease=lease, on_event=self.on_event
                     )
                     report = await watch.run()
@@ -209,10 +224,13 @@ class WatchHub:
             self.failures.append(error)
             report.ended, report.error = "crashed", None
         finally:
+            with self._lock:
+                lease = self._leases.pop(key, None)
+                self._tasks.pop(key, None)
+                self._reports.pop(key, None)
+                self._watches.pop(key, None)
             if lease is not None:
                 await asyncio.shield(self.db(_release, cluster_id, kind, lease))
-            with self._lock:
-                self._tasks.pop(key, None)
         return report
 
     def stop(self, timeout: float = 10.0) -> None:

@@ -45,20 +45,19 @@ def queued_tasks(client: Any, queue: str) -> list[tuple[str, list[Any], dict[str
 
 
 @pytest.mark.django_db
-def test_ensure_watches_queues_one_watch_per_idle_kind_on_the_watch_queue(fake, cluster, queues) -> None:
+def test_ensure_watches_queues_one_watch_task_per_cluster_with_its_idle_kinds_on_the_watch_queue(
+    fake, cluster, queues
+) -> None:
     Cluster.objects.create(name="snap", source=Cluster.Source.MANIFESTS, manifests=["demo"])
     assert watch_lease_claim(cluster, Kind.INFERENCE_SERVICE, owner="someone")
 
     assert tasks.ensure_watches() == 4
     assert tasks.ensure_watches() == 0  # the leases are held now
 
-    queued = queued_tasks(queues, "watch")
-    assert sorted(args[1] for _, args, _ in queued) == sorted(set(Kind.values) - {Kind.INFERENCE_SERVICE})
     owners = dict(SyncState.objects.filter(cluster=cluster).values_list("kind", "watch_owner"))
-    for name, args, kwargs in queued:
-        assert name == "inventory.tasks.watch_kind"
-        assert args[0] == cluster.pk
-        assert kwargs == {"lease": owners[args[1]]}
+    del owners[Kind.INFERENCE_SERVICE]
+    assert queued_tasks(queues, "watch") == [("inventory.tasks.watch_cluster", [cluster.pk, owners], {})]
+    assert len(set(owners.values())) == 4
     assert queues.llen("celery") == 0
 
 
@@ -68,11 +67,11 @@ def test_ensure_watches_stops_adding_watches_while_nobody_consumes_the_queue(fak
         SyncState.objects.update(watch_lease_until=timezone.now() - timedelta(seconds=1))
 
     assert tasks.ensure_watches() == 5
-    leases_expire()  # a whole lease later, every watch still waits: nobody reads the queue
+    leases_expire()  # a whole lease later, the cluster's watch task still waits: nobody reads the queue
 
     assert tasks.ensure_watches() == 0
 
-    assert queues.llen("watch") == 5
+    assert queues.llen("watch") == 1
     assert set(SyncState.objects.values_list("watch_owner", flat=True)) == {""}  # claims given back
 
 
@@ -119,17 +118,17 @@ def test_a_worker_on_the_watch_queue_holds_the_watch_and_applies_live_changes(
     inventory_changed.connect(on_change)
     try:
         with running_worker(celery_app, queues=["celery", "watch"]):
-            handed = tasks.watch_kind.delay(cluster.pk, Kind.CLUSTER_BASE_MODEL).get(timeout=15)
+            handed = tasks.watch_cluster.delay(cluster.pk).get(timeout=15)
             assert fake.wait_for_watch("clusterbasemodels", timeout=15)  # the task has returned
             fake.create(model("during"))
             assert applied.wait(15)
-            again = tasks.watch_kind.delay(cluster.pk, Kind.CLUSTER_BASE_MODEL).get(timeout=15)
+            again = tasks.watch_cluster.delay(cluster.pk).get(timeout=15)
     finally:
         tasks._stop_watches()  # what a warm shutdown of the worker does
         inventory_changed.disconnect(on_change)
 
-    assert handed["held"] is True
-    assert again == {"held": False, "why": "already watched"}
+    assert sorted(handed["held"]) == sorted(Kind.values)
+    assert again == {"held": []}  # every lease is taken
     assert fake.active_watches() == 0
     assert sorted(Resource.objects.filter(cluster=cluster).values_list("name", flat=True)) == ["before", "during"]
     state = SyncState.objects.get(cluster=cluster, kind=Kind.CLUSTER_BASE_MODEL)
