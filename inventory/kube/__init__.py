@@ -1,5 +1,4 @@
-"""The one package that talks to the Kubernetes API: list, get and merge-patch OME objects here,
-lists and watches on asyncio in inventory.kube.aio (the watch hub's).
+"""The one module that talks to the Kubernetes API: list, watch, get and merge-patch OME objects.
 
 Everything here takes and returns plain dicts; errors come out as `KubeError` subclasses (each
 with a machine-readable `code` and an HTTP `status`), never as client or urllib3 exceptions.
@@ -146,11 +145,8 @@ def _translated(error: Exception, *, plural: str, collection: bool) -> KubeError
     if not isinstance(error, ApiException):
         reason = getattr(error, "reason", None) or error
         return KubeUnavailable(f"API server unreachable: {reason}", cluster_wide=True)
-    return status_error(int(error.status or 0), _status_message(error), plural=plural, collection=collection)
-
-
-def status_error(status: int, message: str, *, plural: str, collection: bool) -> KubeError:
-    """Our exception for an HTTP error status and the API's message (see _translated)."""
+    status = int(error.status or 0)
+    message = _status_message(error)
     if status == 401:
         return KubeUnauthorized("credentials refused (401)", http_status=401, cluster_wide=True)
     if status == 403:

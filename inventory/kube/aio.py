@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any, cast
+from typing import Any
 
 import aiohttp
 from kubernetes.aio import client, config
 from kubernetes.aio.client.exceptions import ApiException
 from kubernetes.aio.config.config_exception import ConfigException
+from kubernetes.client.exceptions import ApiException as BlockingApiException
 
 from ..models import CLUSTER_SCOPED, OME_GROUP, OME_VERSION, PLURALS, Cluster
 from . import (
@@ -29,9 +30,8 @@ from . import (
     KubeError,
     KubeGone,
     KubeUnavailable,
-    _status_message,
+    _translated,
     _with_identity,
-    status_error,
 )
 
 # What aiohttp raises for connections that fail, break or time out.
@@ -62,11 +62,14 @@ async def close(api: client.CustomObjectsApi) -> None:
     await api.api_client.close()
 
 
-def _translated(error: BaseException, *, plural: str) -> KubeError:
+def _http_error(status: int, reason: str | None, body: str | None, *, plural: str) -> KubeError:
+    # The blocking client's translation, so that both clients raise the same errors and texts.
+    return _translated(BlockingApiException(status=status, reason=reason, body=body), plural=plural, collection=True)
+
+
+def _translated_aio(error: BaseException, *, plural: str) -> KubeError:
     if isinstance(error, ApiException):
-        # The asyncio client's ApiException has the blocking one's `body` and `reason`.
-        message = _status_message(cast(Any, error))
-        return status_error(int(error.status or 0), message, plural=plural, collection=True)
+        return _http_error(int(error.status or 0), error.reason, error.body, plural=plural)
     if isinstance(error, asyncio.TimeoutError):
         return KubeUnavailable("API server did not answer in time")
     if isinstance(error, (aiohttp.ClientConnectorError, ConnectionRefusedError)):
@@ -108,7 +111,7 @@ async def list_kind(
                 if not token:
                     return items, resource_version
         except (ApiException, *_CONNECTION_ERRORS) as error:
-            translated = _translated(error, plural=plural)
+            translated = _translated_aio(error, plural=plural)
             if isinstance(translated, KubeGone) and token is not None and attempt < LIST_RESTARTS:
                 continue
             raise translated from None
@@ -144,11 +147,11 @@ async def watch_kind(
             _request_timeout=float(timeout_seconds + WATCH_READ_MARGIN),
         )
     except (ApiException, *_CONNECTION_ERRORS) as error:
-        raise _translated(error, plural=plural) from None
+        raise _translated_aio(error, plural=plural) from None
     try:
         if response.status >= 300:
             body = (await response.read()).decode(errors="replace")
-            raise _translated(ApiException(status=response.status, reason=response.reason, body=body), plural=plural)
+            raise _http_error(response.status, response.reason, body, plural=plural)
         if on_connect is not None:
             await on_connect()
         while line := await response.content.readline():
@@ -156,7 +159,7 @@ async def watch_kind(
             if event is not None:
                 yield event
     except _CONNECTION_ERRORS as error:
-        raise _translated(error, plural=plural) from None
+        raise _translated_aio(error, plural=plural) from None
     finally:
         response.release()
 
@@ -171,7 +174,7 @@ def _event(line: bytes, kind: str) -> tuple[str, dict[str, Any]] | None:
     if not isinstance(obj, dict):
         return None
     if event.get("type") == "ERROR":
-        raise status_error(int(obj.get("code") or 500), str(obj.get("message") or ""), plural=plural, collection=True)
+        raise _http_error(int(obj.get("code") or 500), str(obj.get("reason") or ""), json.dumps(obj), plural=plural)
     if event.get("type") != "BOOKMARK":
         _with_identity(obj, kind)
     return str(event.get("type")), obj
