@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-POLL = 0.02  # seconds between looks at the database (another process writes it)
+# Seconds between looks at the database (another process writes it): often while timing one
+# change, seldom while waiting for the whole fleet (the fake servers share this process's GIL).
+POLL_CHANGE, POLL_FLEET = 0.02, 0.5
 
 
 def proc_status(pid: int) -> dict[str, str]:
@@ -93,7 +95,7 @@ class Worker:
             self.proc.wait()
 
 
-def wait(check: Callable[[], bool], workers: list[Worker], timeout: float) -> float:
+def wait(check: Callable[[], bool], workers: list[Worker], timeout: float, poll: float = POLL_CHANGE) -> float:
     """Seconds until check() holds (sampling the workers meanwhile); raises on timeout."""
     started = time.perf_counter()
     while not check():
@@ -101,7 +103,7 @@ def wait(check: Callable[[], bool], workers: list[Worker], timeout: float) -> fl
             worker.sample()
         if time.perf_counter() - started > timeout:
             raise TimeoutError(f"not reached within {timeout} s")
-        time.sleep(POLL)
+        time.sleep(poll)
     return time.perf_counter() - started
 
 
@@ -210,7 +212,7 @@ def first_full(args: argparse.Namespace, clusters: dict[str, Any], workers: list
         listed = SyncState.objects.filter(last_list_at__isnull=False, watch_connected=True).count()
         return listed == len(clusters) * len(Kind.values) and Resource.objects.count() == len(clusters) * objects
 
-    waited = wait(inventories_complete, workers, args.timeout)
+    waited = wait(inventories_complete, workers, args.timeout, POLL_FLEET)
     print(
         f"every inventory complete, every watch connected: {waited:.1f} s after ensure_watches "
         f"({len(ticked)} ensure_watches ticks)"
@@ -225,7 +227,7 @@ def first_full(args: argparse.Namespace, clusters: dict[str, Any], workers: list
                 del pending[name]
         return not pending
 
-    wait(matrices_level, workers, args.timeout)
+    wait(matrices_level, workers, args.timeout, POLL_FLEET)
     print(f"first full matrix of every cluster: {time.perf_counter() - started:.1f} s after ensure_watches")
 
 

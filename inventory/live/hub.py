@@ -29,7 +29,7 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from ..kube import aio as kube
-from ..models import Cluster
+from ..models import Cluster, SyncState
 from .leases import watch_lease_release
 from .watch import KindWatch, WatchEvent, WatchReport
 
@@ -229,7 +229,7 @@ class WatchHub:
                 self._tasks.pop(key, None)
                 self._reports.pop(key, None)
                 self._watches.pop(key, None)
-            if lease is not None:
+            if lease is not None and not self._stopped:  # else _stop_all releases them all at once
                 await asyncio.shield(self.db(_release, cluster_id, kind, lease))
         return report
 
@@ -254,10 +254,24 @@ class WatchHub:
     async def _stop_all(self) -> None:
         with self._lock:
             tasks = [task for task in self._tasks.values() if task is not None]
+            held = dict(self._leases)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.db(_give_back, held)
         await self._loop.shutdown_default_executor()
+
+
+def _give_back(held: dict[Key, str | None]) -> None:
+    """Mark every watch of a stopping hub disconnected and release its lease, in a few queries
+    (a worker stopping with hundreds of watches must not queue a call per watch)."""
+    owners = sorted({lease for lease in held.values() if lease is not None})
+    for start in range(0, len(owners), 500):
+        SyncState.objects.filter(watch_owner__in=owners[start : start + 500]).update(
+            watch_owner="", watch_lease_until=None, watch_connected=False
+        )
+    for cluster_id, kind in (key for key, lease in held.items() if lease is None):
+        SyncState.objects.filter(cluster_id=cluster_id, kind=kind).update(watch_connected=False)
 
 
 def _release(cluster_id: int, kind: str, owner: str) -> None:

@@ -152,8 +152,11 @@ class KindWatch:
             if task := asyncio.current_task():
                 task.uncancel()
             self.report.ended = self.report.ended or "stopped"
-        finally:
+        except BaseException:
             await asyncio.shield(self.db(_set_connected, self.cluster, self.kind, False))
+            raise
+        if self.report.ended != "stopped":  # a stopping hub marks all its watches at once
+            await self.db(_set_connected, self.cluster, self.kind, False)
         return self.report
 
     async def _attempt(self, must_list: bool) -> bool:

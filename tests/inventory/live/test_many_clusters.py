@@ -101,10 +101,11 @@ def test_one_hub_holds_every_watch_of_every_cluster_with_a_few_threads(
     fleet: FakeKubeFleet, clusters: dict[str, Cluster], held: Held
 ) -> None:
     held.run_until(all_connected)
+    held.run_until(
+        lambda: sum(member.active_watches() for member in fleet.members.values()) == len(Kind.values) * CLUSTERS
+    )
 
-    open_watches = sum(member.active_watches() for member in fleet.members.values())
     threads = held.new_threads()
-    assert open_watches == CLUSTERS * len(Kind.values)
     # The loop's thread and at most its two name-resolving ones: none per cluster or per watch.
     assert 1 <= len(threads) <= 3, threads
     assert Resource.objects.count() == CLUSTERS * len(one_of_each())

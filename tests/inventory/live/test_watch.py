@@ -216,7 +216,7 @@ def test_a_missing_crd_ends_the_watch_with_the_error_recorded(fake, cluster) -> 
 def test_an_unreachable_server_is_retried_with_backoff_until_the_deadline(db, cluster_for) -> None:
     down = cluster_for(FakeKubeAPI(port=free_port()), "down")
 
-    run = run_watch(down, CBM, deadline=0.5)
+    run = run_watch(down, CBM, deadline=2)
 
     assert run.report.ended == "deadline"
     assert run.report.reconnects >= 2
