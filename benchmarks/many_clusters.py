@@ -1,6 +1,6 @@
 """Benchmark of many live clusters held by one watch worker (issue 10): 100 clusters x 200 objects
 (150 models, 50 runtimes, clones of the bundled catalog) served by one FakeKubeFleet (a path
-prefix per cluster) in this process; a real Redis; a Celery watch worker (`-Q watch --pool
+prefix per cluster) in a child process; a real Redis; a Celery watch worker (`-Q watch --pool
 threads --concurrency 2`, the watch hub) and a Celery worker for every other queue (matrix
 updates), each in its own process, as deployed.
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import math
 import os
 import random
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -135,10 +137,9 @@ def run(args: argparse.Namespace, folder: Path, database: str, redis_url: str) -
     from django.conf import settings
 
     from benchmarks.synthetic import synthetic_models, synthetic_runtimes
-    from inventory.models import Cluster, Kind
+    from inventory.models import Cluster, Kind, SyncState
     from inventory.tasks import WATCH_QUEUE
     from ome_dashboard.celery import app
-    from tests.fakes.kube_api import FakeKubeFleet
 
     runtimes = synthetic_runtimes(args.runtimes)
     models = synthetic_models(args.models, runtimes, signatures=min(40, args.models))
@@ -147,13 +148,11 @@ def run(args: argparse.Namespace, folder: Path, database: str, redis_url: str) -
     print(f"{args.clusters} clusters x {objects} objects ({len(models)} models, {len(runtimes)} runtimes)")
     print("machine: 2 cores, shared with other helpers' test runs at the same time")
 
-    fleet = FakeKubeFleet([f"c{index:03}" for index in range(args.clusters)]).start()
-    clusters = {}
-    for name, member in fleet.members.items():
-        for obj in models + runtimes:
-            member.create(obj)
-        path = member.write_kubeconfig(folder / f"{name}.kubeconfig")
-        clusters[name] = Cluster.objects.create(name=name, source=Cluster.Source.KUBECONFIG, kubeconfig=str(path))
+    fleet = Fleet(args.clusters, models + runtimes, folder)
+    clusters = {
+        name: Cluster.objects.create(name=name, source=Cluster.Source.KUBECONFIG, kubeconfig=str(path))
+        for name, path in fleet.kubeconfigs.items()
+    }
 
     env = {**os.environ, "MATRIX_UPDATE_ON_CHANGE": "true", "LOG_FORMAT": "plain", "REDIS_URL": redis_url}
     env["PYTHONUNBUFFERED"] = "1"  # the logs are files, read for the "ready." line
@@ -179,12 +178,58 @@ def run(args: argparse.Namespace, folder: Path, database: str, redis_url: str) -
         first_full(args, clusters, workers, objects)
         change_latency(args, fleet, clusters, workers)
         print(watcher.figures())
-        print(f"open watch streams: {fleet.active_watches()} ({args.clusters} clusters x {len(Kind.values)} kinds)")
+        connected = SyncState.objects.filter(watch_connected=True).count()
+        print(f"watches connected: {connected} ({args.clusters} clusters x {len(Kind.values)} kinds)")
     finally:
         for worker in workers:
             worker.stop()
         fleet.stop()
     print(f"logs: {folder}")
+
+
+class Fleet:
+    """`python -m tests.fakes.kube_api --clusters N` in a child process (its threads must not
+    share a GIL with this one's polling), changed through its HTTP API like a real cluster."""
+
+    def __init__(self, count: int, objects: list[dict[str, Any]], folder: Path) -> None:
+        manifests = folder / "objects.json"
+        manifests.write_text(json.dumps(objects))
+        kubeconfigs = folder / "kubeconfigs"
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.fakes.kube_api",
+                f"--clusters={count}",
+                f"--manifests={manifests}",
+                f"--kubeconfig-out={kubeconfigs}",
+            ],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        for line in self.proc.stdout:
+            if line.startswith("loaded "):
+                break
+        else:
+            raise RuntimeError(f"the fake API servers exited with {self.proc.wait()}")
+        self.kubeconfigs = {f"c{index:03}": kubeconfigs / f"c{index:03}.yaml" for index in range(count)}
+
+    def patch(self, cluster: str, plural: str, name: str, patch: dict[str, Any]) -> None:
+        request = urllib.request.Request(
+            f"{self.url}{cluster}/apis/ome.io/v1beta1/{plural}/{name}",
+            data=json.dumps(patch).encode(),
+            method="PATCH",
+            headers={"Content-Type": "application/merge-patch+json", "Authorization": "Bearer test-token"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            response.read()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
 
 
 def _queues(settings: Any, default: str) -> set[str]:
@@ -247,7 +292,7 @@ def change_latency(args: argparse.Namespace, fleet: Any, clusters: dict[str, Any
         ).values_list("model__name", flat=True)
         target = rng.choice(sorted(selected))
         started = time.perf_counter()
-        fleet[name].patch("clusterbasemodels", target, {"spec": {"modelFormat": {"name": f"bench-unknown-{index}"}}})
+        fleet.patch(name, "clusterbasemodels", target, {"spec": {"modelFormat": {"name": f"bench-unknown-{index}"}}})
         wait(functools.partial(_shows_no_runtime, cluster, target), workers, args.timeout)
         latencies.append(time.perf_counter() - started)
     latencies.sort()

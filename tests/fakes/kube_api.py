@@ -2014,7 +2014,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--require-token", action="store_true", help="answer 401 without that token")
     parser.add_argument("--bookmark-interval", type=float, default=None, metavar="SECONDS")
     parser.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")
+    parser.add_argument(
+        "--clusters",
+        type=int,
+        default=0,
+        metavar="N",
+        help="serve N clusters c000.. (a FakeKubeFleet), each with the manifests; --kubeconfig-out is then a folder",
+    )
     args = parser.parse_args(argv)
+    if args.clusters:
+        return _serve_fleet(args)
 
     fake = FakeKubeAPI(
         args.host, args.port, token=args.token if args.require_token else None, log_requests=args.verbose
@@ -2040,6 +2049,31 @@ def main(argv: list[str] | None = None) -> int:
         pass
     finally:
         fake.stop()
+    return 0
+
+
+def _serve_fleet(args: argparse.Namespace) -> int:
+    fleet = FakeKubeFleet([f"c{index:03}" for index in range(args.clusters)], args.host, args.port)
+    loaded = [len(member.load_manifests(args.manifests)) if args.manifests else 0 for member in fleet.members.values()]
+    fleet.start()
+    folder = Path(args.kubeconfig_out or tempfile.mkdtemp(prefix="fake-kubeconfigs-"))
+    for name, member in fleet.members.items():
+        member.write_kubeconfig(folder / f"{name}.yaml", token=args.token)
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    try:
+        print(f"http://{args.host}:{fleet.port}/clusters/", flush=True)
+        print(f"kubeconfigs: {folder}", flush=True)
+        print(f"loaded {sum(loaded)} objects into {len(loaded)} clusters", flush=True)
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        fleet.stop()
     return 0
 
 
