@@ -1,30 +1,31 @@
 """Celery tasks of the inventory: thin wrappers that load by id and call inventory.live.
 
 Beat runs `resync_all` every OME_RESYNC_INTERVAL and `ensure_watches` every half lease (see
-CELERY_BEAT_SCHEDULE). Watch tasks go to the `watch` queue (CELERY_TASK_ROUTES).
+CELERY_BEAT_SCHEDULE). Watch tasks go to the `watch` queue (CELERY_TASK_ROUTES); each hands its
+watch to the watch hub of the worker process that runs it (inventory.live.hub), which holds it
+until the worker stops or the lease is lost.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import Any
 
 from celery import Task, current_app, shared_task
-from celery.signals import worker_shutting_down
+from celery.signals import worker_process_shutdown, worker_shutting_down
 from django.conf import settings
 
 from .kube import KubeUnavailable
+from .live.hub import DatabaseThreads, WatchHub
 from .live.leases import (
-    live_kinds_count,
+    live_clusters_count,
     watch_claim_release,
     watch_lease_claim,
     watch_lease_release,
     watches_claim_idle,
 )
 from .live.resync import cluster_resync
-from .live.watch import kind_watch
 from .models import Cluster, Kind
 
 logger = logging.getLogger(__name__)
@@ -32,15 +33,30 @@ logger = logging.getLogger(__name__)
 # The queue of the watch tasks (also routed there by CELERY_TASK_ROUTES); give it its own workers.
 WATCH_QUEUE = "watch"
 
-# Set when this worker begins a warm shutdown, so running watches end at once instead of
-# holding the shutdown for up to OME_WATCH_DURATION. (With the solo and threads pools the tasks
-# run in this process; prefork children finish their watch at its deadline.)
-WORKER_STOPPING = threading.Event()
+_hub: WatchHub | None = None
+_hub_lock = threading.Lock()
+
+
+def watch_hub() -> WatchHub:
+    """This process's watch hub, started on first use (in the worker process that runs watches,
+    never before a fork)."""
+    global _hub
+    with _hub_lock:
+        if _hub is None:
+            _hub = WatchHub(DatabaseThreads(settings.OME_WATCH_DB_THREADS)).start()
+        return _hub
 
 
 @worker_shutting_down.connect
+@worker_process_shutdown.connect
 def _stop_watches(**_: Any) -> None:
-    WORKER_STOPPING.set()
+    """A warm shutdown ends the watches at once and gives their leases back, so that another
+    worker's ensure_watches tick takes them over without waiting for the leases to lapse."""
+    global _hub
+    with _hub_lock:
+        hub, _hub = _hub, None
+    if hub is not None:
+        hub.stop()
 
 
 @shared_task(
@@ -92,59 +108,44 @@ def _waiting_in(queue: str) -> int:
 
 @shared_task
 def ensure_watches() -> int:
-    """Start a watch for every kind of every live cluster that nobody watches (beat)."""
+    """Start a watch for every kind of every live cluster that nobody watches (beat): one
+    watch_cluster task per cluster with idle kinds. Returns how many kinds were claimed."""
     claims = watches_claim_idle()
     waiting = _waiting_in(WATCH_QUEUE)
-    if claims and waiting >= live_kinds_count():
+    if claims and waiting >= live_clusters_count():
         # A tick's worth of watches still waits: no worker consumes the queue (or too few). The
         # broker drops expired messages only when a worker reads them, so do not add more.
         logger.warning("%d watch tasks wait in the %r queue; is a worker consuming it?", waiting, WATCH_QUEUE)
         for claim in claims:
             watch_claim_release(claim)
         return 0
+    leases: dict[int, dict[str, str]] = {}
     for claim in claims:
+        leases.setdefault(claim.cluster_id, {})[claim.kind] = claim.owner
+    for cluster_id, kinds in leases.items():
         # A watch not started within its lease expires in the queue, and the lease with it; the
         # next tick claims again.
-        watch_kind.apply_async(
-            (claim.cluster_id, claim.kind),
-            {"lease": claim.owner},
-            queue=WATCH_QUEUE,
-            expires=settings.OME_WATCH_LEASE,
-            soft_time_limit=settings.OME_WATCH_DURATION + 30,
-            time_limit=settings.OME_WATCH_DURATION + 60,
-        )
+        watch_cluster.apply_async((cluster_id, kinds), queue=WATCH_QUEUE, expires=settings.OME_WATCH_LEASE)
     return len(claims)
 
 
 @shared_task(bind=True)
-def watch_kind(self: Task, cluster_id: int, kind: str, lease: str | None = None) -> dict[str, Any]:
-    """Watch one kind of one cluster for OME_WATCH_DURATION seconds, holding its lease.
+def watch_cluster(self: Task, cluster_id: int, leases: dict[str, str] | None = None) -> dict[str, Any]:
+    """Hand the watches of a cluster's kinds to this worker's watch hub, which holds them.
 
-    `lease` is the owner token ensure_watches claimed; without one the task claims the lease
-    itself and does nothing if someone else holds it.
+    `leases` maps each kind to the owner token ensure_watches claimed for it; without it the task
+    claims every kind nobody watches itself. Returns at once, with the kinds held here.
     """
     cluster = Cluster.objects.filter(pk=cluster_id).first()
-    if cluster is None or not cluster.is_live or kind not in Kind.values:
-        return {"ended": "nothing to watch"}
-    owner = lease or f"task:{self.request.id}"
-    if lease is None and not watch_lease_claim(cluster, kind, owner=owner):
-        return {"ended": "already watched"}
-    try:
-        report = kind_watch(
-            cluster,
-            kind,
-            stop=WORKER_STOPPING,
-            deadline=time.monotonic() + settings.OME_WATCH_DURATION,
-            lease=owner,
-        )
-    finally:
-        watch_lease_release(cluster, kind, owner=owner)
-    return {
-        "ended": report.ended,
-        "error": report.error.message if report.error else "",
-        "applied": report.applied,
-        "skipped": report.skipped,
-        "bookmarks": report.bookmarks,
-        "reconnects": report.reconnects,
-        "relists": report.relists,
-    }
+    if cluster is None or not cluster.is_live:
+        return {"held": [], "why": "nothing to watch"}
+    if leases is None:
+        owner = f"task:{self.request.id}"
+        leases = {kind: owner for kind in Kind.values if watch_lease_claim(cluster, kind, owner=owner)}
+    held = []
+    for kind, owner in leases.items():
+        if kind in Kind.values and watch_hub().hold(cluster_id, kind, lease=owner) is not None:
+            held.append(kind)
+        else:  # full, or stopping
+            watch_lease_release(cluster, kind, owner=owner)
+    return {"held": held}

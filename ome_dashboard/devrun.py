@@ -50,14 +50,15 @@ WORKER_ARGS = (
     "--without-gossip",
     "--without-mingle",
 )
-# Watches are long-running and mostly idle: their own queue, served by threads.
+# Watches are long-running and mostly idle: their own queue; the tasks hand them to the
+# worker's watch hub (inventory.live.hub), so two threads take them all.
 WATCH_WORKER_ARGS = (
     "worker",
     "--loglevel=INFO",
     "--hostname=devrun-watch@%h",
     "--queues=watch",
     "--pool=threads",
-    "--concurrency=10",
+    "--concurrency=2",
     "--without-gossip",
     "--without-mingle",
 )

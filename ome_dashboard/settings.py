@@ -272,11 +272,14 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {}
 OME_CLUSTERS: str = env.str("OME_CLUSTERS", default="demo=manifests:catalog/runtimes,demo")
 # How often celery beat resyncs every cluster fully (seconds); watches apply changes between.
 OME_RESYNC_INTERVAL: int = env.int("OME_RESYNC_INTERVAL", default=300)
-# Watches (inventory.tasks.watch_kind, on the `watch` queue): each runs OME_WATCH_DURATION
-# seconds and exits; ensure_watches starts the next one from the stored resourceVersion. A watch
-# holds a lease of OME_WATCH_LEASE seconds, renewed while it runs, so only one runs per cluster
-# and kind. After an error a watch reconnects with capped, jittered exponential backoff.
-OME_WATCH_DURATION: int = env.int("OME_WATCH_DURATION", default=300)
+# Watches (inventory.tasks.watch_cluster hands them to the watch hub of a worker on the `watch`
+# queue, inventory.live.hub): all of a worker's watches share one event loop and
+# OME_WATCH_DB_THREADS database threads (and connections); a worker holds at most
+# OME_WATCH_HUB_CAPACITY watches (five per live cluster). A watch holds a lease of
+# OME_WATCH_LEASE seconds, renewed while it runs, so only one runs per cluster and kind. After an
+# error a watch reconnects with capped, jittered exponential backoff.
+OME_WATCH_DB_THREADS: int = env.int("OME_WATCH_DB_THREADS", default=4)
+OME_WATCH_HUB_CAPACITY: int = env.int("OME_WATCH_HUB_CAPACITY", default=1000)
 OME_WATCH_LEASE: int = env.int("OME_WATCH_LEASE", default=60)
 OME_WATCH_BACKOFF_BASE: float = env.float("OME_WATCH_BACKOFF_BASE", default=0.5)
 OME_WATCH_BACKOFF_MAX: float = env.float("OME_WATCH_BACKOFF_MAX", default=30.0)
@@ -291,10 +294,9 @@ CELERY_BEAT_SCHEDULE["inventory.ensure_watches"] = {
     "schedule": OME_WATCH_LEASE / 2,
     "options": {"expires": OME_WATCH_LEASE / 2 * 0.9},
 }
-# Watches block a worker slot for OME_WATCH_DURATION: run them on their own workers
-# (`celery worker -Q watch --pool threads --concurrency <clusters x 5>`) so they never starve
-# the default queue.
-CELERY_TASK_ROUTES = {"inventory.tasks.watch_kind": {"queue": "watch"}}
+# Watch tasks only hand a watch to the worker's hub: a `celery worker -Q watch --pool threads
+# --concurrency 2` holds the watches of hundreds of clusters.
+CELERY_TASK_ROUTES = {"inventory.tasks.watch_cluster": {"queue": "watch"}}
 
 # Models per chunk of a full matrix rebuild; each chunk is one Celery task.
 MATRIX_CHUNK_MODELS: int = env.int("MATRIX_CHUNK_MODELS", default=2000)

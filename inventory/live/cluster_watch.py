@@ -1,52 +1,40 @@
-"""A long-running watcher of every kind of a cluster, one thread each (manage.py sync_cluster)."""
+"""Watches held by the calling thread (manage.py sync_cluster, tests): a watch hub whose database
+calls run in the caller's thread, so that they use its database connection and transaction."""
 
 from __future__ import annotations
 
-import logging
-import math
 import os
 import socket
 import threading
 import uuid
 from collections.abc import Callable, Sequence
 
-from django.conf import settings
-from django.db import connection
-
 from ..models import Cluster, Kind
-from .leases import watch_lease_claim, watch_lease_release
-from .watch import WatchEvent, kind_watch
+from .hub import CallerThread, WatchHub
+from .leases import watch_lease_claim
+from .watch import WatchEvent, WatchReport
 
-logger = logging.getLogger(__name__)
 
-
-def _watch_until_stopped(
+def kind_watch(
     cluster: Cluster,
     kind: str,
     *,
     stop: threading.Event,
-    owner: str,
-    on_event: Callable[[WatchEvent], None] | None,
-    failures: list[BaseException],
-) -> None:
+    deadline: float,
+    lease: str | None = None,
+    on_event: Callable[[WatchEvent], None] | None = None,
+) -> WatchReport:
+    """Watch one kind (see watch.KindWatch) until `stop` is set, `deadline` (a time.monotonic()
+    value) passes or the watch ends; returns its report."""
+    database = CallerThread()
+    hub = WatchHub(database, on_event=on_event, name=f"watch {cluster.name} {kind}").start()
     try:
-        watch_lease_claim(cluster, kind, owner=owner, force=True)
-        while not stop.is_set():
-            report = kind_watch(cluster, kind, stop=stop, deadline=math.inf, lease=owner, on_event=on_event)
-            if report.ended == "lease lost":
-                logger.warning("cluster %s %s: another watcher took the lease; this one stops", cluster, kind)
-                return
-            if report.ended == "error":
-                # Credentials refused or CRD missing: ask again now and then.
-                stop.wait(settings.OME_WATCH_BACKOFF_MAX)
-    except BaseException as error:
-        logger.exception("cluster %s %s: watcher crashed", cluster, kind)
-        failures.append(error)
-        stop.set()
+        report = hub.hold(cluster.pk, kind, lease=lease, deadline=deadline, retry_errors=False)
+        assert report is not None, "a new hub holds any watch"
+        database.run_until(lambda: report.done() or stop.is_set())
     finally:
-        watch_lease_release(cluster, kind, owner=owner)
-        # Each thread has its own database connection; Django closes only the main thread's.
-        connection.close()
+        hub.stop()
+    return report.result()
 
 
 def cluster_watch(
@@ -56,25 +44,21 @@ def cluster_watch(
     kinds: Sequence[str] | None = None,
     on_event: Callable[[WatchEvent], None] | None = None,
 ) -> None:
-    """Watch every kind (or `kinds`) of a cluster, one thread each, until `stop` is set.
+    """Watch every kind (or `kinds`) of a cluster until `stop` is set.
 
-    Takes the watch leases (so beat's ensure_watches stands aside) and gives them back at the
-    end. If a watcher thread crashes, the others are stopped and its exception is raised.
+    Takes the watch leases by force (so beat's ensure_watches stands aside) and gives them back
+    at the end. A kind whose lease another watcher takes stops; if a watch crashes, the others
+    are stopped and its exception is raised.
     """
     owner = f"sync_cluster:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-    failures: list[BaseException] = []
-    threads = [
-        threading.Thread(
-            target=_watch_until_stopped,
-            args=(cluster, kind),
-            kwargs={"stop": stop, "owner": owner, "on_event": on_event, "failures": failures},
-            name=f"watch {cluster.name} {kind}",
-        )
-        for kind in (kinds or Kind.values)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise failures[0]
+    database = CallerThread()
+    hub = WatchHub(database, on_event=on_event, name=f"watch {cluster.name}").start()
+    try:
+        for kind in kinds or Kind.values:
+            watch_lease_claim(cluster, kind, owner=owner, force=True)
+            hub.hold(cluster.pk, kind, lease=owner)
+        database.run_until(lambda: stop.is_set() or bool(hub.failures) or not hub.held())
+    finally:
+        hub.stop()
+    if hub.failures:
+        raise hub.failures[0]

@@ -62,9 +62,8 @@ def watch_claim_release(claim: WatchClaim) -> None:
     _release(claim.cluster_id, claim.kind, claim.owner)
 
 
-def live_kinds_count() -> int:
-    """How many (live cluster, kind) pairs there are to watch."""
-    return Cluster.objects.exclude(source=Cluster.Source.MANIFESTS).count() * len(Kind.values)
+def live_clusters_count() -> int:
+    return Cluster.objects.exclude(source=Cluster.Source.MANIFESTS).count()
 
 
 def watches_claim_idle() -> list[WatchClaim]:

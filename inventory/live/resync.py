@@ -55,25 +55,40 @@ def kind_resync(cluster: Cluster, kind: str, *, api: Any, result: ApplyResult | 
     """
     for attempt in range(1, RESYNC_ATTEMPTS + 1):
         items, resource_version = kube.list_kind(api, kind)
-        objects = _keyed(kind, items)
-        with transaction.atomic():
-            state = locked_state(cluster, kind)
-            if attempt < RESYNC_ATTEMPTS and rv_order(state.resource_version, resource_version) == 1:
-                # A watch applied events newer than this list while it was read; storing the list
-                # now would undo them. A fresh list is at least as new.
-                logger.info(
-                    "cluster %s %s: list at %s is older than the stored %s; listing again",
-                    cluster,
-                    kind,
-                    resource_version,
-                    state.resource_version,
-                )
-                continue
-            snapshot_apply(cluster, kind, objects, prune=True, result=result)
-            record_list(cluster, kind, resource_version=resource_version)
-        logger.info("cluster %s %s: listed %d objects at %s", cluster, kind, len(objects), resource_version)
-        return resource_version
+        if kind_list_store(cluster, kind, items, resource_version, last=attempt == RESYNC_ATTEMPTS, result=result):
+            return resource_version
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def kind_list_store(
+    cluster: Cluster,
+    kind: str,
+    items: Iterable[dict[str, Any]],
+    resource_version: str,
+    *,
+    last: bool,
+    result: ApplyResult | None = None,
+) -> bool:
+    """Store one list of a kind (see kind_resync); False when it is older than what a watch has
+    applied meanwhile and should be listed again (never when it is the `last` attempt)."""
+    objects = _keyed(kind, items)
+    with transaction.atomic():
+        state = locked_state(cluster, kind)
+        if not last and rv_order(state.resource_version, resource_version) == 1:
+            # A watch applied events newer than this list while it was read; storing the list
+            # now would undo them. A fresh list is at least as new.
+            logger.info(
+                "cluster %s %s: list at %s is older than the stored %s; listing again",
+                cluster,
+                kind,
+                resource_version,
+                state.resource_version,
+            )
+            return False
+        snapshot_apply(cluster, kind, objects, prune=True, result=result)
+        record_list(cluster, kind, resource_version=resource_version)
+    logger.info("cluster %s %s: listed %d objects at %s", cluster, kind, len(objects), resource_version)
+    return True
 
 
 def cluster_resync(cluster: Cluster, *, kinds: Sequence[str] | None = None) -> ResyncResult:

@@ -1,37 +1,45 @@
-"""Watching one kind: every event applied as it comes, resumed after breaks without loss."""
+"""Watching one kind: every event applied as it comes, resumed after breaks without loss.
+
+A watch is a coroutine (KindWatch) that the watch hub (hub.py) runs next to the watches of
+every other kind and cluster on one event loop. It reaches the database only through `db`
+(`await db(function, *args)`), which runs Django code in the hub's few database threads.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import math
 import random
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.db.models import F
 
-from .. import kube, records
-from ..kube import KubeConfigError, KubeError, KubeGone, KubeNotFound, KubeUnauthorized
+from .. import records
+from ..kube import KubeConfigError, KubeError, KubeGone, KubeNotFound, KubeUnauthorized, KubeUnavailable
+from ..kube import aio as kube
 from ..models import Cluster, SyncState
 from ..sync import record_error
 from .events import watch_event_apply
 from .leases import watch_lease_renew
-from .resync import kind_resync
+from .resync import RESYNC_ATTEMPTS, kind_list_store
 from .state import object_rv
 
 logger = logging.getLogger(__name__)
 
-# How often a watch's helper thread looks at the stop event to end a silent stream.
-STOP_POLL_SECONDS = 0.1
 # Errors that the same request will meet again: a watch ends on them instead of retrying, and
-# the next resync or ensure_watches tick tries again.
+# its holder tries again later (see hub.WatchHub).
 PERMANENT_ERRORS = (KubeUnauthorized, KubeNotFound, KubeConfigError)
 WATCHED_EVENTS = frozenset({"ADDED", "MODIFIED", "DELETED"})
+
+# `await db(function, *args, **kwargs)`: run Django code off the event loop and await its result.
+Db = Callable[..., Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -76,24 +84,6 @@ class Backoff:
         self.failures = 0
 
 
-@contextmanager
-def _stopped_on(stop: threading.Event, stream: kube.WatchStream) -> Iterator[None]:
-    """Stop `stream` as soon as `stop` is set, even when no event arrives to notice it."""
-    finished = threading.Event()
-
-    def wait() -> None:
-        while not finished.is_set():
-            if stop.wait(STOP_POLL_SECONDS):
-                stream.stop()
-                return
-
-    threading.Thread(target=wait, name=f"stop {stream.kind} watch", daemon=True).start()
-    try:
-        yield
-    finally:
-        finished.set()
-
-
 def _set_connected(cluster: Cluster, kind: str, connected: bool) -> None:
     updates: dict[str, Any] = {"watch_connected": connected}
     if connected:
@@ -116,116 +106,146 @@ def _listed(cluster: Cluster, kind: str) -> bool:
     )
 
 
-def _stored_state(cluster: Cluster, kind: str) -> SyncState:
-    return SyncState.objects.get(cluster=cluster, kind=kind)
+def _stored_rv(cluster: Cluster, kind: str) -> str:
+    return SyncState.objects.get(cluster=cluster, kind=kind).resource_version
 
 
-class _Watcher:
-    """The state of one kind_watch call; see kind_watch."""
+class KindWatch:
+    """Watch one kind of one cluster and apply each event, until stopped, the `deadline` (a
+    time.monotonic() value) passes, the lease is lost or a permanent error ends it.
+
+    Starts from the stored resourceVersion (listing first if the kind was never listed). A stream
+    that ends is resumed from the last resourceVersion seen; one that breaks, after a backoff; a
+    410 Gone lists again (pruning what was deleted meanwhile). Credentials refused, a missing CRD
+    or an unusable kubeconfig end the watch with the error recorded. With `lease` (an owner token,
+    see leases.watch_lease_claim) the lease is renewed before each request and while events come,
+    and the watch ends if someone else took it. `on_event` runs after each event is stored, in the
+    database thread that stored it. `api()` gives the cluster's client (shared by its kinds).
+    """
 
     def __init__(
         self,
         cluster: Cluster,
         kind: str,
         *,
-        stop: threading.Event,
-        deadline: float,
-        lease: str | None,
-        on_event: Callable[[WatchEvent], None] | None,
+        db: Db,
+        api: Callable[[], Awaitable[Any]],
+        deadline: float = math.inf,
+        lease: str | None = None,
+        on_event: Callable[[WatchEvent], None] | None = None,
     ) -> None:
-        self.cluster, self.kind = cluster, kind
-        self.stop, self.deadline, self.lease, self.on_event = stop, deadline, lease, on_event
+        self.cluster, self.kind, self.db, self.api = cluster, kind, db, api
+        self.deadline, self.lease, self.on_event = deadline, lease, on_event
         self.report = WatchReport(kind)
         self.backoff = Backoff(settings.OME_WATCH_BACKOFF_BASE, settings.OME_WATCH_BACKOFF_MAX)
         self.lease_ttl = float(settings.OME_WATCH_LEASE)
         self.renewed_at = -math.inf
-        self.api: Any = None
 
-    def run(self) -> WatchReport:
-        must_list = not _listed(self.cluster, self.kind)
+    async def run(self) -> WatchReport:
+        """Watch until the end; cancelling the task that runs it stops it ("stopped")."""
         try:
-            while not self._should_end():
-                try:
-                    if self.api is None:
-                        self.api = kube.client_for(self.cluster)
-                    if must_list:
-                        kind_resync(self.cluster, self.kind, api=self.api)
-                        must_list = False
-                    self._watch_once()
-                except KubeGone as error:
-                    if must_list:  # the list itself kept expiring
-                        self._failed(error)
-                    else:
-                        logger.info("cluster %s %s: %s; listing again", self.cluster, self.kind, error.message)
-                        must_list = True
-                        self.report.relists += 1
-                        self.report.reconnects += 1
-                        _count_reconnect(self.cluster, self.kind)
-                except PERMANENT_ERRORS as error:
-                    logger.warning("cluster %s %s: watch ends: %s", self.cluster, self.kind, error.message)
-                    record_error(self.cluster, [self.kind], error.message)
-                    self.report.ended, self.report.error = "error", error
-                except KubeError as error:
-                    self._failed(error)
-        finally:
-            _set_connected(self.cluster, self.kind, False)
-            if self.api is not None:
-                kube.close(self.api)
+            must_list = not await self.db(_listed, self.cluster, self.kind)
+            while not await self._should_end():
+                must_list = await self._attempt(must_list)
+        except asyncio.CancelledError:
+            # Stopped on purpose (the hub's stop() or its holder): end normally, report and all.
+            if task := asyncio.current_task():
+                task.uncancel()
+            self.report.ended = self.report.ended or "stopped"
+        except BaseException:
+            await asyncio.shield(self.db(_set_connected, self.cluster, self.kind, False))
+            raise
+        if self.report.ended != "stopped":  # a stopping hub marks all its watches at once
+            await self.db(_set_connected, self.cluster, self.kind, False)
         return self.report
 
-    def _should_end(self) -> bool:
-        if self.report.ended:
-            return True
-        if self.stop.is_set():
-            self.report.ended = "stopped"
-        elif time.monotonic() >= self.deadline:
-            self.report.ended = "deadline"
-        elif not self._renew_lease(force=True):
-            self.report.ended = "lease lost"
+    async def _attempt(self, must_list: bool) -> bool:
+        """List if needed, then one watch request; returns whether the next attempt must list."""
+        try:
+            if must_list:
+                await self._list()
+                must_list = False
+            await self._watch_once()
+        except KubeGone as error:
+            if must_list:  # the list itself kept expiring
+                await self._failed(error)
+            else:
+                logger.info("cluster %s %s: %s; listing again", self.cluster, self.kind, error.message)
+                self.report.relists += 1
+                self.report.reconnects += 1
+                await self.db(_count_reconnect, self.cluster, self.kind)
+                return True
+        except PERMANENT_ERRORS as error:
+            logger.warning("cluster %s %s: watch ends: %s", self.cluster, self.kind, error.message)
+            await self.db(record_error, self.cluster, [self.kind], error.message)
+            self.report.ended, self.report.error = "error", error
+        except KubeError as error:
+            await self._failed(error)
+        except DatabaseError as error:
+            # The database went away (restarted, locked too long): resume from the stored state.
+            await self._failed(KubeUnavailable(f"database error while watching: {error}"), record=False)
+        return must_list
+
+    async def _list(self) -> None:
+        api = await self.api()
+        for attempt in range(1, RESYNC_ATTEMPTS + 1):
+            items, resource_version = await kube.list_kind(api, self.kind)
+            last = attempt == RESYNC_ATTEMPTS
+            if await self.db(kind_list_store, self.cluster, self.kind, items, resource_version, last=last):
+                return
+
+    async def _should_end(self) -> bool:
+        if not self.report.ended:
+            if time.monotonic() >= self.deadline:
+                self.report.ended = "deadline"
+            elif not await self._renew_lease(force=True):
+                self.report.ended = "lease lost"
         return bool(self.report.ended)
 
-    def _renew_lease(self, *, force: bool = False) -> bool:
+    async def _renew_lease(self, *, force: bool = False) -> bool:
         if self.lease is None:
             return True
         now = time.monotonic()
         if not force and now - self.renewed_at < self.lease_ttl / 3:
             return True
         self.renewed_at = now
-        return watch_lease_renew(self.cluster, self.kind, owner=self.lease)
+        return bool(await self.db(watch_lease_renew, self.cluster, self.kind, owner=self.lease))
 
-    def _failed(self, error: KubeError) -> None:
+    async def _failed(self, error: KubeError, *, record: bool = True) -> None:
         logger.warning("cluster %s %s: watch failed: %s", self.cluster, self.kind, error.message)
-        record_error(self.cluster, [self.kind], error.message)
-        _count_reconnect(self.cluster, self.kind)
+        if record:
+            await self.db(record_error, self.cluster, [self.kind], error.message)
+        await self.db(_count_reconnect, self.cluster, self.kind)
         self.report.reconnects += 1
         delay = min(self.backoff.next_delay(), max(0.0, self.deadline - time.monotonic()))
-        self.stop.wait(delay)
+        await asyncio.sleep(delay)
 
-    def _watch_once(self) -> None:
+    async def _watch_once(self) -> None:
         """One watch request from the stored resourceVersion, until it ends or we stop."""
-        resource_version = _stored_state(self.cluster, self.kind).resource_version
+        api = await self.api()
+        resource_version = await self.db(_stored_rv, self.cluster, self.kind)
         remaining = self.deadline - time.monotonic()
         # The stream ends (and the lease is renewed) at least every half lease.
         timeout = max(1, math.ceil(min(remaining, self.lease_ttl / 2)))
-        stream = kube.watch_kind(
-            self.api,
-            self.kind,
-            resource_version,
-            timeout,
-            on_connect=lambda: _set_connected(self.cluster, self.kind, True),
-        )
-        with _stopped_on(self.stop, stream):
-            for event_type, obj in stream:
-                self._handle(event_type, obj)
-                if self.stop.is_set():
-                    break
-                if not self._renew_lease():
-                    self.report.ended = "lease lost"
-                    break
+        try:
+            async with asyncio.timeout_at(self.deadline if math.isfinite(self.deadline) else None):
+                stream = kube.watch_kind(api, self.kind, resource_version, timeout, on_connect=self._connected)
+                async with contextlib.aclosing(stream):
+                    async for event_type, obj in stream:
+                        await self.db(self._handle, event_type, obj)
+                        if not await self._renew_lease():
+                            self.report.ended = "lease lost"
+                            break
+        except TimeoutError:  # asyncio.timeout_at's: watch_kind raises KubeErrors for its own
+            self.report.ended = "deadline"
         # The stream ended cleanly or delivered events: the connection works again.
         self.backoff.reset()
 
+    async def _connected(self) -> None:
+        await self.db(_set_connected, self.cluster, self.kind, True)
+
     def _handle(self, event_type: str, obj: dict[str, Any]) -> None:
+        """Store one event (in a database thread) and tell `on_event`."""
         if event_type != "BOOKMARK" and event_type not in WATCHED_EVENTS:
             logger.warning("cluster %s %s: ignored a %s event", self.cluster, self.kind, event_type)
             return
@@ -239,25 +259,3 @@ class _Watcher:
         if self.on_event is not None:
             key = records.identity(obj) or (self.kind, "", "")
             self.on_event(WatchEvent(self.cluster.name, self.kind, event_type, key[1], key[2], object_rv(obj), applied))
-
-
-def kind_watch(
-    cluster: Cluster,
-    kind: str,
-    *,
-    stop: threading.Event,
-    deadline: float,
-    lease: str | None = None,
-    on_event: Callable[[WatchEvent], None] | None = None,
-) -> WatchReport:
-    """Watch one kind and apply each event, until `stop` is set or `deadline` (a time.monotonic()
-    value; math.inf for no end) passes.
-
-    Starts from the stored resourceVersion (listing first if the kind was never listed). A stream
-    that ends is resumed from the last resourceVersion seen; one that breaks, after a backoff; a
-    410 Gone lists again (pruning what was deleted meanwhile). Credentials refused, a missing CRD
-    or an unusable kubeconfig end the watch early with the error recorded. With `lease` (an owner
-    token, see leases.watch_lease_claim), the lease is renewed while watching and the watch ends
-    if someone else took it. `on_event` is called after each event is stored.
-    """
-    return _Watcher(cluster, kind, stop=stop, deadline=deadline, lease=lease, on_event=on_event).run()

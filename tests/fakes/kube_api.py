@@ -614,6 +614,8 @@ class FakeKubeAPI:
         self._conns: set[socket.socket] = set()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        #: set by FakeKubeFleet: this fake is served under a path of the fleet's server
+        self.base_url: str | None = None
         if manifests is not None:
             self.load_manifests(manifests)
 
@@ -664,6 +666,8 @@ class FakeKubeAPI:
 
     @property
     def url(self) -> str:
+        if self.base_url is not None:
+            return self.base_url
         host = "127.0.0.1" if self.host in ("", "0.0.0.0") else self.host
         if ":" in host:
             host = f"[{host}]"
@@ -1893,6 +1897,102 @@ class FakeKubeAPI:
 
 
 # --------------------------------------------------------------------------------------------
+# many clusters behind one server
+# --------------------------------------------------------------------------------------------
+
+
+class FakeKubeFleet:
+    """Many fake clusters served by one HTTP server: cluster ``NAME`` answers under
+    ``/clusters/NAME`` (like a multi-cluster proxy), so its kubeconfig's server is
+    ``http://127.0.0.1:PORT/clusters/NAME``. Each member is a :class:`FakeKubeAPI` with its own
+    store, resourceVersions, faults and watches (``fleet[name]``); only the socket is shared.
+    Requests outside ``/clusters/NAME`` get 404. Thread-safe like FakeKubeAPI."""
+
+    PREFIX = "/clusters/"
+
+    def __init__(self, names: Iterable[str], host: str = "127.0.0.1", port: int = 0, **options: Any):
+        self.host, self.port = host, port
+        self.members = {name: FakeKubeAPI(host, **options) for name in names}
+        self.errors: list[str] = []
+        self._conn_lock = threading.Lock()
+        self._conns: set[socket.socket] = set()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def __getitem__(self, name: str) -> FakeKubeAPI:
+        return self.members[name]
+
+    def start(self) -> FakeKubeFleet:
+        self._server = _Server((self.host, self.port), self)  # type: ignore[arg-type]
+        self.port = self._server.server_address[1]
+        for name, member in self.members.items():
+            member.base_url = f"http://{self.host}:{self.port}{self.PREFIX}{name}"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name=f"FakeKubeFleet:{self.port}"
+        )
+        self._thread.daemon = True
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop serving: open watches of every member end, connections are closed."""
+        server = self._server
+        if server is None:
+            return
+        for member in self.members.values():
+            with member._cond:
+                member._stopping = True
+                member._cond.notify_all()
+            member._stop_event.set()
+        server.shutdown()
+        for member in self.members.values():
+            with member._cond:
+                member._cond.wait_for(lambda m=member: not m._watches, timeout)
+        with self._conn_lock:
+            conns = list(self._conns)
+        for sock in conns:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._server = None
+
+    def __enter__(self) -> FakeKubeFleet:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def active_watches(self) -> int:
+        return sum(member.active_watches() for member in self.members.values())
+
+    def wait_for_no_watches(self, timeout: float = 5.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while self.active_watches():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)  # the members' conditions are separate; poll them all
+        return True
+
+    def all_errors(self) -> list[str]:
+        return self.errors + [error for member in self.members.values() for error in member.errors]
+
+    def _record_error(self, text: str) -> None:
+        self.errors.append(text)
+
+    def _handle(self, h: _Handler, method: str) -> None:
+        name, _, rest = h.path[len(self.PREFIX) :].partition("/") if h.path.startswith(self.PREFIX) else ("", "", "")
+        member = self.members.get(unquote(name))
+        if member is None:
+            anyone = next(iter(self.members.values()))
+            anyone._send(h, None, 404, KubeError(404, NOT_FOUND_PATH, "NotFound").status())
+            return
+        h.path = "/" + rest
+        member._handle(h, method)
+
+
+# --------------------------------------------------------------------------------------------
 # command line
 # --------------------------------------------------------------------------------------------
 
@@ -1914,7 +2014,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--require-token", action="store_true", help="answer 401 without that token")
     parser.add_argument("--bookmark-interval", type=float, default=None, metavar="SECONDS")
     parser.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")
+    parser.add_argument(
+        "--clusters",
+        type=int,
+        default=0,
+        metavar="N",
+        help="serve N clusters c000.. (a FakeKubeFleet), each with the manifests; --kubeconfig-out is then a folder",
+    )
     args = parser.parse_args(argv)
+    if args.clusters:
+        return _serve_fleet(args)
 
     fake = FakeKubeAPI(
         args.host, args.port, token=args.token if args.require_token else None, log_requests=args.verbose
@@ -1940,6 +2049,31 @@ def main(argv: list[str] | None = None) -> int:
         pass
     finally:
         fake.stop()
+    return 0
+
+
+def _serve_fleet(args: argparse.Namespace) -> int:
+    fleet = FakeKubeFleet([f"c{index:03}" for index in range(args.clusters)], args.host, args.port)
+    loaded = [len(member.load_manifests(args.manifests)) if args.manifests else 0 for member in fleet.members.values()]
+    fleet.start()
+    folder = Path(args.kubeconfig_out or tempfile.mkdtemp(prefix="fake-kubeconfigs-"))
+    for name, member in fleet.members.items():
+        member.write_kubeconfig(folder / f"{name}.yaml", token=args.token)
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    try:
+        print(f"http://{args.host}:{fleet.port}/clusters/", flush=True)
+        print(f"kubeconfigs: {folder}", flush=True)
+        print(f"loaded {sum(loaded)} objects into {len(loaded)} clusters", flush=True)
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        fleet.stop()
     return 0
 
 

@@ -110,9 +110,9 @@ def test_the_watch_worker_serves_the_watch_queue_with_threads_and_the_worker_the
 
     assert watch["queues"] == [WATCH_QUEUE]
     assert watch["pool"].__module__ == "celery.concurrency.thread"
-    assert watch["concurrency"] >= 5
+    assert watch["concurrency"] >= 1  # the tasks only hand their watch to the worker's watch hub
     assert not default["queues"]
-    assert celery_app.conf.task_routes["inventory.tasks.watch_kind"] == {"queue": WATCH_QUEUE}
+    assert celery_app.conf.task_routes["inventory.tasks.watch_cluster"] == {"queue": WATCH_QUEUE}
 
 
 def test_beat_keeps_its_schedule_on_the_volume(services: dict[str, Any]) -> None:

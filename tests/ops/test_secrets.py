@@ -17,8 +17,8 @@ from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
+from inventory.live.cluster_watch import kind_watch
 from inventory.live.resync import cluster_resync
-from inventory.live.watch import kind_watch
 from inventory.models import Cluster, Kind, SyncState
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.patches.seed import documents

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -164,69 +162,6 @@ def test_patch_object_sends_a_merge_patch_and_honours_the_resource_version_preco
     with pytest.raises(KubeConflict) as caught:
         kube.patch_object(api, Kind.CLUSTER_BASE_MODEL, "", "m1", patch)  # `seen` is stale now
     assert (caught.value.code, caught.value.http_status) == ("conflict", 409)
-
-
-def collect(stream: kube.WatchStream, count: int) -> list[tuple[str, str, str]]:
-    events = []
-    for event_type, obj in stream:
-        events.append((event_type, obj.get("metadata", {}).get("name", ""), obj["metadata"]["resourceVersion"]))
-        if len(events) == count:
-            stream.stop()
-    return events
-
-
-def test_watch_kind_yields_changes_and_bookmarks_from_the_resource_version(fake, api) -> None:
-    start = fake.resource_version
-    fake.create(model("m1"))
-    fake.patch("clusterbasemodels", "m1", {"spec": {"modelArchitecture": "X"}})
-    fake.delete("clusterbasemodels", "m1")
-    connected = threading.Event()
-    stream = kube.watch_kind(api, Kind.CLUSTER_BASE_MODEL, start, 5, on_connect=connected.set)
-
-    def bookmark_when_watching() -> None:
-        assert fake.wait_for_watch("clusterbasemodels")
-        fake.bookmark("clusterbasemodels")
-
-    helper = threading.Thread(target=bookmark_when_watching)
-    helper.start()
-    events = collect(stream, 4)
-    helper.join()
-
-    assert [(t, n) for t, n, _ in events] == [("ADDED", "m1"), ("MODIFIED", "m1"), ("DELETED", "m1"), ("BOOKMARK", "")]
-    assert [rv for _, _, rv in events[:3]] == [e["resourceVersion"] for e in fake.events("clusterbasemodels")]
-    assert events[3][2] == fake.resource_version
-    assert connected.is_set()
-    watch = next(r for r in fake.requests if r.verb == "watch")
-    assert watch.query["resourceVersion"] == start
-    assert watch.query["timeoutSeconds"] == "5"
-    assert watch.query["allowWatchBookmarks"] == "true"
-
-
-def test_watch_kind_raises_gone_for_an_expired_resource_version(fake, api) -> None:
-    old = fake.resource_version
-    fake.create(model("m1"))
-    fake.compact()
-
-    with pytest.raises(KubeGone):
-        list(kube.watch_kind(api, Kind.CLUSTER_BASE_MODEL, old, 5))
-
-
-def test_stop_ends_a_silent_watch_at_once_without_an_error(fake, api) -> None:
-    stream = kube.watch_kind(api, Kind.SERVING_RUNTIME, fake.resource_version, 30)
-    stopper = threading.Thread(target=lambda: fake.wait_for_watch("servingruntimes") and stream.stop())
-    stopper.start()
-    started = time.monotonic()
-
-    events = list(stream)
-
-    stopper.join()
-    assert events == []
-    assert time.monotonic() - started < 5
-
-
-def test_a_watch_needs_a_timeout(api) -> None:
-    with pytest.raises(ValueError, match="timeout_seconds"):
-        kube.watch_kind(api, Kind.BASE_MODEL, "1", 0)
 
 
 def test_kube_error_hierarchy_carries_codes_and_statuses() -> None:

@@ -45,20 +45,19 @@ def queued_tasks(client: Any, queue: str) -> list[tuple[str, list[Any], dict[str
 
 
 @pytest.mark.django_db
-def test_ensure_watches_queues_one_watch_per_idle_kind_on_the_watch_queue(fake, cluster, queues) -> None:
+def test_ensure_watches_queues_one_watch_task_per_cluster_with_its_idle_kinds_on_the_watch_queue(
+    fake, cluster, queues
+) -> None:
     Cluster.objects.create(name="snap", source=Cluster.Source.MANIFESTS, manifests=["demo"])
     assert watch_lease_claim(cluster, Kind.INFERENCE_SERVICE, owner="someone")
 
     assert tasks.ensure_watches() == 4
     assert tasks.ensure_watches() == 0  # the leases are held now
 
-    queued = queued_tasks(queues, "watch")
-    assert sorted(args[1] for _, args, _ in queued) == sorted(set(Kind.values) - {Kind.INFERENCE_SERVICE})
     owners = dict(SyncState.objects.filter(cluster=cluster).values_list("kind", "watch_owner"))
-    for name, args, kwargs in queued:
-        assert name == "inventory.tasks.watch_kind"
-        assert args[0] == cluster.pk
-        assert kwargs == {"lease": owners[args[1]]}
+    del owners[Kind.INFERENCE_SERVICE]
+    assert queued_tasks(queues, "watch") == [("inventory.tasks.watch_cluster", [cluster.pk, owners], {})]
+    assert len(set(owners.values())) == 4
     assert queues.llen("celery") == 0
 
 
@@ -68,11 +67,11 @@ def test_ensure_watches_stops_adding_watches_while_nobody_consumes_the_queue(fak
         SyncState.objects.update(watch_lease_until=timezone.now() - timedelta(seconds=1))
 
     assert tasks.ensure_watches() == 5
-    leases_expire()  # a whole lease later, every watch still waits: nobody reads the queue
+    leases_expire()  # a whole lease later, the cluster's watch task still waits: nobody reads the queue
 
     assert tasks.ensure_watches() == 0
 
-    assert queues.llen("watch") == 5
+    assert queues.llen("watch") == 1
     assert set(SyncState.objects.values_list("watch_owner", flat=True)) == {""}  # claims given back
 
 
@@ -105,8 +104,10 @@ def test_a_worker_runs_the_resync_task_end_to_end(fake, cluster, celery_worker: 
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_on_the_watch_queue_applies_live_changes(fake, cluster, celery_app: Celery, settings) -> None:
-    settings.OME_WATCH_DURATION = 15  # bound for a failing run; the test stops the watch itself
+def test_a_worker_on_the_watch_queue_holds_the_watch_and_applies_live_changes(
+    fake, cluster, celery_app: Celery, settings
+) -> None:
+    settings.OME_WATCH_DB_THREADS = 1  # SQLite's shared in-memory test database: one writer
     fake.create(model("before"))
     applied = threading.Event()
 
@@ -117,18 +118,18 @@ def test_a_worker_on_the_watch_queue_applies_live_changes(fake, cluster, celery_
     inventory_changed.connect(on_change)
     try:
         with running_worker(celery_app, queues=["celery", "watch"]):
-            result = tasks.watch_kind.delay(cluster.pk, Kind.CLUSTER_BASE_MODEL)
-            assert fake.wait_for_watch("clusterbasemodels", timeout=15)
+            handed = tasks.watch_cluster.delay(cluster.pk).get(timeout=15)
+            assert fake.wait_for_watch("clusterbasemodels", timeout=15)  # the task has returned
             fake.create(model("during"))
             assert applied.wait(15)
-            tasks.WORKER_STOPPING.set()  # what a warm shutdown of the worker does
-            report = result.get(timeout=15)
+            again = tasks.watch_cluster.delay(cluster.pk).get(timeout=15)
     finally:
-        tasks.WORKER_STOPPING.clear()
+        tasks._stop_watches()  # what a warm shutdown of the worker does
         inventory_changed.disconnect(on_change)
 
-    assert report["ended"] == "stopped"
-    assert report["applied"] == 1
+    assert sorted(handed["held"]) == sorted(Kind.values)
+    assert again == {"held": []}  # every lease is taken
+    assert fake.active_watches() == 0
     assert sorted(Resource.objects.filter(cluster=cluster).values_list("name", flat=True)) == ["before", "during"]
     state = SyncState.objects.get(cluster=cluster, kind=Kind.CLUSTER_BASE_MODEL)
     assert (state.watch_owner, state.watch_connected, state.resource_version) == ("", False, fake.resource_version)

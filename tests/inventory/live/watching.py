@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from inventory.live.watch import WatchEvent, WatchReport, kind_watch
+from inventory.live.cluster_watch import kind_watch
+from inventory.live.watch import WatchEvent, WatchReport
 from inventory.models import Cluster
 
 DEADLINE_SECONDS = 10.0

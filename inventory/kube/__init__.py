@@ -8,22 +8,19 @@ are built from the API's `Status` message, not from the exception's text (which 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
-import socket
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import urllib3
-from kubernetes import client, config, watch
+from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
 from core.errors import DomainError
 
-from .models import CLUSTER_SCOPED, OME_GROUP, OME_VERSION, PLURALS, Cluster
+from ..models import CLUSTER_SCOPED, OME_GROUP, OME_VERSION, PLURALS, Cluster
 
 logger = logging.getLogger(__name__)
 
@@ -217,110 +214,6 @@ def list_kind(
                 continue
             raise translated from None
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-class WatchStream:
-    """One watch request: iterate for `(type, object)` pairs, ADDED, MODIFIED, DELETED or BOOKMARK.
-
-    The stream ends when the server closes it (after `timeout_seconds`) or after `stop()`, which
-    may be called from another thread and ends a silent stream at once. An `ERROR` event (410
-    Gone, ...) and a broken connection raise `KubeError`s.
-    """
-
-    def __init__(
-        self,
-        api: client.CustomObjectsApi,
-        kind: str,
-        resource_version: str,
-        timeout_seconds: int,
-        *,
-        allow_bookmarks: bool = True,
-        on_connect: Callable[[], None] | None = None,
-    ) -> None:
-        if timeout_seconds < 1:
-            raise ValueError("a watch needs timeout_seconds >= 1, or the client re-watches forever")
-        self.kind = kind
-        self.resource_version = resource_version
-        self.timeout_seconds = int(timeout_seconds)
-        self.allow_bookmarks = allow_bookmarks
-        self._call = _collection_call(api, kind)
-        self._on_connect = on_connect
-        self._watch = watch.Watch()
-        self._stopped = False
-        self._response: Any = None
-
-    def _connected_call(self) -> Callable[..., Any]:
-        list_call = self._call.func
-
-        # Watch.stream reads the return type and the parameter names from the function it is
-        # given; functools.wraps keeps both. The wrapper keeps the response, so that stop() can
-        # end it even before Watch.stream has it, and runs the "connected" hook.
-        @functools.wraps(list_call)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            response = list_call(*args, **kwargs)
-            self._response = response
-            if self._stopped:
-                _shut_down(response)
-            elif self._on_connect is not None and 200 <= getattr(response, "status", 0) < 300:
-                self._on_connect()
-            return response
-
-        return call
-
-    def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        plural = PLURALS[self.kind]
-        try:
-            for event in self._watch.stream(
-                self._connected_call(),
-                *self._call.args,
-                resource_version=self.resource_version or None,
-                timeout_seconds=self.timeout_seconds,
-                allow_watch_bookmarks=self.allow_bookmarks,
-                _request_timeout=(CONNECT_TIMEOUT, self.timeout_seconds + WATCH_READ_MARGIN),
-            ):
-                obj = event.get("raw_object")
-                if isinstance(obj, dict):
-                    if event["type"] != "BOOKMARK":
-                        _with_identity(obj, self.kind)
-                    yield event["type"], obj
-                if self._stopped:
-                    return
-        except _CLIENT_ERRORS as error:
-            if self._stopped:
-                # stop() shuts the socket down under the reading thread; that is no error.
-                return
-            raise _translated(error, plural=plural, collection=True) from None
-
-    def stop(self) -> None:
-        """End the stream; safe from any thread, at any moment (before, during or after it)."""
-        self._stopped = True
-        if self._response is not None:
-            _shut_down(self._response)
-        self._watch.stop()
-
-
-def _shut_down(response: Any) -> None:
-    # Shutting the socket down wakes a thread blocked reading it (closing it would not).
-    sock = getattr(getattr(response, "connection", None), "sock", None)
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-
-
-def watch_kind(
-    api: client.CustomObjectsApi,
-    kind: str,
-    resource_version: str,
-    timeout_seconds: int,
-    allow_bookmarks: bool = True,
-    *,
-    on_connect: Callable[[], None] | None = None,
-) -> WatchStream:
-    """Watch one kind (all namespaces) from `resource_version`; iterate the result for
-    `(type, object)` pairs. `on_connect` runs once the server has accepted the watch."""
-    return WatchStream(
-        api, kind, resource_version, timeout_seconds, allow_bookmarks=allow_bookmarks, on_connect=on_connect
-    )
 
 
 def get_object(api: client.CustomObjectsApi, kind: str, namespace: str, name: str) -> dict[str, Any]:
