@@ -33,6 +33,7 @@ from .base import (
     query_namespace,
     reasons_parameter,
 )
+from .conditional import conditional_page
 from .serializers import (
     BuildSerializer,
     CellChangeSerializer,
@@ -54,13 +55,19 @@ class MatrixCellList(CellFilterView):
     @extend_schema(parameters=[reasons_parameter(True)], responses=CellSerializer(many=True))
     def get(self, request: Request) -> Response:
         cells = self.cell_list(request)
-        paginator = self.paginator
-        assert isinstance(paginator, MatrixPagination)
-        assert self.build is not None
-        paginator.build = self.build
-        page = paginator.paginate_queryset(cells, request, view=self)
-        reason = cell_reasoner(self.build) if query_flag(request, "reasons", default=True) else None
-        return paginator.get_paginated_response([cell_data(cell, reason) for cell in page or ()])
+        build = self.build
+        assert build is not None
+        with_reasons = query_flag(request, "reasons", default=True)
+
+        def page() -> dict[str, Any]:
+            paginator = self.paginator
+            assert isinstance(paginator, MatrixPagination)
+            paginator.build = build
+            found = paginator.paginate_queryset(cells, request, view=self)
+            reason = cell_reasoner(build) if with_reasons else None
+            return dict(paginator.get_paginated_response([cell_data(cell, reason) for cell in found or ()]).data)
+
+        return conditional_page(request, build, page)
 
 
 class CellQuerySerializer(serializers.Serializer):

@@ -8,6 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.cache import VersionedCache
 from inventory.models import Cluster
 
 from ..cells import Cell
@@ -148,5 +149,12 @@ def cell_data(cell: Cell, reason: Reasoner | None = None) -> dict[str, Any]:
     return data
 
 
+# Build id -> its serialized form, for as long as every field it shows is the same: a
+# ModelSerializer is costly to make, and every page of cells carries its build.
+_BUILD_DATA: VersionedCache[tuple[object, ...], dict[str, Any]] = VersionedCache(owners=64)
+_BUILD_FIELDS = tuple("cluster_id" if name == "cluster" else name for name in BuildSerializer.Meta.fields)
+
+
 def build_data(build: MatrixBuild) -> dict[str, Any]:
-    return dict(BuildSerializer(build).data)
+    version = tuple(getattr(build, name) for name in _BUILD_FIELDS)
+    return dict(_BUILD_DATA.get(build.pk, version, lambda _stale: dict(BuildSerializer(build).data)))
