@@ -33,7 +33,7 @@ from .base import (
     query_namespace,
     reasons_parameter,
 )
-from .conditional import conditional_page
+from .conditional import held_page, made_page, page_key, requested_build
 from .serializers import (
     BuildSerializer,
     CellChangeSerializer,
@@ -54,20 +54,19 @@ class MatrixCellList(CellFilterView):
 
     @extend_schema(parameters=[reasons_parameter(True)], responses=CellSerializer(many=True))
     def get(self, request: Request) -> Response:
-        cells = self.cell_list(request)
-        build = self.build
-        assert build is not None
-        with_reasons = query_flag(request, "reasons", default=True)
-
-        def page() -> dict[str, Any]:
-            paginator = self.paginator
-            assert isinstance(paginator, MatrixPagination)
-            paginator.build = build
-            found = paginator.paginate_queryset(cells, request, view=self)
-            reason = cell_reasoner(build) if with_reasons else None
-            return dict(paginator.get_paginated_response([cell_data(cell, reason) for cell in found or ()]).data)
-
-        return conditional_page(request, build, page)
+        key = page_key(request)
+        self.build = requested_build(request)
+        if self.build is not None and (held := held_page(request, self.build, key)) is not None:
+            return held
+        cells = self.cell_list(request)  # sets self.build: the build the page is made from
+        assert self.build is not None
+        paginator = self.paginator
+        assert isinstance(paginator, MatrixPagination)
+        paginator.build = self.build
+        page = paginator.paginate_queryset(cells, request, view=self)
+        reason = cell_reasoner(self.build) if query_flag(request, "reasons", default=True) else None
+        response = paginator.get_paginated_response([cell_data(cell, reason) for cell in page or ()])
+        return made_page(self.build, key, dict(response.data))
 
 
 class CellQuerySerializer(serializers.Serializer):

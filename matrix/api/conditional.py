@@ -1,17 +1,18 @@
 """Conditional GETs and cached pages for the matrix API.
 
-A page of cells depends only on the build it reads (its id and generation: an incremental
-update bumps the generation), the query, who asks (what they may read) and the OME behaviour
-the verdicts follow. So each page gets an ETag made of those; a client that sends it back in
+A page of cells depends only on the build it reads (the build's generation changes with every
+incremental update), the query, who asks (what they may read), the format and the OME behaviour
+the verdicts follow. So each page gets an ETag made of those: a client that sends it back in
 If-None-Match gets a 304 without the page being made, and a page made once is kept per process
 for as long as its build generation is current (core.cache.VersionedCache: a newer generation
-replaces it, nothing is invalidated by hand).
+replaces it, nothing is invalidated by hand). Both are answered from the cluster and its current
+build alone (two queries), before the query is parsed: only a query that was answered with a
+page before can have an ETag or a cached page.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from typing import Any
 
 from django.utils.http import parse_etags
@@ -21,8 +22,11 @@ from rest_framework.response import Response
 
 import matching
 from core.cache import VersionedCache
+from core.errors import DomainError
+from inventory.selectors import cluster_choose
 
 from ..models import MatrixBuild
+from ..selectors import current_build
 
 # Owner: (cluster id, page key); version: the build's generation. About 75 KB a page of 50 cells.
 _PAGES: VersionedCache[tuple[object, ...], dict[str, Any]] = VersionedCache(owners=256)
@@ -43,28 +47,34 @@ def page_etag(build: MatrixBuild, key: str) -> str:
     return f'"{build.pk}-{generation}-{key}"'
 
 
-def not_modified(request: Request, etag: str) -> Response | None:
-    """A 304 when the client already holds this page (If-None-Match names its ETag, or `*`)."""
-    given = request.headers.get("If-None-Match")
-    if not given:
+def requested_build(request: Request) -> MatrixBuild | None:
+    """The current build of the cluster the query names; None when that is not plain (no such
+    cluster, no matrix): the full path then answers with the error."""
+    try:
+        cluster = cluster_choose(request.query_params.get("cluster") or None, default="only")
+    except DomainError:
         return None
-    tags = parse_etags(given)
-    if "*" in tags or etag in tags or etag in (tag.removeprefix("W/") for tag in tags):
-        return Response(status=status.HTTP_304_NOT_MODIFIED)
-    return None
+    return current_build(cluster)
 
 
-def cached_page(build: MatrixBuild, key: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """The page's data, made once per build generation and process."""
-    return _PAGES.get((build.cluster_id, key), build.generation, lambda _stale: make())
-
-
-def conditional_page(request: Request, build: MatrixBuild, make: Callable[[], dict[str, Any]]) -> Response:
-    """The page as a response with its ETag (304 when the client holds it). `private, no-cache`:
-    a page depends on who asks, and a client must revalidate, cheaply, before reusing it."""
-    key = page_key(request)
+def held_page(request: Request, build: MatrixBuild, key: str) -> Response | None:
+    """A 304 when the client holds the page, the cached page when this process has it, else None."""
     etag = page_etag(build, key)
-    response = not_modified(request, etag) or Response(cached_page(build, key, make))
+    given = request.headers.get("If-None-Match")
+    if given and etag in (tag.removeprefix("W/") for tag in parse_etags(given)):
+        return _with_validators(Response(status=status.HTTP_304_NOT_MODIFIED), etag)
+    data = _PAGES.peek((build.cluster_id, key), build.generation)
+    return None if data is None else _with_validators(Response(data), etag)
+
+
+def made_page(build: MatrixBuild, key: str, data: dict[str, Any]) -> Response:
+    """A page just made from `build`: kept for the next request, sent with its ETag."""
+    _PAGES.get((build.cluster_id, key), build.generation, lambda _stale: data)
+    return _with_validators(Response(data), page_etag(build, key))
+
+
+def _with_validators(response: Response, etag: str) -> Response:
+    # private: a page depends on who asks; no-cache: reuse only after revalidating, which is cheap.
     response["ETag"] = etag
     response["Cache-Control"] = "private, no-cache"
     return response

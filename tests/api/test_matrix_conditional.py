@@ -47,11 +47,13 @@ def test_a_matrix_update_changes_the_etag_and_the_page(api: APIClient, demo: Clu
     matrix_apply_changes(demo, [change.to_dict()])
 
     after = api.get(CELLS, SEED_CELL, HTTP_IF_NONE_MATCH=before["ETag"])
+    again = api.get(CELLS, SEED_CELL)
 
     assert before.json()["results"][0]["status"] == "excluded"
     assert after.status_code == 200
     assert after["ETag"] != before["ETag"]
     assert after.json()["results"][0]["status"] == "selected"
+    assert again.json() == after.json()
 
 
 def test_the_etag_depends_on_who_asks(api: APIClient, demo: Cluster) -> None:
