@@ -21,7 +21,7 @@ from .patches import merge_patch, pipeline_patch
 from .pipeline import pipeline_from_model_index
 from .results import CheckOutcome, CheckReport, EntryReport, Match, PatchPlan, Selection
 from .rules import SHARDED, entry_passes
-from .score import entry_score, model_size_value, score_breakdown, size_score
+from .score import ScoreTerms, entry_score, model_size_value, score_breakdown, score_terms, size_score
 from .select import check, model_error, score, select, validate
 from .sizes import go_parse_float
 from .types import NAMED_COMPONENTS, Component, Entry, FormatRef, InferenceService, Model, ObjectKey, Pipeline, Runtime
@@ -64,6 +64,7 @@ __all__ = [
     "PatchPlan",
     "Pipeline",
     "Runtime",
+    "ScoreTerms",
     "Selection",
     "check",
     "entry_could_match",
@@ -94,6 +95,7 @@ __all__ = [
     "runtime_could_match",
     "score",
     "score_breakdown",
+    "score_terms",
     "select",
     "size_score",
     "validate",

@@ -12,6 +12,7 @@ import pytest
 from rest_framework.test import APIClient
 
 import matching
+from core.web import scope_token
 from inventory.models import RUNTIME_KINDS, Cluster, Resource
 from inventory.sync import event_apply
 from matrix.models import MatrixRow
@@ -39,7 +40,7 @@ def cells(api: APIClient, **params: Any) -> dict[str, Any]:
 def identity(cell: Any) -> tuple[int, int, str]:
     if isinstance(cell, dict):
         return (cell["model"]["id"], cell["runtime"]["id"], cell["namespace"])
-    return (cell.model.pk, cell.runtime.pk, cell.namespace)
+    return (cell.model.pk, cell.runtime.pk, scope_token(cell.namespace))
 
 
 def test_a_cells_page_names_the_ome_behaviour_and_the_build(api: APIClient, demo: Cluster) -> None:

@@ -106,7 +106,10 @@ def built_image(context: Path, scratch: Path, timings: Timings) -> Iterator[Imag
         with timings.step("mmdebstrap"):
             tarball = scratch / "base.tar"
             packages = ",".join(BASE_PACKAGES)
-            run(["mmdebstrap", "--variant=minbase", f"--include={packages}", SUITE, str(tarball), apt_mirror()], timeout=600)
+            run(
+                ["mmdebstrap", "--variant=minbase", f"--include={packages}", SUITE, str(tarball), apt_mirror()],
+                timeout=600,
+            )
         with timings.step("podman import"):
             run(["podman", "import", "--quiet", str(tarball), base], timeout=300)
             tags.append(base)

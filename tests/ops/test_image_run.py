@@ -80,7 +80,9 @@ class Stack:
 
     def start(self, service: str) -> OutputWatcher:
         argv = chroot_argv(self.image, self.command(service), self.env, self.data)
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         self.running[service] = (proc, OutputWatcher(proc))
         return self.running[service][1]
 
@@ -189,7 +191,9 @@ def test_the_image_runs_the_stack_and_applies_the_seed_patch(stack: Stack, timin
             timeout=120,
             extra={"DJANGO_SUPERUSER_PASSWORD": PASSWORD},
         )
-        token = re.search(r"Generated token (\w+)", stack.run(["python", "manage.py", "drf_create_token", USER], timeout=120))
+        token = re.search(
+            r"Generated token (\w+)", stack.run(["python", "manage.py", "drf_create_token", USER], timeout=120)
+        )
         assert token is not None
     with timings.step("processes ready"):
         outputs = {service: stack.start(service) for service in LONG_RUNNING}
