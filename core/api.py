@@ -66,6 +66,31 @@ class ScopeField(serializers.CharField):
         return scope_token(str(value))
 
 
+# Fields whose values are Kubernetes objects or parts of one: they keep Kubernetes' own names
+# and values (a manifest's metadata.namespace is never rewritten).
+KUBERNETES_FIELDS = frozenset({"obj", "object", "patch", "before", "after", "current", "diffusion_pipeline"})
+
+
+def scope_tokens(data: Any) -> Any:
+    """An app's API data with cluster scope as `_cluster`, the token every query takes: each
+    `namespace` that is "" and each "" in a `namespaces` list (not inside KUBERNETES_FIELDS)."""
+    if isinstance(data, Mapping):
+        return {key: _scope_value(str(key), value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [scope_tokens(value) for value in data]
+    return data
+
+
+def _scope_value(key: str, value: Any) -> Any:
+    if key in KUBERNETES_FIELDS:
+        return value
+    if key == "namespace" and isinstance(value, str):
+        return scope_token(value)
+    if key == "namespaces" and isinstance(value, list | tuple):
+        return [scope_token(item) if isinstance(item, str) else item for item in value]
+    return scope_tokens(value)
+
+
 def api_keys(data: Any) -> Any:
     """A JSON value with every object key in the API's casing (snake_case): for the dicts of
     `matching` (whose to_dict() mirrors OME's Go field names), never for Kubernetes objects."""

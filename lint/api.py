@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
+from core.api import scope_tokens
 from core.permissions import CanRead
 from inventory.api import ClusterQuerySerializer
 
@@ -25,7 +26,7 @@ class LintView(APIView):
     @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
         report = lint_report_get(ClusterQuerySerializer(data=request.query_params).chosen_cluster())
-        return Response({"ome": matching.OME_BEHAVIOUR, **report.to_dict()})
+        return Response({"ome": matching.OME_BEHAVIOUR, **scope_tokens(report.to_dict())})
 
 
 urlpatterns = [path("matrix/lint/", LintView.as_view(), name="matrix-lint")]

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
+from core.api import scope_tokens
 from core.permissions import CanRead
 from inventory.selectors import cluster_choose
 
@@ -58,7 +59,7 @@ class WhatIfView(APIView):
             # The exception handler answers; an error without a field is about the manifests.
             error.field = error.field or "manifests"
             raise
-        return Response({"ome": matching.OME_BEHAVIOUR, **result.to_dict()})
+        return Response({"ome": matching.OME_BEHAVIOUR, **scope_tokens(result.to_dict())})
 
 
 urlpatterns = [path("matrix/whatif/", WhatIfView.as_view(), name="matrix-whatif")]

@@ -30,7 +30,7 @@ def test_whatif_shows_the_pick_moving_to_the_pipeline_runtime(demo: Cluster, api
     body = response.json()
     assert body["ome"]["commit"].startswith("17b77eda")
     picks = {(row["namespace"], row["new_selected"]["name"]) for row in body["rows"] if row["pick_changed"]}
-    assert ("", "srt-qwen-image-pipeline") in picks
+    assert ("_cluster", "srt-qwen-image-pipeline") in picks
 
 
 def test_whatif_names_the_bad_document_and_field(demo: Cluster, api: APIClient) -> None:

@@ -291,7 +291,7 @@ def test_the_audit_log_lists_every_attempt_newest_first(history: None, reader: A
         ("live", "ada", "rejected"),
         ("seed", "ada", "applied"),
     ]
-    assert rows[0]["model"] == {"kind": "ClusterBaseModel", "namespace": "", "name": "qwen-image-pvc"}
+    assert rows[0]["model"] == {"kind": "ClusterBaseModel", "namespace": "_cluster", "name": "qwen-image-pvc"}
 
 
 @pytest.mark.parametrize(
