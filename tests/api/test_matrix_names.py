@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from core.api import scope_tokens
 from inventory.models import Cluster, Resource
 
 pytestmark = pytest.mark.django_db
@@ -75,3 +76,19 @@ def test_every_namespace_in_a_cells_page_uses_the_query_token(api: APIClient, de
 
     assert "" not in {c["namespace"] for c in page["results"]}
     assert scoped["count"] == sum(c["namespace"] == "_cluster" for c in page["results"])
+
+
+def test_scope_tokens_leave_kubernetes_objects_as_they_are() -> None:
+    data = {
+        "namespace": "",
+        "rows": [{"namespace": "team-a", "namespaces": ["", "team-b"]}],
+        "object": {"metadata": {"namespace": ""}},
+        "patch": {"metadata": {"namespace": ""}},
+    }
+
+    assert scope_tokens(data) == {
+        "namespace": "_cluster",
+        "rows": [{"namespace": "team-a", "namespaces": ["_cluster", "team-b"]}],
+        "object": {"metadata": {"namespace": ""}},
+        "patch": {"metadata": {"namespace": ""}},
+    }
