@@ -61,13 +61,3 @@ def own_redis(tmp_path: Path, celery_app: Celery, redis_server: RedisServer) -> 
         finally:
             redis.stop()
             point_app_at_redis(celery_app, redis_server.url)
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """The image test's timings (tests/ops/test_image_run.py), also when xdist ran it."""
-    # Recorded at teardown: the report of that phase carries it.
-    for reports in terminalreporter.stats.values():
-        for report in reports:
-            for name, value in getattr(report, "user_properties", ()):
-                if name == "image_timings" and getattr(report, "when", None) == "teardown":
-                    terminalreporter.write_line(str(value))
