@@ -5,6 +5,12 @@ database, stores a synthetic cluster (benchmarks.synthetic, through inventory.sy
 matrix, starts gunicorn on a free loopback port, and lets --clients threads request random
 pages of /api/v1/matrix/cells/ (a bounded number each), after one unmeasured round that warms
 every worker. Prints median and p95 latency per kind of request; it asserts nothing about time.
+
+Each round also measures /healthz under the same clients, as the floor of what this machine
+(shared, 2 cores) gives any request at that moment, and prints each scenario's p95 as a ratio
+of it. Scenarios: pages never asked for before (every one made from the database), pages a
+dashboard asks for again (served from the page cache), and clients that revalidate what they
+hold with If-None-Match (304s). --rounds repeats the whole measurement.
 """
 
 from __future__ import annotations
@@ -124,36 +130,39 @@ def answers(port: int) -> bool:
         return False
 
 
-def get(connection: http.client.HTTPConnection, path: str) -> tuple[int, dict[str, Any]]:
+def get(connection: http.client.HTTPConnection, path: str) -> tuple[int, dict[str, Any], str]:
     connection.request("GET", path)
     response = connection.getresponse()
-    return response.status, json.loads(response.read())
+    return response.status, json.loads(response.read()), response.headers.get("ETag", "")
 
 
 def cells_path(params: dict[str, Any]) -> str:
     return "/api/v1/matrix/cells/?" + urllib.parse.urlencode({"cluster": CLUSTER, **params}, doseq=True)
 
 
-def run_clients(port: int, paths: Sequence[str], clients: int) -> tuple[list[float], int, float]:
-    """`clients` threads share the paths (each its own keep-alive connection); returns latencies
-    in ms, the number of non-200 answers and the wall time."""
+Request = tuple[str, dict[str, str]]  # path, headers
+
+
+def run_clients(port: int, requests: Sequence[Request], clients: int) -> tuple[list[float], int, float]:
+    """`clients` threads share the requests (each its own keep-alive connection); returns
+    latencies in ms, the number of answers other than 200 (304 when revalidating) and the wall time."""
     latencies: list[float] = []
     failures = 0
     lock = threading.Lock()
-    shares = [paths[index::clients] for index in range(clients)]
+    shares = [requests[index::clients] for index in range(clients)]
 
-    def client(share: Sequence[str]) -> None:
+    def client(share: Sequence[Request]) -> None:
         nonlocal failures
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-        for path in share:
+        for path, headers in share:
             started = time.perf_counter()
-            connection.request("GET", path)
+            connection.request("GET", path, headers=headers)
             response = connection.getresponse()
             response.read()
             elapsed = (time.perf_counter() - started) * 1000
             with lock:
                 latencies.append(elapsed)
-                failures += response.status != 200
+                failures += response.status != (304 if "If-None-Match" in headers else 200)
         connection.close()
 
     threads = [threading.Thread(target=client, args=(share,)) for share in shares]
@@ -169,6 +178,90 @@ def p95(values: Sequence[float]) -> float:
     return statistics.quantiles(values, n=20, method="inclusive")[-1]
 
 
+def plain(paths: Sequence[str]) -> list[Request]:
+    return [(path, {}) for path in paths]
+
+
+class Scenarios:
+    """The requests of each scenario, drawn afresh every round (random pages stay mostly new)."""
+
+    def __init__(self, port: int, args: argparse.Namespace) -> None:
+        self.args, self.rng = args, random.Random(7)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+        status, first, _etag = get(connection, cells_path({"page_size": args.page_size}))
+        assert status == 200, first
+        status, selected, _etag = get(connection, cells_path({"status": "selected", "page_size": args.page_size}))
+        assert status == 200, selected
+        self.namespace_pages = []
+        for namespace in (f"team-{index}" for index in range(5)):
+            status, page, _etag = get(connection, cells_path({"namespace": namespace, "status": "excluded"}))
+            assert status == 200, page
+            self.namespace_pages.append((namespace, max(1, page["count"] // args.page_size)))
+        self.count, self.selected = first["count"], selected["count"]
+        self.pages = max(1, self.count // args.page_size)
+        self.selected_pages = max(1, self.selected // args.page_size)
+        # What a dashboard's users look at: one page per client, asked for again and again.
+        self.viewed = [cells_path({"page": self.rng.randint(1, self.pages)}) for _ in range(args.clients)]
+        self.etags = {path: get(connection, path)[2] for path in self.viewed}
+        connection.close()
+
+    def draw(self) -> dict[str, list[Request]]:
+        total, size, rng = self.args.clients * self.args.requests, self.args.page_size, self.rng
+        return {
+            "/healthz (the floor)": plain(["/healthz"] * total),
+            "new page, with reasons": plain(
+                [cells_path({"page": rng.randint(1, self.pages), "page_size": size}) for _ in range(total)]
+            ),
+            "new page, no reasons": plain(
+                [
+                    cells_path({"page": rng.randint(1, self.pages), "page_size": size, "reasons": "false"})
+                    for _ in range(total)
+                ]
+            ),
+            "new page, status=selected": plain(
+                [
+                    cells_path({"status": "selected", "page": rng.randint(1, self.selected_pages), "page_size": size})
+                    for _ in range(total)
+                ]
+            ),
+            "new page, one namespace, excluded": plain(
+                [
+                    cells_path({"namespace": namespace, "status": "excluded", "page": rng.randint(1, last_page)})
+                    for namespace, last_page in (rng.choice(self.namespace_pages) for _ in range(total))
+                ]
+            ),
+            "viewed page again (page cache)": plain([rng.choice(self.viewed) for _ in range(total)]),
+            "viewed page revalidated (304)": [
+                (path, {"If-None-Match": self.etags[path]}) for path in (rng.choice(self.viewed) for _ in range(total))
+            ],
+        }
+
+
+def measure_round(
+    port: int, warm: dict[str, list[Request]], measured: dict[str, list[Request]], clients: int
+) -> dict[str, tuple[float, ...]]:
+    """Per scenario: median, p95, max (ms), requests per second, unexpected answers."""
+    results = {}
+    for name, requests in measured.items():
+        # A worker process parses the inventory and lays out a filter's cells once per
+        # matrix generation: an unmeasured round per scenario first, so every worker has, with
+        # requests of their own (the measured new pages stay new).
+        run_clients(port, warm[name][: clients * 2], clients)
+        latencies, failures, wall = run_clients(port, requests, clients)
+        results[name] = (statistics.median(latencies), p95(latencies), max(latencies), len(latencies) / wall, failures)
+    return results
+
+
+def print_round(number: int, results: dict[str, tuple[float, ...]]) -> None:
+    floor = results["/healthz (the floor)"][1]
+    print(f"\nround {number}")
+    print(f"{'scenario':36} {'median':>9} {'p95':>9} {'max':>9} {'p95/floor':>9} {'req/s':>7} {'errors':>6}")
+    for name, (median, high, highest, rate, failures) in results.items():
+        print(
+            f"{name:36} {median:7.1f}ms {high:7.1f}ms {highest:7.0f}ms {high / floor:8.1f}x {rate:7.1f} {failures:6.0f}"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", type=int, default=2000)
@@ -179,6 +272,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--page-size", type=int, default=50)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker")
+    parser.add_argument("--rounds", type=int, default=3, help="measure every scenario this many times")
     parser.add_argument("--keep", action="store_true", help="keep the database and gunicorn log")
     args = parser.parse_args(argv)
 
@@ -191,56 +285,16 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{args.models:,} models x {args.runtimes:,} runtimes: stored in {setup['store_s']:.1f} s, "
             f"matrix built in {setup['build_s']:.1f} s ({setup['rows']:,.0f} rows)"
         )
-        rng = random.Random(7)
         with gunicorn(env, workers=args.workers, threads=args.threads, log=folder / "gunicorn.log") as port:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-            status, first = get(connection, cells_path({"page_size": args.page_size}))
-            assert status == 200, first
-            status, selected = get(connection, cells_path({"status": "selected", "page_size": args.page_size}))
-            assert status == 200, selected
-            namespace_pages = []
-            for namespace in (f"team-{index}" for index in range(5)):
-                status, page = get(connection, cells_path({"namespace": namespace, "status": "excluded"}))
-                assert status == 200, page
-                namespace_pages.append((namespace, max(1, page["count"] // args.page_size)))
-            connection.close()
+            scenarios = Scenarios(port, args)
             print(
-                f"{first['count']:,} cells ({selected['count']:,} selected); gunicorn: {args.workers} workers x "
+                f"{scenarios.count:,} cells ({scenarios.selected:,} selected); gunicorn: {args.workers} workers x "
                 f"{args.threads} threads; {args.clients} clients x {args.requests} requests per scenario, "
-                f"page size {args.page_size}"
+                f"page size {args.page_size}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
             )
-            total = args.clients * args.requests
-            pages = max(1, first["count"] // args.page_size)
-            selected_pages = max(1, selected["count"] // args.page_size)
-            scenarios = {
-                "random page, with reasons": [
-                    cells_path({"page": rng.randint(1, pages), "page_size": args.page_size}) for _ in range(total)
-                ],
-                "random page, no reasons": [
-                    cells_path({"page": rng.randint(1, pages), "page_size": args.page_size, "reasons": "false"})
-                    for _ in range(total)
-                ],
-                "status=selected, random page": [
-                    cells_path(
-                        {"status": "selected", "page": rng.randint(1, selected_pages), "page_size": args.page_size}
-                    )
-                    for _ in range(total)
-                ],
-                "one namespace, status=excluded": [
-                    cells_path({"namespace": namespace, "status": "excluded", "page": rng.randint(1, last_page)})
-                    for namespace, last_page in (rng.choice(namespace_pages) for _ in range(total))
-                ],
-            }
-            print(f"\n{'scenario':34} {'median':>9} {'p95':>9} {'max':>9} {'req/s':>7} {'errors':>6}")
-            for name, paths in scenarios.items():
-                # A worker process parses the inventory and lays out a filter's cells once per
-                # matrix generation: one unmeasured round per scenario, so every worker has.
-                run_clients(port, paths[: args.clients * 2], args.clients)
-                latencies, failures, wall = run_clients(port, paths, args.clients)
-                print(
-                    f"{name:34} {statistics.median(latencies):7.0f}ms {p95(latencies):7.0f}ms "
-                    f"{max(latencies):7.0f}ms {len(latencies) / wall:7.1f} {failures:6d}"
-                )
+            for number in range(1, args.rounds + 1):
+                warm, measured = scenarios.draw(), scenarios.draw()
+                print_round(number, measure_round(port, warm, measured, args.clients))
     finally:
         if args.keep:
             print(f"\nkept {folder}")

@@ -6,13 +6,14 @@ core.errors.DomainError an app raises, whatever its app.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found, server_error
-from rest_framework import exceptions
+from rest_framework import exceptions, serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,6 +21,7 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from .errors import DomainError
+from .web import scope_token
 
 
 class ApiError(exceptions.APIException):
@@ -32,16 +34,75 @@ class ApiError(exceptions.APIException):
 
 
 class Pagination(PageNumberPagination):
-    """`?page=N&page_size=M` (at most 1,000); a page past the end is a 404 naming `page`."""
+    """`?page=N&page_size=M`: a page past the end is a 404 naming `page`; a page size that is not
+    a whole number from 1 to the cap (1,000) is a 400 naming `page_size` and the cap."""
 
     page_size_query_param = "page_size"
     max_page_size = 1000
+
+    def get_page_size(self, request: Request) -> int | None:
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None or raw == "":
+            return self.page_size
+        if not raw.isdecimal() or not 1 <= int(raw) <= self.max_page_size:
+            raise ApiError(
+                f"page_size: expected a whole number from 1 to {self.max_page_size} (the cap), got {raw!r}",
+                code="invalid_page_size",
+                field=self.page_size_query_param,
+            )
+        return int(raw)
 
     def paginate_queryset(self, queryset: Any, request: Request, view: APIView | None = None) -> list[Any] | None:
         try:
             return super().paginate_queryset(queryset, request, view)
         except exceptions.NotFound as error:
             raise ApiError(str(error.detail), code="invalid_page", field=self.page_query_param, status=404) from error
+
+
+class ScopeField(serializers.CharField):
+    """A namespace in a response: `_cluster` for cluster scope, the token every query takes."""
+
+    def to_representation(self, value: Any) -> str:
+        return scope_token(str(value))
+
+
+# Fields whose values are Kubernetes objects or parts of one: they keep Kubernetes' own names
+# and values (a manifest's metadata.namespace is never rewritten).
+KUBERNETES_FIELDS = frozenset({"obj", "object", "patch", "before", "after", "current", "diffusion_pipeline"})
+
+
+def scope_tokens(data: Any) -> Any:
+    """An app's API data with cluster scope as `_cluster`, the token every query takes: each
+    `namespace` that is "" and each "" in a `namespaces` list (not inside KUBERNETES_FIELDS)."""
+    if isinstance(data, Mapping):
+        return {key: _scope_value(str(key), value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [scope_tokens(value) for value in data]
+    return data
+
+
+def _scope_value(key: str, value: Any) -> Any:
+    if key in KUBERNETES_FIELDS:
+        return value
+    if key == "namespace" and isinstance(value, str):
+        return scope_token(value)
+    if key == "namespaces" and isinstance(value, list | tuple):
+        return [scope_token(item) if isinstance(item, str) else item for item in value]
+    return scope_tokens(value)
+
+
+def api_keys(data: Any) -> Any:
+    """A JSON value with every object key in the API's casing (snake_case): for the dicts of
+    `matching` (whose to_dict() mirrors OME's Go field names), never for Kubernetes objects."""
+    if isinstance(data, Mapping):
+        return {_snake(str(key)): api_keys(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [api_keys(value) for value in data]
+    return data
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
 
 def _first_error(detail: Any, path: tuple[str, ...] = ()) -> tuple[tuple[str, ...], Any] | None:

@@ -47,6 +47,15 @@ class VersionedCache(Generic[Version, V]):
                 self._entries.popitem(last=False)
         return value
 
+    def peek(self, owner: Hashable, version: Version) -> V | None:
+        """The owner's value at `version` if it is held, else None (nothing is made)."""
+        with self._lock:
+            entry = self._entries.get(owner)
+            if entry is None or entry.version != version:
+                return None
+            self._entries.move_to_end(owner)
+            return entry.value
+
     def has(self, owner: Hashable, version: Version) -> bool:
         with self._lock:
             entry = self._entries.get(owner)

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
-from core.api import Pagination
+from core.api import Pagination, scope_tokens
 from core.permissions import CanRead
 
 from .services import cell_dict, cluster_counts, fleet_get, rows_matching
@@ -53,7 +53,7 @@ class FleetView(APIView):
         ).data
         body["clusters"] = [cluster_counts(item).to_dict() for item in fleet.clusters]
         body["disagreeing"] = fleet.disagreeing
-        return Response(body)
+        return Response(scope_tokens(body))
 
 
 class FleetRuntimesView(APIView):
@@ -72,8 +72,8 @@ class FleetRuntimesView(APIView):
                         "runtime": matching.key_dict(reach.runtime),
                         "clusters": reach.clusters,
                         "models": reach.total,
-                        "modelsByCluster": reach.models,
-                        "definitionDiffers": reach.differs,
+                        "models_by_cluster": reach.models,
+                        "definition_differs": reach.differs,
                     }
                     for reach in fleet.reach
                 ],

@@ -11,6 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
+from core.api import ScopeField
+
 from . import filters, selectors
 from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
 from .selectors import cluster_choose
@@ -108,6 +110,7 @@ class ClusterCreateSerializer(serializers.Serializer):
 
 class ResourceSerializer(serializers.ModelSerializer):
     cluster: serializers.SlugRelatedField[Cluster] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    namespace = ScopeField(read_only=True, help_text="`_cluster` for a cluster-scoped kind.")
 
     class Meta:
         model = Resource

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
+from core.api import scope_tokens
 from core.permissions import CanRead
 from inventory.api import ClusterQuerySerializer
 
@@ -25,7 +26,9 @@ class InferenceServiceVerdictsView(APIView):
     @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
         verdicts = isvc_verdicts(ClusterQuerySerializer(data=request.query_params).chosen_cluster())
-        return Response({"ome": matching.OME_BEHAVIOUR, "results": [verdict.to_dict() for verdict in verdicts]})
+        return Response(
+            {"ome": matching.OME_BEHAVIOUR, "results": scope_tokens([verdict.to_dict() for verdict in verdicts])}
+        )
 
 
 urlpatterns = [

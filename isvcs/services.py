@@ -74,7 +74,12 @@ class Observed:
         return self.ready == "True"
 
     def to_dict(self) -> dict[str, object]:
-        return {"ready": self.ready, "runtimeReady": self.runtime_ready, "reason": self.reason, "message": self.message}
+        return {
+            "ready": self.ready,
+            "runtime_ready": self.runtime_ready,
+            "reason": self.reason,
+            "message": self.message,
+        }
 
 
 def observed_from(obj: Mapping[str, Any] | None) -> Observed:
@@ -145,21 +150,21 @@ class IsvcVerdict(IsvcOutcome):
             "name": self.name,
             "uid": self.uid,
             "model": key_dict(self.model),
-            "legacyModel": key_dict(self.legacy_model),
+            "legacy_model": key_dict(self.legacy_model),
             "runtime": key_dict(self.runtime),
-            "runtimeNamed": self.runtime_named,
+            "runtime_named": self.runtime_named,
             "score": self.score,
             "verdict": self.verdict,
             "label": self.label,
             "failure": self.failure,
             "error": self.error,
             "event": None if self.event is None else {"reason": self.event[0], "message": self.event[1]},
-            "legacyVerdict": self.legacy_verdict,
-            "legacyError": self.legacy_error,
+            "legacy_verdict": self.legacy_verdict,
+            "legacy_error": self.legacy_error,
             "observed": self.observed.to_dict() if self.observed.present else None,
             "first": None if self.first is None else self.first.to_dict(),
             "drift": self.drift,
-            "driftBasis": self.drift_basis,
+            "drift_basis": self.drift_basis,
             "fix": self.fix,
             "notes": list(self.notes),
         }

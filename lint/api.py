@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
+from core.api import scope_tokens
 from core.permissions import CanRead, HasPermissionOrReadOnly
 from inventory.api import ClusterQuerySerializer
 from inventory.selectors import cluster_choose
@@ -36,7 +37,7 @@ class LintView(APIView):
         for group in data["groups"]:  # type: ignore[attr-defined]
             state = states[group["key"]]
             group["acknowledged"] = _ack_dict(state.acknowledgement) if state.hidden else None
-        return Response(data)
+        return Response(scope_tokens(data))
 
 
 def _ack_dict(ack: LintAcknowledgement | None) -> dict[str, object] | None:

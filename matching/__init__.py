@@ -30,7 +30,7 @@ from .reporting import EXIT_BAD_INPUT, add_report_options, emit, fail_on_of, ren
 from .reporting import FORMATS as REPORT_FORMATS
 from .results import CheckOutcome, CheckReport, EntryReport, Match, PatchPlan, Selection
 from .rules import SHARDED, entry_passes
-from .score import entry_score, model_size_value, score_breakdown, size_score
+from .score import ScoreTerms, entry_score, model_size_value, score_breakdown, score_terms, size_score
 from .select import check, model_error, score, select, validate
 from .sizes import go_parse_float
 from .tree import Objects, TreeError, is_ome_object, isvc_pinned, objects_of, read_objects, read_tree
@@ -88,6 +88,7 @@ __all__ = [
     "PatchPlan",
     "Pipeline",
     "Runtime",
+    "ScoreTerms",
     "Section",
     "Selection",
     "TreeError",
@@ -139,6 +140,7 @@ __all__ = [
     "runtime_could_match",
     "score",
     "score_breakdown",
+    "score_terms",
     "select",
     "size_score",
     "unmatchable_values",

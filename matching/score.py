@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .rules import versions_match
 from .sizes import parse_size
@@ -58,19 +59,41 @@ def runtime_score(model: Model, runtime: Runtime) -> int:
     return max([0, *scores])
 
 
-def score_breakdown(model: Model, entry: Entry) -> str:
-    """The arithmetic of one entry's score, for explanations: `(10 + 5) x 2 = 30`."""
+@dataclass(frozen=True, slots=True)
+class ScoreTerms:
+    """One entry's score as data: the weights that count (`format`, `framework`), the priority
+    they are multiplied by, and the result. No weights when the format or framework does not
+    score (the result is then 0)."""
+
+    weights: tuple[tuple[str, int], ...]
+    priority: int
+    result: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"weights": dict(self.weights), "priority": self.priority, "result": self.result}
+
+
+def score_terms(model: Model, entry: Entry) -> ScoreTerms:
+    """The terms of one entry's score (CalculateFormatScore, 4.1)."""
     priority = entry.effective_priority
     total = entry_score(model, entry, priority)
-    if total == 0:
+    weights: list[tuple[str, int]] = []
+    if total != 0:
+        if entry.format is not None:
+            weights.append(("format", entry.format.weight or DEFAULT_FORMAT_WEIGHT))
+        if entry.framework is not None and model.framework is not None:
+            weights.append(("framework", entry.framework.weight or DEFAULT_FRAMEWORK_WEIGHT))
+    return ScoreTerms(tuple(weights), priority, total)
+
+
+def score_breakdown(model: Model, entry: Entry) -> str:
+    """The arithmetic of one entry's score, for explanations: `(10 + 5) x 2 = 30`."""
+    terms = score_terms(model, entry)
+    if terms.result == 0:
         return "0 (format or framework does not score)"
-    terms = []
-    if entry.format is not None:
-        terms.append(str(entry.format.weight or DEFAULT_FORMAT_WEIGHT))
-    if entry.framework is not None and model.framework is not None:
-        terms.append(str(entry.framework.weight or DEFAULT_FRAMEWORK_WEIGHT))
-    weights = terms[0] if len(terms) == 1 else f"({' + '.join(terms)})"
-    return f"{weights} x {priority} = {total}"
+    values = [str(weight) for _name, weight in terms.weights]
+    weights = values[0] if len(values) == 1 else f"({' + '.join(values)})"
+    return f"{weights} x {terms.priority} = {terms.result}"
 
 
 def size_score(model_size: float, runtime: Runtime) -> float:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from django.core.exceptions import EmptyResultSet
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 
 from core.cache import VersionedCache
 from inventory.models import Resource
@@ -38,12 +38,14 @@ class _Scope:
 class _Layout:
     """Where the runs of a CellList start: `starts[i]` is the first cell of run i (ascending),
     `total` the number of cells. A run is every row of `namespaces[i]` (`per_row[i]` cells
-    each) or, with a status filter, the one row `row_ids[i]`; arrays keep that compact."""
+    each, its rows `row_ids[first_row[i]:]` in order) or, with a status filter, the one row
+    `row_ids[i]`. Rows are then read by id, never by offset; arrays keep that compact."""
 
     starts: Sequence[int]
     total: int
     namespaces: Sequence[str] = ()
     per_row: Sequence[int] = ()
+    first_row: Sequence[int] = ()
     row_ids: Sequence[int] = ()
 
     def runs(self, start: int, stop: int) -> Iterator[tuple[int, int, int]]:
@@ -138,19 +140,24 @@ class CellList:
         return self._layout_memo
 
     def _measure(self) -> _Layout:
-        starts, total = array("q"), 0
+        starts, total, row_ids = array("q"), 0, array("q")
         if not self.statuses:
-            namespaces, sizes = [], []
-            groups = self.rows.order_by("namespace").values_list("namespace").annotate(rows=Count("pk"))
-            for namespace, rows in groups:
-                per_row = len(self._scope(namespace).heads.keys)
-                if per_row and rows:
+            namespaces: list[str] = []
+            sizes, first_row = array("q"), array("q")
+            for row_id, namespace in self.rows.order_by(*self.ORDER).values_list("pk", "namespace").iterator(2000):
+                if not namespaces or namespaces[-1] != namespace:
+                    per_row = len(self._scope(namespace).heads.keys)
+                    if not per_row:
+                        continue
                     starts.append(total)
                     namespaces.append(namespace)
                     sizes.append(per_row)
-                    total += rows * per_row
-            return _Layout(starts=starts, total=total, namespaces=namespaces, per_row=sizes)
-        row_ids = array("q")
+                    first_row.append(len(row_ids))
+                row_ids.append(row_id)
+                total += sizes[-1]
+            return _Layout(
+                starts=starts, total=total, namespaces=namespaces, per_row=sizes, first_row=first_row, row_ids=row_ids
+            )
         heads = self.rows.order_by(*self.ORDER).values_list("pk", "namespace", "compatible", "manual")
         for row_id, namespace, compatible, manual in heads.iterator(chunk_size=2000):
             size = self._row_count(namespace, compatible, manual)
@@ -172,24 +179,33 @@ class CellList:
         layout = self._layout()
         runs = list(layout.runs(*index.indices(layout.total)[:2]))
         cells: list[Cell] = []
-        if layout.row_ids:
+        if not layout.namespaces:
             wanted = [layout.row_ids[run] for run, _first, _last in runs]
-            # A row replaced by an incremental update since the count is skipped: the page runs short.
-            by_id = {row.pk: row for row in self.rows.filter(pk__in=wanted)} if wanted else {}
+            by_id = self._rows_by_id(wanted)
             for row_id, (_run, first, last) in zip(wanted, runs, strict=True):
                 row = by_id.get(row_id)
                 cells += self._cells(row)[first:last] if row is not None else []
             return cells
+        spans = []
         for run, first, last in runs:
             # Every row of the run has a cell per runtime in scope: the i-th cell of the run is
             # row i // per_row, runtime i % per_row. Make only the cells of the slice.
+            per_row, offset = layout.per_row[run], layout.first_row[run]
+            numbers = range(first // per_row, -(-last // per_row))
+            spans.append((run, first, last, [(n, layout.row_ids[offset + n]) for n in numbers]))
+        by_id = self._rows_by_id([row_id for *_run, rows in spans for _n, row_id in rows])
+        for run, first, last, rows in spans:
             namespace, per_row = layout.namespaces[run], layout.per_row[run]
             runtimes = self._scope(namespace).runtimes
-            rows = self.rows.filter(namespace=namespace).order_by(*self.ORDER)
-            for number, row in enumerate(rows[first // per_row : -(-last // per_row)], start=first // per_row):
+            for number, row_id in rows:
+                row = by_id.get(row_id)
                 low, high = max(first - number * per_row, 0), min(last - number * per_row, per_row)
-                cells += row_cells(row, runtimes[low:high])
+                cells += row_cells(row, runtimes[low:high]) if row is not None else []
         return cells
+
+    def _rows_by_id(self, wanted: list[int]) -> dict[int, MatrixRow]:
+        # A row replaced by an incremental update since the count is left out: the page runs short.
+        return {row.pk: row for row in self.rows.filter(pk__in=wanted)} if wanted else {}
 
     def __iter__(self) -> Iterator[Cell]:
         for row in self.rows.order_by(*self.ORDER).iterator(chunk_size=1000):

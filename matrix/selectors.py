@@ -13,7 +13,7 @@ from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.models import Cluster, Resource
 from inventory.parsed import Inventory, load_inventory
-from matching import CheckReport, ObjectKey, Selection, model_error, score_breakdown
+from matching import CheckReport, ObjectKey, ScoreTerms, Selection, model_error, score_breakdown, score_terms
 
 from .cells import MATCH_STATUSES, Cell, ScopeKeys, row_cells, row_statuses, runtimes_in_scope, status_counts
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
@@ -154,6 +154,7 @@ class CellTrace:
 
     check: CheckReport
     breakdown: list[str]
+    terms: list[ScoreTerms]
 
 
 def cell_trace(cluster: Cluster, model_key: ObjectKey, runtime_key: ObjectKey) -> CellTrace | None:
@@ -165,7 +166,23 @@ def cell_trace(cluster: Cluster, model_key: ObjectKey, runtime_key: ObjectKey) -
     return CellTrace(
         check=inventory.grid.check(model_key, runtime_key),
         breakdown=[score_breakdown(model, entry) for entry in runtime.entries],
+        terms=[score_terms(model, entry) for entry in runtime.entries],
     )
+
+
+def selection_exclusions(cluster: Cluster, model_key: ObjectKey, namespace: str | None = None) -> dict[ObjectKey, str]:
+    """The runtimes in scope that cannot serve the model, each by its key with OME's reason:
+    `Selection.excluded` names them only, and a name can be used in two scopes."""
+    inventory = load_inventory(cluster)
+    if model_key not in inventory.models:
+        return {}
+    scope = model_key[1] if namespace is None else namespace
+    compatible = inventory.grid.compatible_entries(model_key)
+    return {
+        key: inventory.grid.reason(model_key, key) or ""
+        for key, runtime in sorted(inventory.runtimes.items())
+        if (runtime.is_cluster or key[1] == scope) and key not in compatible
+    }
 
 
 def model_selection(cluster: Cluster, model_key: ObjectKey, namespace: str | None = None) -> Selection:

@@ -2,7 +2,7 @@
 
     POST patches/preview/                   plan / preview (login)
     POST patches/apply/                     apply (login + patches.apply_pipeline_patch)
-    POST patches/pipeline-from-model-index/ model_index.json text -> diffusionPipeline (login)
+    POST patches/pipeline-from-model-index/ model_index.json text -> diffusion_pipeline (login)
     GET  patches/audit/[ID/]                the audit log, read-only (login)
 
 ome_dashboard/urls.py merges `router.registry` into the project's router. The views only
@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
+from core.api import scope_tokens
 from inventory.selectors import cluster_choose
 from matching import key_dict
 
@@ -50,21 +51,21 @@ class PreviewInput(serializers.Serializer):
     cluster = serializers.CharField(max_length=63)
     model = _Reference()
     runtime = _Reference(required=False)
-    diffusionPipeline = serializers.JSONField(required=False)  # OME's field name
+    diffusion_pipeline = serializers.JSONField(required=False, help_text="A spec.diffusionPipeline value.")
     model_index = serializers.CharField(
         required=False, trim_whitespace=False, max_length=services.MAX_UPLOAD_BYTES, help_text="model_index.json text"
     )
     patch = serializers.JSONField(required=False)
 
-    def validate_diffusionPipeline(self, value: Any) -> Any:
+    def validate_diffusion_pipeline(self, value: Any) -> Any:
         if not isinstance(value, dict):
             raise serializers.ValidationError("expected a JSON object")
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        given = [name for name in ("runtime", "diffusionPipeline", "model_index", "patch") if name in attrs]
+        given = [name for name in ("runtime", "diffusion_pipeline", "model_index", "patch") if name in attrs]
         if len(given) != 1:
-            raise PatchInvalid("give exactly one of runtime, diffusionPipeline, model_index or patch", field="runtime")
+            raise PatchInvalid("give exactly one of runtime, diffusion_pipeline, model_index or patch", field="runtime")
         return attrs
 
 
@@ -104,7 +105,7 @@ class PatchAttemptSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_model(self, attempt: PatchAttempt) -> dict[str, str]:
-        return key_dict(attempt.model_key)
+        return dict(scope_tokens(key_dict(attempt.model_key)))
 
 
 def _outcome_body(outcome: services.ApplyOutcome) -> dict[str, Any]:
@@ -145,13 +146,19 @@ class PipelinePatchViewSet(viewsets.ViewSet):
     def preview(self, request: Request) -> Response:
         data = _valid(PreviewInput, request)
         cluster = cluster_choose(data["cluster"], default="none")
-        pipeline = data.get("diffusionPipeline")
+        pipeline = data.get("diffusion_pipeline")
         if "model_index" in data:
             pipeline = services.pipeline_from_upload(data["model_index"])
-        preview = services.patch_preview(
-            cluster, model=data["model"], runtime=data.get("runtime"), pipeline=pipeline, patch=data.get("patch")
-        )
-        return Response(preview.to_dict())
+        try:
+            preview = services.patch_preview(
+                cluster, model=data["model"], runtime=data.get("runtime"), pipeline=pipeline, patch=data.get("patch")
+            )
+        except PatchInvalid as error:
+            # The services name OME's field; the request names it diffusion_pipeline.
+            if "diffusion_pipeline" in data and (error.field or "").startswith("diffusionPipeline"):
+                error.field = "diffusion_pipeline" + (error.field or "").removeprefix("diffusionPipeline")
+            raise
+        return Response(scope_tokens(preview.to_dict()))
 
     @extend_schema(
         request=ApplyInput,
@@ -177,13 +184,13 @@ class PipelinePatchViewSet(viewsets.ViewSet):
             user=request.user,
             runtime=data.get("runtime"),
         )
-        return Response(_outcome_body(outcome), status=outcome.http_status)
+        return Response(scope_tokens(_outcome_body(outcome)), status=outcome.http_status)
 
-    @extend_schema(request=ModelIndexInput, responses={200: OpenApiResponse(description="{diffusionPipeline}")})
+    @extend_schema(request=ModelIndexInput, responses={200: OpenApiResponse(description="{diffusion_pipeline}")})
     @action(detail=False, methods=["post"], url_path="pipeline-from-model-index")
     def pipeline_from_model_index(self, request: Request) -> Response:
         data = _valid(ModelIndexInput, request)
-        return Response({"diffusionPipeline": services.pipeline_from_upload(data["model_index"])})
+        return Response({"diffusion_pipeline": services.pipeline_from_upload(data["model_index"])})
 
 
 def _valid(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:

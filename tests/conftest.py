@@ -52,3 +52,14 @@ def demo(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest
     """The bundled demo cluster with its matrix, committed once per test module."""
     with stored_demo(django_db_blocker, tmp_path_factory.getbasetemp().parent) as cluster:
         yield cluster
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The image test's timings (tests/ops/test_image_run.py), also when xdist ran it (so here:
+    xdist's controller loads this conftest, not the ones of subfolders)."""
+    # Recorded at teardown: the report of that phase carries it.
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for name, value in getattr(report, "user_properties", ()):
+                if name == "image_timings" and getattr(report, "when", None) == "teardown":
+                    terminalreporter.write_line(str(value))

@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
+from core.api import scope_tokens
 from core.permissions import CanRead
 from core.web import CLUSTER_SCOPE, scope_namespace
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Resource
@@ -65,7 +66,7 @@ class WhatIfView(APIView):
                 raise
             body = {"detail": str(error), "code": error.code, "field": error.field}
             return Response({**body, "problems": [problem.to_dict() for problem in error.problems]}, status=400)
-        return Response({"ome": matching.OME_BEHAVIOUR, **result.to_dict()})
+        return Response({"ome": matching.OME_BEHAVIOUR, **scope_tokens(result.to_dict())})
 
 
 class NearMissQuerySerializer(serializers.Serializer):

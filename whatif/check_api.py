@@ -3,7 +3,7 @@ dashboard with a token (`Authorization: Token <key>`, DRF TokenAuthentication; a
 too). It computes and changes nothing, so whoever may read may call it (API_ANONYMOUS_READ),
 and it sees only the clusters its caller may read.
 
-The answer is always the JSON report (`sections`, `failed`, `found`, `failOn`) with
+The answer is always the JSON report (`sections`, `failed`, `found`, `fail_on`) with
 `exitCode` (0 or 1, as the command's); `format` text, markdown or junit adds that rendering
 as `rendered`. Bad input answers 400 naming the document and field.
 """
@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
+from core.api import api_keys, scope_tokens
 from core.errors import DomainError
 from core.permissions import CanRead
 from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
@@ -31,13 +32,13 @@ from .errors import WhatIfError
 
 class CheckInputSerializer(serializers.Serializer):
     cluster = serializers.CharField(required=False, help_text="Cluster name; defaults to the only cluster.")
-    allClusters = serializers.BooleanField(default=False, help_text="Check every cluster the caller may read.")
+    all_clusters = serializers.BooleanField(default=False, help_text="Check every cluster the caller may read.")
     manifests = serializers.CharField(
         required=False, allow_blank=True, help_text="Manifests: YAML or JSON, several documents; other kinds skipped."
     )
     objects = serializers.ListField(child=serializers.DictField(), required=False, help_text="The same, as objects.")
     prune = serializers.BooleanField(default=False, help_text="Objects the manifests lack count as deleted.")
-    failOn = serializers.CharField(
+    fail_on = serializers.CharField(
         required=False,
         allow_blank=True,
         default="",
@@ -61,12 +62,12 @@ class WhatIfCheckView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         try:
-            fail_on = matching.parse_conditions(values["failOn"])
+            fail_on = matching.parse_conditions(values["fail_on"])
         except ValueError as error:
-            raise InvalidCondition(str(error).removeprefix("--fail-on: "), field="failOn") from None
+            raise InvalidCondition(str(error).removeprefix("--fail-on: "), field="fail_on") from None
         documents: Any = values.get("objects") or values.get("manifests") or ()
         clusters = (
-            list(cluster_list()) if values["allClusters"] else [cluster_choose(values.get("cluster"), default="only")]
+            list(cluster_list()) if values["all_clusters"] else [cluster_choose(values.get("cluster"), default="only")]
         )
         if not clusters:
             raise ClusterChoiceError("no cluster to check: none is registered, or you may read none")
@@ -76,8 +77,9 @@ class WhatIfCheckView(APIView):
             error.field = error.field or "manifests"
             raise
         result = matching.verdict(sections, fail_on)
-        body: dict[str, Any] = {"ome": matching.OME_BEHAVIOUR, **matching.json_report(sections, result)}
-        body["exitCode"] = result.exit_code
+        # matching's report is also the CLI's JSON (camelCase); the API's casing is snake_case.
+        report = scope_tokens(api_keys(matching.json_report(sections, result)))
+        body: dict[str, Any] = {"ome": matching.OME_BEHAVIOUR, **report, "exit_code": result.exit_code}
         if values["format"] != "json":
             body["rendered"] = matching.render(sections, result, values["format"])
         return Response(body)

@@ -39,12 +39,12 @@ class CellDiff:
     def to_dict(self) -> dict[str, object]:
         return {
             "runtime": key_dict(self.runtime),
-            "oldStatus": self.old_status,
-            "newStatus": self.new_status,
-            "oldScore": self.old_score,
-            "newScore": self.new_score,
-            "oldRank": self.old_rank,
-            "newRank": self.new_rank,
+            "old_status": self.old_status,
+            "new_status": self.new_status,
+            "old_score": self.old_score,
+            "new_score": self.new_score,
+            "old_rank": self.old_rank,
+            "new_rank": self.new_rank,
         }
 
 
@@ -83,19 +83,19 @@ class RowDiff:
         return {
             "model": key_dict(self.model),
             "namespace": self.namespace,
-            "oldOutcome": self.old_outcome,
-            "newOutcome": self.new_outcome,
-            "oldSelected": key_dict(self.old_selected),
-            "newSelected": key_dict(self.new_selected),
-            "oldScore": self.old_score,
-            "newScore": self.new_score,
-            "pickChanged": self.pick_changed,
+            "old_outcome": self.old_outcome,
+            "new_outcome": self.new_outcome,
+            "old_selected": key_dict(self.old_selected),
+            "new_selected": key_dict(self.new_selected),
+            "old_score": self.old_score,
+            "new_score": self.new_score,
+            "pick_changed": self.pick_changed,
             "gained": [key_dict(key) for key in self.gained],
             "lost": [key_dict(key) for key in self.lost],
-            "oldError": self.old_error,
-            "newError": self.new_error,
-            "oldRow": self.old_row,
-            "newRow": self.new_row,
+            "old_error": self.old_error,
+            "new_error": self.new_error,
+            "old_row": self.old_row,
+            "new_row": self.new_row,
             "cells": [cell.to_dict() for cell in self.cells],
         }
 
@@ -137,10 +137,10 @@ class WhatIfResult:
             "rows": [row.to_dict() for row in self.rows],
             "warnings": [warning.to_dict() for warning in self.warnings],
             "summary": {
-                "rowsChanged": len(self.rows),
-                "cellsChanged": sum(len(row.cells) for row in self.rows),
-                "picksChanged": sum(1 for row in self.rows if row.pick_changed),
-                "modelsEvaluated": self.models_evaluated,
-                "rowsEvaluated": self.rows_evaluated,
+                "rows_changed": len(self.rows),
+                "cells_changed": sum(len(row.cells) for row in self.rows),
+                "picks_changed": sum(1 for row in self.rows if row.pick_changed),
+                "models_evaluated": self.models_evaluated,
+                "rows_evaluated": self.rows_evaluated,
             },
         }

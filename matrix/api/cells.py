@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, viewsets
+from rest_framework import viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 import matching
-from core.api import ApiError
-from core.web import CLUSTER_SCOPE
-from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Resource
+from core.api import ApiError, api_keys
 
 from .. import filters
 from ..selectors import (
@@ -23,6 +19,7 @@ from ..selectors import (
     matrix_build_get,
     matrix_build_list,
     model_selection,
+    selection_exclusions,
 )
 from .base import (
     CellFilterView,
@@ -33,6 +30,8 @@ from .base import (
     query_namespace,
     reasons_parameter,
 )
+from .conditional import held_page, made_page, page_key, requested_build
+from .lookup import CellQuerySerializer, SelectionQuerySerializer
 from .serializers import (
     BuildSerializer,
     CellChangeSerializer,
@@ -41,6 +40,8 @@ from .serializers import (
     SelectionSerializer,
     build_data,
     cell_data,
+    score_data,
+    selection_data,
 )
 
 
@@ -53,33 +54,19 @@ class MatrixCellList(CellFilterView):
 
     @extend_schema(parameters=[reasons_parameter(True)], responses=CellSerializer(many=True))
     def get(self, request: Request) -> Response:
-        cells = self.cell_list(request)
+        key = page_key(request)
+        self.build = requested_build(request)
+        if self.build is not None and (held := held_page(request, self.build, key)) is not None:
+            return held
+        cells = self.cell_list(request)  # sets self.build: the build the page is made from
+        assert self.build is not None
         paginator = self.paginator
         assert isinstance(paginator, MatrixPagination)
-        assert self.build is not None
         paginator.build = self.build
         page = paginator.paginate_queryset(cells, request, view=self)
         reason = cell_reasoner(self.build) if query_flag(request, "reasons", default=True) else None
-        return paginator.get_paginated_response([cell_data(cell, reason) for cell in page or ()])
-
-
-class CellQuerySerializer(serializers.Serializer):
-    model = serializers.PrimaryKeyRelatedField(
-        queryset=Resource.objects.filter(kind__in=MODEL_KINDS), help_text="Model resource id."
-    )
-    runtime = serializers.PrimaryKeyRelatedField(
-        queryset=Resource.objects.filter(kind__in=RUNTIME_KINDS), help_text="Runtime resource id."
-    )
-    namespace = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        help_text=f"Namespace of the selection; `{CLUSTER_SCOPE}` for cluster scope. Default: the model's, else the runtime's.",
-    )
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if attrs["model"].cluster_id != attrs["runtime"].cluster_id:
-            raise serializers.ValidationError({"runtime": ["The runtime belongs to another cluster than the model."]})
-        return attrs
+        response = paginator.get_paginated_response([cell_data(cell, reason) for cell in page or ()])
+        return made_page(self.build, key, dict(response.data))
 
 
 class MatrixCellDetail(MatrixView):
@@ -106,32 +93,20 @@ class MatrixCellDetail(MatrixView):
                 status=404,
             )
         trace = cell_trace(model.cluster, model.key, runtime.key)
-        breakdown = [] if trace is None else [{"entry": i, "breakdown": text} for i, text in enumerate(trace.breakdown)]
         return Response(
             {
                 "ome": dict(matching.OME_BEHAVIOUR),
                 "build": build_data(self.build),
                 **cell_data(cell, cell_reasoner(self.build)),
-                "check": None if trace is None else trace.check.to_dict(),
-                "score_breakdown": breakdown,
+                "check": None if trace is None else api_keys(trace.check.to_dict()),
+                "score_breakdown": [] if trace is None else score_data(trace),
             }
         )
 
 
-class SelectionQuerySerializer(serializers.Serializer):
-    model = serializers.PrimaryKeyRelatedField(
-        queryset=Resource.objects.filter(kind__in=MODEL_KINDS), help_text="Model resource id."
-    )
-    namespace = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        help_text=f"Namespace to select in; `{CLUSTER_SCOPE}` for cluster scope. Default: the model's own.",
-    )
-
-
 class SelectionView(MatrixView):
     """OME's runtime selection for one stored model in one namespace, computed now from the
-    stored inventory: exactly `matching.select(model, runtimes, namespace=...).to_dict()`."""
+    stored inventory (`matching.select`), every runtime named by kind, namespace and name."""
 
     serializer_class = SelectionSerializer
 
@@ -140,13 +115,13 @@ class SelectionView(MatrixView):
         query = SelectionQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         model = query.validated_data["model"]
+        namespace = query_namespace(query.validated_data.get("namespace"))
         try:
-            selection = model_selection(
-                model.cluster, model.key, query_namespace(query.validated_data.get("namespace"))
-            )
+            selection = model_selection(model.cluster, model.key, namespace)
         except LookupError as error:
             raise ApiError(str(error), code="not_found", field="model", status=404) from None
-        return Response(selection.to_dict())
+        excluded = selection_exclusions(model.cluster, model.key, namespace)
+        return Response(selection_data(model.key, selection, excluded))
 
 
 class MatrixBuildViewSet(MatrixHeaders, viewsets.ReadOnlyModelViewSet):

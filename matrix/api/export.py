@@ -17,6 +17,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
 import matching
+from core.web import scope_token
 
 from ..cells import Cell
 from ..models import MatrixBuild
@@ -91,14 +92,14 @@ def csv_lines(cells: Iterable[Cell], cluster: str, reason: Reasoner | None) -> I
         model, runtime = cell.model, cell.runtime
         values: list[object] = [
             cluster,
-            cell.namespace,
+            scope_token(cell.namespace),
             model.pk,
             model.kind,
-            model.namespace,
+            scope_token(model.namespace),
             model.name,
             runtime.pk,
             runtime.kind,
-            runtime.namespace,
+            scope_token(runtime.namespace),
             runtime.name,
             cell.status,
             cell.score,

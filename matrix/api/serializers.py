@@ -8,10 +8,15 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.api import ScopeField
+from core.cache import VersionedCache
+from core.web import CLUSTER_SCOPE, scope_token
 from inventory.models import Cluster
+from matching import ObjectKey, Selection
 
 from ..cells import Cell
 from ..models import CellChange, CellStatus, MatrixBuild
+from ..selectors import CellTrace
 
 Reasoner = Callable[[Cell], str | None]
 
@@ -46,11 +51,14 @@ class BuildSerializer(serializers.ModelSerializer):
         ]
 
 
-class ObjectRefSerializer(serializers.Serializer):
-    id = serializers.IntegerField(help_text="Resource id (/api/v1/models/{id}/ or /api/v1/runtimes/{id}/).")
+class ObjectKeySerializer(serializers.Serializer):
     kind = serializers.CharField()
-    namespace = serializers.CharField(allow_blank=True)
+    namespace = serializers.CharField(help_text=f"`{CLUSTER_SCOPE}` for a cluster-scoped kind.")
     name = serializers.CharField()
+
+
+class ObjectRefSerializer(ObjectKeySerializer):
+    id = serializers.IntegerField(help_text="Resource id (/api/v1/models/{id}/ or /api/v1/runtimes/{id}/).")
 
 
 class CellSerializer(serializers.Serializer):
@@ -58,7 +66,7 @@ class CellSerializer(serializers.Serializer):
 
     model = ObjectRefSerializer()
     runtime = ObjectRefSerializer()
-    namespace = serializers.CharField(allow_blank=True, help_text='Namespace of the selection; "" is cluster scope.')
+    namespace = serializers.CharField(help_text=f"Namespace of the selection; `{CLUSTER_SCOPE}` for cluster scope.")
     status = serializers.ChoiceField(choices=CellStatus.choices)
     score = serializers.IntegerField(allow_null=True, help_text="OME's score, for auto-selectable runtimes.")
     rank = serializers.IntegerField(allow_null=True, help_text="0 is OME's pick, then the order OME would prefer.")
@@ -68,45 +76,46 @@ class CellSerializer(serializers.Serializer):
     )
 
 
-class EntryBreakdownSerializer(serializers.Serializer):
+class EntryScoreSerializer(serializers.Serializer):
     entry = serializers.IntegerField()
-    # The multiplication sign is matching's own text.
-    breakdown = serializers.CharField(help_text="The arithmetic of the entry's score, e.g. `10 × 2 = 20`.")  # noqa: RUF001
+    weights = serializers.DictField(
+        child=serializers.IntegerField(), help_text="The weights that count: `format`, `framework` (none when 0)."
+    )
+    priority = serializers.IntegerField(help_text="The entry's priority, by which the weights are multiplied.")
+    result = serializers.IntegerField(help_text="The entry's score: the sum of the weights times the priority.")
+    text = serializers.CharField(help_text="The same arithmetic as text, e.g. `(10 + 5) x 2 = 30`.")
 
 
 class CellDetailSerializer(CellSerializer):
     ome = OmeBehaviourSerializer()
     build = BuildSerializer()
     check = serializers.JSONField(
-        allow_null=True, help_text="matching.check(model, runtime).to_dict(): every entry's every check."
+        allow_null=True, help_text="matching.check(model, runtime): every entry's every check (snake_case keys)."
     )
-    score_breakdown = EntryBreakdownSerializer(many=True)
+    score_breakdown = EntryScoreSerializer(many=True)
 
 
 class MatchSerializer(serializers.Serializer):
-    name = serializers.CharField()
+    runtime = ObjectKeySerializer()
     score = serializers.IntegerField()
-    isCluster = serializers.BooleanField()
-    namespace = serializers.CharField(allow_blank=True)
-    entry = serializers.IntegerField(allow_null=True)
+    entry = serializers.IntegerField(allow_null=True, help_text="The first supportedModelFormats entry that matches.")
+
+
+class RuntimeReasonSerializer(serializers.Serializer):
+    runtime = ObjectKeySerializer()
+    reason = serializers.CharField()
 
 
 class SelectionSerializer(serializers.Serializer):
-    """Documents matching.Selection.to_dict()."""
+    """matching.select for one model in one namespace; every runtime by kind, namespace and name."""
 
-    model = serializers.CharField()
-    namespace = serializers.CharField(allow_blank=True)
-    selected = serializers.CharField(allow_null=True)
-    compatible = MatchSerializer(many=True)
-    excluded = serializers.DictField(child=serializers.CharField(), help_text="Runtime name -> OME's reason.")
-    manualOnly = serializers.DictField(child=serializers.CharField())
-    error = serializers.CharField(allow_null=True)
-
-
-class ObjectKeySerializer(serializers.Serializer):
-    kind = serializers.CharField()
-    namespace = serializers.CharField(allow_blank=True)
-    name = serializers.CharField()
+    model = ObjectKeySerializer()
+    namespace = serializers.CharField(help_text=f"Namespace selected in; `{CLUSTER_SCOPE}` for cluster scope.")
+    selected = ObjectKeySerializer(allow_null=True, help_text="OME's pick: the first of `compatible`.")
+    compatible = MatchSerializer(many=True, help_text="Auto-selectable runtimes, in the order OME prefers them.")
+    manual_only = RuntimeReasonSerializer(many=True, help_text="Runtimes that match but that OME never auto-selects.")
+    excluded = RuntimeReasonSerializer(many=True, help_text="Runtimes in scope that cannot serve the model.")
+    error = serializers.CharField(allow_null=True, help_text="OME's error when nothing can be selected.")
 
 
 class CellChangeSerializer(serializers.ModelSerializer):
@@ -118,9 +127,11 @@ class CellChangeSerializer(serializers.ModelSerializer):
         model = CellChange
         fields = ["id", "cluster", "changed_at", "namespace", "model", "runtime", "old_status", "new_status", "cause"]
 
+    namespace = ScopeField()
+
     @staticmethod
     def _key(kind: str, namespace: str, name: str) -> dict[str, str]:
-        return {"kind": kind, "namespace": namespace, "name": name}
+        return key_data((kind, namespace, name))
 
     @extend_schema_field(ObjectKeySerializer)
     def get_model(self, change: CellChange) -> dict[str, str]:
@@ -135,9 +146,9 @@ def cell_data(cell: Cell, reason: Reasoner | None = None) -> dict[str, Any]:
     """One cell as the API shows it; `reason` is included when a reasoner is given."""
     model, runtime = cell.model, cell.runtime
     data: dict[str, Any] = {
-        "model": {"id": model.pk, "kind": model.kind, "namespace": model.namespace, "name": model.name},
-        "runtime": {"id": runtime.pk, "kind": runtime.kind, "namespace": runtime.namespace, "name": runtime.name},
-        "namespace": cell.namespace,
+        "model": {"id": model.pk, **key_data(model.key)},
+        "runtime": {"id": runtime.pk, **key_data(runtime.key)},
+        "namespace": scope_token(cell.namespace),
         "status": cell.status,
         "score": cell.score,
         "rank": cell.rank,
@@ -148,5 +159,38 @@ def cell_data(cell: Cell, reason: Reasoner | None = None) -> dict[str, Any]:
     return data
 
 
+# Build id -> its serialized form, for as long as every field it shows is the same: a
+# ModelSerializer is costly to make, and every page of cells carries its build.
+_BUILD_DATA: VersionedCache[tuple[object, ...], dict[str, Any]] = VersionedCache(owners=64)
+_BUILD_FIELDS = tuple("cluster_id" if name == "cluster" else name for name in BuildSerializer.Meta.fields)
+
+
+def key_data(key: tuple[str, str, str]) -> dict[str, str]:
+    """An object as the API names it: kind, namespace (`_cluster` for cluster scope), name."""
+    kind, namespace, name = key
+    return {"kind": kind, "namespace": scope_token(namespace), "name": name}
+
+
+def score_data(trace: CellTrace) -> list[dict[str, Any]]:
+    return [
+        {"entry": index, **terms.to_dict(), "text": text}
+        for index, (terms, text) in enumerate(zip(trace.terms, trace.breakdown, strict=True))
+    ]
+
+
+def selection_data(model: tuple[str, str, str], selection: Selection, excluded: dict[ObjectKey, str]) -> dict[str, Any]:
+    compatible = [{"runtime": key_data(m.key), "score": m.score, "entry": m.entry} for m in selection.compatible]
+    return {
+        "model": key_data(model),
+        "namespace": scope_token(selection.namespace),
+        "selected": compatible[0]["runtime"] if compatible else None,
+        "compatible": compatible,
+        "manual_only": [{"runtime": key_data(k), "reason": r} for k, r in sorted(selection.manual_keys.items())],
+        "excluded": [{"runtime": key_data(k), "reason": r} for k, r in excluded.items()],
+        "error": selection.error,
+    }
+
+
 def build_data(build: MatrixBuild) -> dict[str, Any]:
-    return dict(BuildSerializer(build).data)
+    version = tuple(getattr(build, name) for name in _BUILD_FIELDS)
+    return dict(_BUILD_DATA.get(build.pk, version, lambda _stale: dict(BuildSerializer(build).data)))

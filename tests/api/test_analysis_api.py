@@ -29,8 +29,8 @@ def test_whatif_shows_the_pick_moving_to_the_pipeline_runtime(demo: Cluster, api
     assert response.status_code == 200, response.json()
     body = response.json()
     assert body["ome"]["commit"].startswith("17b77eda")
-    picks = {(row["namespace"], row["newSelected"]["name"]) for row in body["rows"] if row["pickChanged"]}
-    assert ("", "srt-qwen-image-pipeline") in picks
+    picks = {(row["namespace"], row["new_selected"]["name"]) for row in body["rows"] if row["pick_changed"]}
+    assert ("_cluster", "srt-qwen-image-pipeline") in picks
 
 
 def test_whatif_names_the_bad_document_and_field(demo: Cluster, api: APIClient) -> None:

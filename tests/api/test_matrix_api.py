@@ -12,6 +12,8 @@ import pytest
 from rest_framework.test import APIClient
 
 import matching
+from core.api import api_keys
+from core.web import scope_token
 from inventory.models import RUNTIME_KINDS, Cluster, Resource
 from inventory.sync import event_apply
 from matrix.models import MatrixRow
@@ -39,7 +41,7 @@ def cells(api: APIClient, **params: Any) -> dict[str, Any]:
 def identity(cell: Any) -> tuple[int, int, str]:
     if isinstance(cell, dict):
         return (cell["model"]["id"], cell["runtime"]["id"], cell["namespace"])
-    return (cell.model.pk, cell.runtime.pk, cell.namespace)
+    return (cell.model.pk, cell.runtime.pk, scope_token(cell.namespace))
 
 
 def test_a_cells_page_names_the_ome_behaviour_and_the_build(api: APIClient, demo: Cluster) -> None:
@@ -112,11 +114,16 @@ def test_cells_filter_by_model_runtime_and_namespace(api: APIClient, demo: Clust
     in_team_a = cells(api, namespace="team-a", runtime_kind="ServingRuntime")
 
     assert {c["model"]["name"] for c in by_model["results"]} == {"qwen-image-pvc"}
-    assert {c["namespace"] for c in by_model["results"]} == {"", "research", "team-a", "team-b"}
+    assert {c["namespace"] for c in by_model["results"]} == {"_cluster", "research", "team-a", "team-b"}
     [cell] = one["results"]
     assert cell["status"] == "excluded"
     assert cell["reason"].endswith(SEED_REASON)
-    assert cell["model"] == {"id": model.pk, "kind": "ClusterBaseModel", "namespace": "", "name": "qwen-image-pvc"}
+    assert cell["model"] == {
+        "id": model.pk,
+        "kind": "ClusterBaseModel",
+        "namespace": "_cluster",
+        "name": "qwen-image-pvc",
+    }
     assert by_name["count"] == 4  # one per namespace
     assert {(c["runtime"]["kind"], c["runtime"]["namespace"]) for c in in_team_a["results"]} == {
         ("ServingRuntime", "team-a")
@@ -146,12 +153,14 @@ def test_one_cell_carries_the_check_trace_and_the_seed_reason(api: APIClient, de
     assert response.status_code == 200, body
     assert response["X-OME-Behaviour"]
     assert body["ome"] == matching.OME_BEHAVIOUR
-    assert (body["status"], body["namespace"]) == ("excluded", "")
+    assert (body["status"], body["namespace"]) == ("excluded", "_cluster")
     assert body["reason"].endswith(SEED_REASON)
-    assert body["check"] == matching.check(model.obj, runtime.obj).to_dict()
+    assert body["check"] == api_keys(matching.check(model.obj, runtime.obj).to_dict())
+    assert {"is_cluster", "matched_entry"} <= set(body["check"])
+    assert all("auto_select" in entry for entry in body["check"]["entries"])
     assert any(SEED_REASON in (entry["mismatch"] or "") for entry in body["check"]["entries"])
     assert [b["entry"] for b in body["score_breakdown"]] == list(range(len(body["check"]["entries"])))
-    assert all(b["breakdown"] for b in body["score_breakdown"])
+    assert all(b["text"] for b in body["score_breakdown"])
 
 
 def test_the_selected_cell_shows_its_score_arithmetic(api: APIClient, demo: Cluster) -> None:
@@ -161,8 +170,11 @@ def test_the_selected_cell_shows_its_score_arithmetic(api: APIClient, demo: Clus
     body = api.get("/api/v1/matrix/cell/", {"model": model.pk, "runtime": runtime.pk}).json()
 
     assert (body["status"], body["rank"], body["reason"]) == ("selected", 0, None)
-    matched = body["score_breakdown"][body["entry"]]["breakdown"]
-    assert matched.endswith(f"= {body['score']}")
+    matched = body["score_breakdown"][body["entry"]]
+    assert matched["result"] == body["score"]
+    assert matched["weights"]
+    assert sum(matched["weights"].values()) * matched["priority"] == matched["result"]
+    assert matched["text"].endswith(f"x {matched['priority']} = {matched['result']}")
 
 
 def test_the_selection_is_exactly_matching_select_over_the_stored_objects(api: APIClient, demo: Cluster) -> None:
@@ -173,7 +185,18 @@ def test_the_selection_is_exactly_matching_select_over_the_stored_objects(api: A
         response = api.get("/api/v1/matrix/selection/", {"model": model.pk, **({"namespace": param} if param else {})})
 
         assert response.status_code == 200
-        assert response.json() == matching.select(model.obj, runtimes, namespace=namespace).to_dict()
+        body = response.json()
+        expected = matching.select(model.obj, runtimes, namespace=namespace)
+        assert body["model"] == {"kind": "ClusterBaseModel", "namespace": "_cluster", "name": "qwen-image-pvc"}
+        assert body["namespace"] == (namespace or "_cluster")
+        assert [(m["runtime"]["name"], m["score"]) for m in body["compatible"]] == [
+            (m.name, m.score) for m in expected.compatible
+        ]
+        assert body["selected"] == (body["compatible"][0]["runtime"] if expected.selected else None)
+        assert {m["runtime"]["name"]: m["reason"] for m in body["manual_only"]} == expected.manual_only
+        assert {m["runtime"]["name"]: m["reason"] for m in body["excluded"]} == expected.excluded
+        assert all(set(m["runtime"]) == {"kind", "namespace", "name"} for m in body["excluded"])
+        assert body["error"] == expected.error
         assert response["X-OME-Behaviour"]
 
 
@@ -191,7 +214,7 @@ def test_history_records_an_incremental_change_with_its_cause(api: APIClient, de
     )
 
     [entry] = response.json()["results"]
-    assert entry["model"] == {"kind": "ClusterBaseModel", "namespace": "", "name": "qwen-image-pvc"}
+    assert entry["model"] == {"kind": "ClusterBaseModel", "namespace": "_cluster", "name": "qwen-image-pvc"}
     assert (entry["old_status"], entry["new_status"]) == ("excluded", "selected")
     assert entry["cause"][0]["fields"] == ["spec.diffusionPipeline"]
     assert response["X-OME-Behaviour"]
@@ -227,7 +250,7 @@ def test_csv_export_streams_every_filtered_cell(api: APIClient, demo: Cluster) -
     assert [(int(r["model_id"]), int(r["runtime_id"]), r["namespace"]) for r in rows] == [
         identity(c) for c in page["results"]
     ]
-    seed = next(r for r in rows if r["runtime_name"] == "srt-qwen-image-pipeline" and r["namespace"] == "")
+    seed = next(r for r in rows if r["runtime_name"] == "srt-qwen-image-pipeline" and r["namespace"] == "_cluster")
     assert seed["status"] == "excluded"
     assert seed["reason"].endswith(SEED_REASON)
     selected = next(r for r in rows if r["status"] == "selected")

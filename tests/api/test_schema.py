@@ -50,3 +50,37 @@ def test_the_cells_page_is_documented_with_its_filters_and_envelope(client: Clie
 
     assert {"cluster", "namespace", "model", "runtime", "status", "reasons", "page", "page_size"} <= names
     assert {"ome", "build", "count", "results"} <= set(envelope["required"])
+
+
+def _names(schema: object) -> set[str]:
+    """Every property name of every object in a schema, recursively."""
+    if isinstance(schema, dict):
+        found = set(schema.get("properties", {})) if isinstance(schema.get("properties"), dict) else set()
+        return found | {name for value in schema.values() for name in _names(value)}
+    if isinstance(schema, list):
+        return {name for value in schema for name in _names(value)}
+    return set()
+
+
+def test_every_field_and_query_parameter_is_snake_case(client: Client) -> None:
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    parameters = {
+        parameter["name"]
+        for operations in schema["paths"].values()
+        for operation in operations.values()
+        for parameter in operation.get("parameters", [])
+    }
+
+    names = _names(schema["components"]["schemas"]) | parameters
+
+    assert {"model_name", "runtime_namespace", "manual_only", "diffusion_pipeline"} <= names
+    assert sorted(name for name in names if name != name.lower()) == []
+
+
+def test_the_cell_and_selection_take_names_as_well_as_ids(client: Client) -> None:
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+
+    for path, roles in (("/api/v1/matrix/cell/", ("model", "runtime")), ("/api/v1/matrix/selection/", ("model",))):
+        names = {parameter["name"] for parameter in schema["paths"][path]["get"]["parameters"]}
+        for role in roles:
+            assert {role, f"{role}_kind", f"{role}_namespace", f"{role}_name"} <= names, path

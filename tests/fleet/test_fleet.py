@@ -147,14 +147,14 @@ def test_the_api_pages_rows_disagreeing_first_and_gives_each_runtime_reach(demo:
 
     assert body["count"] == 4 == body["disagreeing"]  # cluster scope and the demo's three namespaces
     first = body["results"][0]
-    assert first["model"] == {"kind": "ClusterBaseModel", "namespace": "", "name": E5[2]}
+    assert first["model"] == {"kind": "ClusterBaseModel", "namespace": "_cluster", "name": E5[2]}
     assert first["clusters"]["edge"] == {"outcome": "no-runtime", "pick": None, "score": None}
     assert first["clusters"]["demo"]["pick"]["name"] == pick_of(demo, E5)[2]
     assert first["reasons"][0].startswith("recorded metadata differs: modelFramework")
     assert runtimes["clusters"] == ["demo", "edge"]
     top = runtimes["runtimes"][0]
     assert top["clusters"] == 2
-    assert top["models"] == sum(top["modelsByCluster"].values())
+    assert top["models"] == sum(top["models_by_cluster"].values())
 
 
 @pytest.mark.django_db

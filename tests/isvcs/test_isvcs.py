@@ -191,7 +191,7 @@ def test_status_conditions_take_precedence_over_the_first_verdict(demo: Cluster)
     assert (came_back.drift, came_back.drift_basis) == ("would-now-succeed", "status")
     assert came_back.to_dict()["observed"] == {
         "ready": None,
-        "runtimeReady": "False",
+        "runtime_ready": "False",
         "reason": "RuntimeNotFound",
         "message": None,
     }

@@ -51,7 +51,7 @@ def test_preview_of_a_runtime_plan_returns_patch_objects_matrix_diff_and_kubectl
     assert body["plan"] == {"patch": SEED_PATCH, "entry": 0, "blocked": []}
     assert body["kubectl"].startswith("kubectl patch clusterbasemodel qwen-image-pvc --type merge -p '")
     assert body["after"]["spec"]["diffusionPipeline"] == PIPELINE
-    assert body["matrix_diff"]["summary"]["picksChanged"] >= 1
+    assert body["matrix_diff"]["summary"]["picks_changed"] >= 1
     assert body["resource_version"] == seen(snapshot)
     assert (body["target"], body["model"]["kind"], body["runtime"]["name"]) == (
         "inventory",
@@ -71,7 +71,7 @@ def test_preview_takes_model_and_runtime_ids(snapshot: Cluster, reader: Any) -> 
 
 
 def test_preview_of_an_explicit_pipeline(snapshot: Cluster, reader: Any) -> None:
-    response = post(client_for(reader), "preview", {"cluster": "seed", "model": MODEL, "diffusionPipeline": PIPELINE})
+    response = post(client_for(reader), "preview", {"cluster": "seed", "model": MODEL, "diffusion_pipeline": PIPELINE})
 
     assert response.status_code == 200
     assert response.json()["patch"] == SEED_PATCH
@@ -96,15 +96,15 @@ def test_preview_from_a_model_index(snapshot: Cluster, reader: Any) -> None:
     [
         ({"cluster": "seed", "runtime": RUNTIME}, 400, "model"),
         ({"cluster": "seed", "model": MODEL}, 400, "runtime"),
-        ({"cluster": "seed", "model": MODEL, "runtime": RUNTIME, "diffusionPipeline": PIPELINE}, 400, "runtime"),
+        ({"cluster": "seed", "model": MODEL, "runtime": RUNTIME, "diffusion_pipeline": PIPELINE}, 400, "runtime"),
         ({"cluster": "nope", "model": MODEL, "runtime": RUNTIME}, 404, "cluster"),
         ({"cluster": "seed", "model": "ClusterBaseModel/nope", "runtime": RUNTIME}, 404, "model"),
         ({"cluster": "seed", "model": True, "runtime": RUNTIME}, 400, "model"),
-        ({"cluster": "seed", "model": MODEL, "diffusionPipeline": "QwenImagePipeline"}, 400, "diffusionPipeline"),
+        ({"cluster": "seed", "model": MODEL, "diffusion_pipeline": "QwenImagePipeline"}, 400, "diffusion_pipeline"),
         (
-            {"cluster": "seed", "model": MODEL, "diffusionPipeline": {"className": 1}},
+            {"cluster": "seed", "model": MODEL, "diffusion_pipeline": {"className": 1}},
             400,
-            "diffusionPipeline.className",
+            "diffusion_pipeline.className",
         ),
         ({"cluster": "seed", "model": MODEL, "patch": {"spec": {"vendor": "x"}}}, 400, "patch.spec.vendor"),
         ({"cluster": "seed", "model": MODEL, "model_index": "{"}, 400, "model_index"),
@@ -147,7 +147,7 @@ def test_a_model_index_is_turned_into_a_pipeline(reader: Any) -> None:
 
     assert response.status_code == 200
     assert response.json() == {
-        "diffusionPipeline": {
+        "diffusion_pipeline": {
             "className": "QwenImagePipeline",
             "vae": {"library": "diffusers", "type": "AutoencoderKLQwenImage"},
         }
@@ -291,7 +291,7 @@ def test_the_audit_log_lists_every_attempt_newest_first(history: None, reader: A
         ("live", "ada", "rejected"),
         ("seed", "ada", "applied"),
     ]
-    assert rows[0]["model"] == {"kind": "ClusterBaseModel", "namespace": "", "name": "qwen-image-pvc"}
+    assert rows[0]["model"] == {"kind": "ClusterBaseModel", "namespace": "_cluster", "name": "qwen-image-pvc"}
 
 
 @pytest.mark.parametrize(

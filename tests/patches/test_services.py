@@ -117,9 +117,9 @@ def test_the_preview_gives_the_matrix_diff_the_pipeline_runtime_is_won_and_becom
     assert row["model"] == {"kind": "ClusterBaseModel", "namespace": "", "name": "qwen-image-pvc"}
     assert row["gained"] == [pipeline_runtime]
     assert row["lost"] == []
-    assert row["pickChanged"] is True
-    assert row["oldSelected"]["name"] == "srt-qwen-image"
-    assert row["newSelected"] == pipeline_runtime
+    assert row["pick_changed"] is True
+    assert row["old_selected"]["name"] == "srt-qwen-image"
+    assert row["new_selected"] == pipeline_runtime
 
 
 def test_the_preview_of_a_manifest_snapshot_says_the_files_are_not_changed(snapshot: Cluster) -> None:

@@ -201,7 +201,7 @@ def test_the_api_checks_with_a_token_and_renders_markdown(demo: Cluster, setting
     settings.API_ANONYMOUS_READ = False
     client = APIClient()
     manifest = E5_RUNTIME.read_text().replace('version: "4.34.0"', 'version: "9.99.0"')
-    body = {"cluster": "demo", "manifests": manifest, "failOn": "new-exclusion", "format": "markdown"}
+    body = {"cluster": "demo", "manifests": manifest, "fail_on": "new-exclusion", "format": "markdown"}
 
     assert post(client, body).status_code == 401
     client.credentials(HTTP_AUTHORIZATION=f"Token {ci_token}")
@@ -209,7 +209,7 @@ def test_the_api_checks_with_a_token_and_renders_markdown(demo: Cluster, setting
 
     assert response.status_code == 200, response.content
     data = response.json()
-    assert (data["exitCode"], data["failed"], data["found"]) == (1, True, {"new-exclusion": 4})
+    assert (data["exit_code"], data["failed"], data["found"]) == (1, True, {"new-exclusion": 4})
     assert data["sections"][0]["title"] == "cluster demo"
     assert data["rendered"].startswith("### ❌ OME runtime selection: FAILED: new-exclusion (4)")
 
@@ -238,8 +238,8 @@ def test_the_api_refuses_to_check_nothing(demo: Cluster) -> None:
 
 @pytest.mark.django_db
 def test_the_api_refuses_an_unknown_condition(demo: Cluster) -> None:
-    response = post(APIClient(), {"cluster": "demo", "manifests": "", "failOn": "lost-runtime,nope"})
+    response = post(APIClient(), {"cluster": "demo", "manifests": "", "fail_on": "lost-runtime,nope"})
 
     assert response.status_code == 400
-    assert response.json()["field"] == "failOn"
+    assert response.json()["field"] == "fail_on"
     assert response.json()["detail"].startswith("unknown condition 'nope'")

@@ -303,10 +303,10 @@ def test_the_result_is_plain_data(small: Any) -> None:
 
     data = json.loads(json.dumps(result.to_dict()))
     assert data["summary"] == {
-        "rowsChanged": 1,
-        "cellsChanged": 2,
-        "picksChanged": 1,
-        "modelsEvaluated": 1,
-        "rowsEvaluated": 1,
+        "rows_changed": 1,
+        "cells_changed": 2,
+        "picks_changed": 1,
+        "models_evaluated": 1,
+        "rows_evaluated": 1,
     }
     assert data["rows"][0]["lost"] == [{"kind": "ClusterServingRuntime", "namespace": "", "name": "rt-b"}]

@@ -1,0 +1,80 @@
+"""Conditional GETs and cached pages for the matrix API.
+
+A page of cells depends only on the build it reads (the build's generation changes with every
+incremental update), the query, who asks (what they may read), the format and the OME behaviour
+the verdicts follow. So each page gets an ETag made of those: a client that sends it back in
+If-None-Match gets a 304 without the page being made, and a page made once is kept per process
+for as long as its build generation is current (core.cache.VersionedCache: a newer generation
+replaces it, nothing is invalidated by hand). Both are answered from the cluster and its current
+build alone (two queries), before the query is parsed: only a query that was answered with a
+page before can have an ETag or a cached page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from django.utils.http import parse_etags
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+import matching
+from core.cache import VersionedCache
+from core.errors import DomainError
+from inventory.selectors import cluster_choose
+
+from ..models import MatrixBuild
+from ..selectors import current_build
+
+# Owner: (cluster id, page key); version: the build's generation. About 75 KB a page of 50 cells.
+_PAGES: VersionedCache[tuple[object, ...], dict[str, Any]] = VersionedCache(owners=256)
+
+
+def page_key(request: Request) -> str:
+    """What a page depends on besides its build: who asks, in which format, the whole URL
+    (query and host: the page links to the next one), and the OME behaviour."""
+    user = request.user.pk if request.user.is_authenticated else "anonymous"
+    media = request.accepted_renderer.media_type if getattr(request, "accepted_renderer", None) else ""
+    parts = (matching.OME_BEHAVIOUR["commit"], user, media, request.build_absolute_uri())
+    return hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()
+
+
+def page_etag(build: MatrixBuild, key: str) -> str:
+    """A strong ETag for the page `key` of this build generation."""
+    generation = hashlib.blake2b(repr(build.generation).encode(), digest_size=8).hexdigest()
+    return f'"{build.pk}-{generation}-{key}"'
+
+
+def requested_build(request: Request) -> MatrixBuild | None:
+    """The current build of the cluster the query names; None when that is not plain (no such
+    cluster, no matrix): the full path then answers with the error."""
+    try:
+        cluster = cluster_choose(request.query_params.get("cluster") or None, default="only")
+    except DomainError:
+        return None
+    return current_build(cluster)
+
+
+def held_page(request: Request, build: MatrixBuild, key: str) -> Response | None:
+    """A 304 when the client holds the page, the cached page when this process has it, else None."""
+    etag = page_etag(build, key)
+    given = request.headers.get("If-None-Match")
+    if given and etag in (tag.removeprefix("W/") for tag in parse_etags(given)):
+        return _with_validators(Response(status=status.HTTP_304_NOT_MODIFIED), etag)
+    data = _PAGES.peek((build.cluster_id, key), build.generation)
+    return None if data is None else _with_validators(Response(data), etag)
+
+
+def made_page(build: MatrixBuild, key: str, data: dict[str, Any]) -> Response:
+    """A page just made from `build`: kept for the next request, sent with its ETag."""
+    _PAGES.get((build.cluster_id, key), build.generation, lambda _stale: data)
+    return _with_validators(Response(data), page_etag(build, key))
+
+
+def _with_validators(response: Response, etag: str) -> Response:
+    # private: a page depends on who asks; no-cache: reuse only after revalidating, which is cheap.
+    response["ETag"] = etag
+    response["Cache-Control"] = "private, no-cache"
+    return response
