@@ -7,8 +7,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from core.web import read_access
-from inventory.models import Cluster, Resource
-from inventory.selectors import cluster_or_404
+from inventory.models import Resource
+from inventory.selectors import cluster_or_404, clusters_visible
 
 from .selectors import lint_report_get
 
@@ -16,7 +16,7 @@ from .selectors import lint_report_get
 @require_safe
 @read_access
 def lint(request: HttpRequest) -> HttpResponse:
-    cluster = cluster_or_404(request.GET.get("cluster")) if Cluster.objects.exists() else None
+    cluster = cluster_or_404(request.GET.get("cluster")) if clusters_visible().exists() else None
     if cluster is None:
         return render(request, "matrix/matrix.html", {"error": "no-cluster", "clusters": []})
     report = lint_report_get(cluster)
@@ -31,7 +31,7 @@ def lint(request: HttpRequest) -> HttpResponse:
     }
     context = {
         "cluster": cluster,
-        "clusters": Cluster.objects.order_by("name"),
+        "clusters": clusters_visible(),
         "counts": report.counts(),
         "severity": severity,
         "findings": [

@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 
 from inventory.models import MODEL_KINDS, Cluster, Resource
+from inventory.selectors import resources_visible
 from isvcs.services import isvc_at_risk, isvc_verdicts
 from lint.selectors import lint_report_get
 from matching import ObjectKey
 
 from .cells import Cell, ScopeKeys, row_cells, row_statuses, runtimes_in_scope, status_counts
 from .models import MatrixBuild, MatrixRow
+from .selectors import rows_visible
 
 GRID_ROWS_PER_PAGE = 50
 GRID_COLUMNS_PER_PAGE = 60
@@ -23,7 +25,7 @@ GRID_COLUMNS_PER_PAGE = 60
 
 def matrix_namespaces(build: MatrixBuild) -> list[str]:
     """The namespaces the build has rows for, "" (cluster scope) first."""
-    found = MatrixRow.objects.filter(build=build).order_by("namespace").values_list("namespace", flat=True).distinct()
+    found = rows_visible().filter(build=build).order_by("namespace").values_list("namespace", flat=True).distinct()
     return list(found)
 
 
@@ -31,7 +33,7 @@ def model_facets(cluster: Cluster) -> dict[str, list[str]]:
     """The distinct values the matrix's model filters can take in a cluster, for its drop-downs."""
     columns = ("model_format", "model_architecture", "pipeline_class", "storage_scheme")
     found: dict[str, set[str]] = {column: set() for column in columns}
-    rows = Resource.objects.filter(cluster=cluster, kind__in=MODEL_KINDS).values_list(*columns).distinct()
+    rows = resources_visible().filter(cluster=cluster, kind__in=MODEL_KINDS).values_list(*columns).distinct()
     for values in rows:
         for column, value in zip(columns, values, strict=True):
             if value:
@@ -195,7 +197,7 @@ def matrix_summary(cluster: Cluster, build: MatrixBuild, namespace: str) -> Matr
     """The counts at the top of the matrix: models of the namespace with no runtime (or invalid),
     InferenceServices at risk in the cluster, lint findings by severity."""
     outcomes = Counter(
-        MatrixRow.objects.filter(build=build, namespace=namespace).values_list("outcome", flat=True).iterator()
+        rows_visible().filter(build=build, namespace=namespace).values_list("outcome", flat=True).iterator()
     )
     verdicts = isvc_verdicts(cluster)
     return MatrixSummary(

@@ -12,8 +12,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import matching
-from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Resource
+from access.current import current_scope
+from access.scope import Scope
+from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster
 from inventory.parsed import Inventory, load_inventory
+from inventory.selectors import resources_visible
 from matching import ObjectKey, Runtime, key_text
 
 from .diff import diff_row
@@ -110,14 +113,38 @@ def whatif_inventory(
 
 def whatif(cluster: Cluster, documents: Any = (), *, deletions: Iterable[Any] = ()) -> WhatIfResult:
     """Which matrix rows and cells would change if `documents` were applied to the cluster and
-    `deletions` deleted, before anything is applied.
+    `deletions` deleted, before anything is applied. A reader of some namespaces only sees (and
+    may change) those and the cluster-scoped objects: the rest of the cluster is left out.
 
     `documents`: manifest text (YAML or JSON; several documents, `*List` kinds and top-level
     lists allowed; at most OME_WHATIF_MAX_BYTES, default 1 MiB), a mapping, or a list of
     mappings/texts: BaseModels, ClusterBaseModels, ServingRuntimes and ClusterServingRuntimes
     only. `deletions`: keys (see `parse_key`) of objects of the cluster. Raises WhatIfError.
     """
-    return whatif_inventory(load_inventory(cluster), documents, deletions=deletions, cluster_name=cluster.name)
+    scope = current_scope()
+    inventory = load_inventory(cluster)
+    if scope.reads_whole(cluster.name):
+        return whatif_inventory(inventory, documents, deletions=deletions, cluster_name=cluster.name)
+    result = whatif_inventory(
+        _readable_part(inventory, scope, cluster.name), documents, deletions=deletions, cluster_name=cluster.name
+    )
+    for change in result.objects:
+        if not scope.reads(cluster.name, change.key[1]):
+            raise WhatIfError(
+                f"{key_text(change.key)}: namespace {change.key[1]} of cluster {cluster.name} is not readable to you",
+                field="manifests",
+            )
+    return result
+
+
+def _readable_part(inventory: Inventory, scope: Scope, cluster: str) -> Inventory:
+    """The inventory as a reader of some namespaces sees it: the what-if then compares, counts
+    and names only their rows (and the cluster-scope row)."""
+    part = inventory.copy(fingerprint=f"{inventory.fingerprint}:part")
+    for key in {*part.ids, *part.models, *part.runtimes, *part.isvcs, *part.invalid}:
+        if not scope.reads(cluster, key[1]):
+            part.remove(key)
+    return part
 
 
 def whatif_model_patch(cluster: Cluster, model_key: Any, merge_patch: Mapping[str, Any]) -> WhatIfResult:
@@ -128,7 +155,7 @@ def whatif_model_patch(cluster: Cluster, model_key: Any, merge_patch: Mapping[st
         raise WhatIfError(f"{key_text(key)} is not a model", field="model")
     if not isinstance(merge_patch, Mapping):
         raise WhatIfError(f"the patch must be a JSON object, got {type(merge_patch).__name__}", field="patch")
-    resource = Resource.objects.filter(cluster=cluster, kind=key[0], namespace=key[1], name=key[2]).first()
+    resource = resources_visible().filter(cluster=cluster, kind=key[0], namespace=key[1], name=key[2]).first()
     if resource is None:
         raise WhatIfError(f"{key_text(key)} is not in the cluster", field="model")
     try:

@@ -12,7 +12,8 @@ from rest_framework.response import Response
 import matching
 from core.api import ApiError
 from core.web import CLUSTER_SCOPE
-from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Resource
+from inventory.api import VisibleResourceField
+from inventory.models import MODEL_KINDS, RUNTIME_KINDS
 
 from .. import filters
 from ..selectors import (
@@ -64,12 +65,8 @@ class MatrixCellList(CellFilterView):
 
 
 class CellQuerySerializer(serializers.Serializer):
-    model = serializers.PrimaryKeyRelatedField(
-        queryset=Resource.objects.filter(kind__in=MODEL_KINDS), help_text="Model resource id."
-    )
-    runtime = serializers.PrimaryKeyRelatedField(
-        queryset=Resource.objects.filter(kind__in=RUNTIME_KINDS), help_text="Runtime resource id."
-    )
+    model = VisibleResourceField(MODEL_KINDS, help_text="Model resource id.")
+    runtime = VisibleResourceField(RUNTIME_KINDS, help_text="Runtime resource id.")
     namespace = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -119,9 +116,7 @@ class MatrixCellDetail(MatrixView):
 
 
 class SelectionQuerySerializer(serializers.Serializer):
-    model = serializers.PrimaryKeyRelatedField(
-        queryset=Resource.objects.filter(kind__in=MODEL_KINDS), help_text="Model resource id."
-    )
+    model = VisibleResourceField(MODEL_KINDS, help_text="Model resource id.")
     namespace = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -152,17 +147,21 @@ class SelectionView(MatrixView):
 class MatrixBuildViewSet(MatrixHeaders, viewsets.ReadOnlyModelViewSet):
     """Matrix builds: the current (newest succeeded) one per cluster, and any running."""
 
-    queryset = matrix_build_list()
     serializer_class = BuildSerializer
     filterset_class = filters.MatrixBuildFilterSet
     ordering_fields = ["started_at", "finished_at"]
+
+    def get_queryset(self) -> Any:
+        return matrix_build_list()
 
 
 class CellChangeViewSet(MatrixHeaders, viewsets.ReadOnlyModelViewSet):
     """Cells whose status changed, newest first, with the inventory change that caused it
     (`cause` is empty for a full rebuild)."""
 
-    queryset = cell_change_list()
     serializer_class = CellChangeSerializer
     filterset_class = filters.CellChangeFilterSet
     ordering_fields = ["changed_at"]
+
+    def get_queryset(self) -> Any:
+        return cell_change_list()

@@ -8,6 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from access.current import current_scope
 from inventory.models import Cluster
 
 from ..cells import Cell
@@ -44,6 +45,13 @@ class BuildSerializer(serializers.ModelSerializer):
             "chunks_done",
             "error",
         ]
+
+    def to_representation(self, instance: MatrixBuild) -> dict[str, Any]:
+        data = dict(super().to_representation(instance))
+        if not current_scope().reads_whole(instance.cluster.name):
+            # The cluster's totals: only for readers of all of it.
+            data.update(models_count=None, runtimes_count=None, rows_count=None)
+        return data
 
 
 class ObjectRefSerializer(serializers.Serializer):

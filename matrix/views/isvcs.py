@@ -8,9 +8,9 @@ from django.views.decorators.http import require_safe
 
 from core.web import poll_seconds, read_access
 from inventory.filters import InferenceServiceFilterSet
-from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
+from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Kind, Resource
 from inventory.parsed import load_inventory, pipeline_fixable
-from inventory.selectors import cluster_or_404
+from inventory.selectors import cluster_or_404, clusters_visible
 from isvcs.services import isvc_at_risk, isvc_verdicts
 
 from ..selectors import matrix_version
@@ -21,7 +21,7 @@ from ..selectors import matrix_version
 def isvcs(request: HttpRequest) -> HttpResponse:
     """Every InferenceService with what OME does with it today; `at_risk=1` keeps those it would
     not deploy, deploys with an advisory, or would decide differently than when it decided."""
-    cluster = cluster_or_404(request.GET.get("cluster")) if Cluster.objects.exists() else None
+    cluster = cluster_or_404(request.GET.get("cluster")) if clusters_visible().exists() else None
     if cluster is None:
         return render(request, "matrix/matrix.html", {"error": "no-cluster", "clusters": []})
     found = InferenceServiceFilterSet(
@@ -56,7 +56,7 @@ def isvcs(request: HttpRequest) -> HttpResponse:
     ]
     context = {
         "cluster": cluster,
-        "clusters": Cluster.objects.order_by("name"),
+        "clusters": clusters_visible(),
         "filter": found,
         "rows": rows,
         "at_risk": at_risk,
