@@ -29,8 +29,10 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic)\s+)[^\s\"',;]+"), rf"\1{MARK}"),
     (re.compile(r"(?i)(\bbearer\s+)(?!\[redacted\])[^\s\"',;]+"), rf"\1{MARK}"),
     (re.compile(r"(\bBasic\s+)(?!\[redacted\])[A-Za-z0-9+/]{8,}={0,2}"), rf"\1{MARK}"),
-    # "name": "value" / 'name': 'value' (JSON, Python reprs of dicts).
-    (re.compile(rf"(?i)([\"']{_SECRET_ASSIGNED}[\"']\s*:\s*)(?:{_QUOTED}|[^\s,}}\]]+)"), rf"\1'{MARK}'"),
+    # "name": "value" / 'name': 'value' (JSON, Python reprs of dicts): the quotes are kept.
+    (re.compile(rf"(?i)([\"']{_SECRET_ASSIGNED}[\"']\s*:\s*)\"(?:[^\"\\]|\\.)*\""), rf'\1"{MARK}"'),
+    (re.compile(rf"(?i)([\"']{_SECRET_ASSIGNED}[\"']\s*:\s*)'(?:[^'\\]|\\.)*'"), rf"\1'{MARK}'"),
+    (re.compile(rf"(?i)([\"']{_SECRET_ASSIGNED}[\"']\s*:\s*)(?![\"'])[^\s,}}\]]+"), rf"\1{MARK}"),
     # name=value (env lines, query strings), name: value (YAML, headers).
     (re.compile(rf"(?i)(\b{_SECRET_ASSIGNED}\s*=\s*)(?!\[redacted\])(?:{_QUOTED}|[^\s\"',;&}}\]]+)"), rf"\1{MARK}"),
     (re.compile(rf"(?i)(\b{_SECRET_NAME}\s*:\s*)(?![\"']?\[redacted\])(?:{_QUOTED}|[^\s\"',;&}}\]]+)"), rf"\1{MARK}"),

@@ -6,16 +6,8 @@ before the first test, so no test ever enqueues into a Redis on the default port
 
 from __future__ import annotations
 
-import os
-
-# The settings' defaults are the production ones (DEBUG and anonymous reads off). Most tests
-# read the demo as `make run` serves it, so the suite runs with both on, said here once; the
-# tests that check the defaults load the settings in a fresh process (tests/test_settings.py)
-# or turn them off (tests/security/).
-os.environ.setdefault("DEBUG", "true")
-os.environ.setdefault("API_ANONYMOUS_READ", "true")
-
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -44,6 +36,15 @@ def celery_app(redis_server: RedisServer) -> Iterator[Celery]:
     with override_settings(REDIS_URL=url, CELERY_BROKER_URL=url, CELERY_RESULT_BACKEND=url):
         point_app_at_redis(ome_celery_app, url)
         yield ome_celery_app
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kubeconfig_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Kubeconfigs may only come from settings.OME_KUBECONFIG_DIR: tests write theirs to
+    pytest's temporary folder (every `tmp_path` is inside it), which is that folder here."""
+    folder = tmp_path_factory.getbasetemp()
+    with override_settings(OME_KUBECONFIG_DIR=folder):
+        yield folder
 
 
 @pytest.fixture

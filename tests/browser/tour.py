@@ -29,14 +29,14 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-s
 def ensure_user() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings")
     django.setup()
-    from django.contrib.auth.models import Permission, User
+    from django.contrib.auth.models import User
 
     user, _ = User.objects.get_or_create(username=USER)
     user.set_password(PASSWORD)
     user.save()
-    user.user_permissions.add(
-        Permission.objects.get(content_type__app_label="patches", codename="apply_pipeline_patch")
-    )
+    from access.models import Grant, Role
+
+    Grant.objects.get_or_create(user=user, cluster="*", namespace="", defaults={"role": Role.PATCHER})
 
 
 def tour(url: str, out: Path, chromium: str) -> None:

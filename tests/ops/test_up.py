@@ -31,6 +31,8 @@ def test_make_up_serves_the_dashboard_with_gunicorn_workers_and_beat_and_stops_o
     env = environ_without("REDIS_URL", "DATABASE_URL", "DEBUG")
     env.update(
         DEBUG="false",
+        # This test reads the API without signing in; a shared deployment leaves this off.
+        API_ANONYMOUS_READ="true",
         SECRET_KEY="make-up-test-key",
         ALLOWED_HOSTS="localhost,127.0.0.1",
         SECURE_COOKIES="false",
