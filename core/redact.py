@@ -49,7 +49,8 @@ def redact(text: str) -> str:
     return text
 
 
-def _secret_name(key: object) -> bool:
+def secret_name(key: object) -> bool:
+    """Whether `key` names a secret (HF_TOKEN, client-secret, api_key, PGPASSWORD, ...)."""
     return isinstance(key, str) and re.fullmatch(rf"(?i){_SECRET_ASSIGNED}", key) is not None
 
 
@@ -59,7 +60,7 @@ def redact_value(value: Any) -> Any:
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, Mapping):
-        return {key: MARK if _secret_name(key) else redact_value(item) for key, item in value.items()}
+        return {key: MARK if secret_name(key) else redact_value(item) for key, item in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [redact_value(item) for item in value]
     if value is None or isinstance(value, bool | int | float):
