@@ -20,7 +20,6 @@ from typing import Any
 import urllib3
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
-from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.kube_config import KubeConfigLoader
 
 from core.errors import DomainError
@@ -125,8 +124,9 @@ def client_for(cluster: Cluster, *, impersonate: tuple[str, tuple[str, ...]] | N
             raise KubeConfigError(f"cluster {cluster.name} is a manifest snapshot, not a live cluster")
     except KubeconfigInvalid as error:
         raise KubeConfigError(error.message) from None
-    except (ConfigException, OSError, ValueError, TypeError, KeyError, AttributeError) as error:
-        # The client's text can hold the kubeconfig's whole user entry (client-secret, tokens).
+    except Exception as error:
+        # Whatever the loader raises (ConfigException, OSError, a token refresh's network error,
+        # ...): its text can hold the kubeconfig's whole user entry (client-secret, tokens).
         logger.warning("cluster %s: cannot configure a client: %s", cluster.name, redact(str(error)))
         raise KubeConfigError(
             f"cannot use {cluster.describe_source()}: its credentials cannot be loaded (bad_config; details in the log)"
