@@ -1012,7 +1012,9 @@ class FakeKubeAPI:
         spec = body.get("spec") if isinstance(body, dict) else None
         attributes = spec.get("resourceAttributes") if isinstance(spec, dict) else None
         if not isinstance(attributes, dict) or not isinstance(spec.get("user"), str):
-            raise KubeError(400, "SubjectAccessReview: spec.user and spec.resourceAttributes are required", "BadRequest")
+            raise KubeError(
+                400, "SubjectAccessReview: spec.user and spec.resourceAttributes are required", "BadRequest"
+            )
         allowed = attributes.get("group") == GROUP and self.rbac_allows(
             spec["user"],
             spec.get("groups") or (),

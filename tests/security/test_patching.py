@@ -77,7 +77,10 @@ def test_a_viewer_is_denied_and_nothing_is_sent(live: Cluster, fake: FakeKubeAPI
         ({"spec": {"modelFormat": {"name": "onnx"}}}, "patch.spec.modelFormat"),
         ({"spec": {"diffusionPipeline": PIPELINE, "storage": {"storageUri": "hf://x/y"}}}, "patch.spec.storage"),
         ({"metadata": {"labels": {"owner": "eve"}}}, "patch.metadata"),
-        ({"spec": {"diffusionPipeline": {"className": "X", "command": ["sh"]}}}, "patch.spec.diffusionPipeline.command"),
+        (
+            {"spec": {"diffusionPipeline": {"className": "X", "command": ["sh"]}}},
+            "patch.spec.diffusionPipeline.command",
+        ),
     ],
 )
 def test_a_field_other_than_the_pipeline_is_rejected_before_anything_is_sent(

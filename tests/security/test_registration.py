@@ -104,7 +104,10 @@ def test_a_too_large_file_is_refused_naming_it(folder: Path, django_user_model: 
     response = register(django_user_model.objects.create_superuser("root"), "kubeconfig:big.yaml")
 
     assert response.status_code == 400
-    assert f"kubeconfig {folder / 'big.yaml'} is larger than 1000 bytes (OME_KUBECONFIG_MAX_BYTES)" in response.json()["detail"]
+    assert (
+        f"kubeconfig {folder / 'big.yaml'} is larger than 1000 bytes (OME_KUBECONFIG_MAX_BYTES)"
+        in response.json()["detail"]
+    )
 
 
 def test_a_file_replaced_after_registration_fails_the_sync_clearly_instead_of_crashing(

@@ -52,7 +52,9 @@ def test_an_oidc_kubeconfig_without_id_token_leaks_its_secrets_nowhere(
     admin = django_user_model.objects.create_superuser("root")
     client = signed_in(admin)
 
-    registered = client.post("/api/v1/clusters/", {"name": "prod", "source": "kubeconfig:oidc.yaml#prod"}, "application/json")
+    registered = client.post(
+        "/api/v1/clusters/", {"name": "prod", "source": "kubeconfig:oidc.yaml#prod"}, "application/json"
+    )
     result = cluster_resync(Cluster.objects.get(name="prod"))
 
     assert registered.status_code == 201, registered.content
@@ -65,7 +67,9 @@ def test_an_oidc_kubeconfig_without_id_token_leaks_its_secrets_nowhere(
         client.get(path).content.decode()
         for path in ("/sync/", "/api/v1/clusters/", "/api/v1/clusters/prod/", "/api/v1/sync-states/", "/metrics")
     ]
-    logged = [formatter.format(record) for record in caplog.records for formatter in (RedactingFormatter(), JsonFormatter())]
+    logged = [
+        formatter.format(record) for record in caplog.records for formatter in (RedactingFormatter(), JsonFormatter())
+    ]
     assert leaked(database.getvalue()) == []
     assert [leaked(page) for page in shown] == [[]] * len(shown)
     assert [line for line in logged if leaked(line)] == []
@@ -77,7 +81,11 @@ def test_a_kubeconfig_pasted_into_the_api_is_refused_and_not_echoed(django_user_
 
     bodies = [
         client.post("/api/v1/clusters/", {"name": "x", "source": pasted}, "application/json"),
-        client.post("/api/v1/clusters/", {"name": "x", "source": "kubeconfig:a.yaml", "token": CLIENT_SECRET}, "application/json"),
+        client.post(
+            "/api/v1/clusters/",
+            {"name": "x", "source": "kubeconfig:a.yaml", "token": CLIENT_SECRET},
+            "application/json",
+        ),
     ]
 
     assert [response.status_code for response in bodies] == [400, 400]
@@ -121,12 +129,15 @@ def test_structured_log_extras_are_redacted_by_name_and_content() -> None:
     assert entry["token"] == "[redacted]"
     assert entry["request"] == {"headers": {"Authorization": "Bearer [redacted]"}, "password": "[redacted]"}
     assert entry["url"] == "redis://:[redacted]@host:6379/0"
-    assert redact_value({"model": "llama", "note": "key: BaseModel/x"}) == {"model": "llama", "note": "key: BaseModel/x"}
+    assert redact_value({"model": "llama", "note": "key: BaseModel/x"}) == {
+        "model": "llama",
+        "note": "key: BaseModel/x",
+    }
 
 
 def test_stored_objects_keep_no_last_applied_configuration_or_secret_env_values(tmp_path: Path) -> None:
-    from inventory.services import ClusterSpec, cluster_register, manifests_load
     from inventory.models import Resource
+    from inventory.services import ClusterSpec, cluster_register, manifests_load
 
     runtime = {
         "apiVersion": "ome.io/v1beta1",
@@ -137,7 +148,9 @@ def test_stored_objects_keep_no_last_applied_configuration_or_secret_env_values(
         },
         "spec": {
             "supportedModelFormats": [{"modelFormat": {"name": "safetensors"}}],
-            "engineConfig": {"runner": {"env": [{"name": "HF_TOKEN", "value": "hf_secret"}, {"name": "MODE", "value": "x"}]}},
+            "engineConfig": {
+                "runner": {"env": [{"name": "HF_TOKEN", "value": "hf_secret"}, {"name": "MODE", "value": "x"}]}
+            },
         },
     }
     (tmp_path / "rt.yaml").write_text(json.dumps(runtime))

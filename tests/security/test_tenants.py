@@ -102,7 +102,9 @@ def test_objects_rows_and_clusters_of_others_are_not_found(
     assert set(refused.values()) == {404}, refused
     # A cluster without a role answers as one that does not exist.
     for page in ("/matrix/", "/lint/", "/inferenceservices/"):
-        assert client.get(f"{page}?cluster=bravo-cluster").status_code == client.get(f"{page}?cluster=nowhere").status_code
+        assert (
+            client.get(f"{page}?cluster=bravo-cluster").status_code == client.get(f"{page}?cluster=nowhere").status_code
+        )
     # Parameters naming another tenant's objects are invalid choices, as ids that do not exist.
     for path in (
         f"/api/v1/matrix/cell/?model={bravo}&runtime={runtime}",
@@ -164,7 +166,10 @@ def test_a_whatif_shows_only_the_readers_rows_and_refuses_another_namespace(tena
     assert refused.status_code == 400
     assert "not readable to you" in refused.json()["detail"]
     assert deleted.status_code == 400
-    assert "bravo-runtime is not in the cluster" in deleted.json()["detail"] or "not in the cluster" in deleted.json()["detail"]
+    assert (
+        "bravo-runtime is not in the cluster" in deleted.json()["detail"]
+        or "not in the cluster" in deleted.json()["detail"]
+    )
 
 
 def test_metrics_report_only_clusters_the_scraper_reads_whole(tenants: Cluster, client: Client, settings: Any) -> None:
@@ -187,7 +192,9 @@ def test_the_audit_log_needs_its_permission_and_shows_the_readers_attempts(
 
     pk = ids(tenants)
     for model in ("alpha-model", "bravo-model"):
-        patch_apply(tenants, model=pk[model], patch={"spec": {"diffusionPipeline": None}}, resource_version="x", user=patcher_a)
+        patch_apply(
+            tenants, model=pk[model], patch={"spec": {"diffusionPipeline": None}}, resource_version="x", user=patcher_a
+        )
     viewer_a.user_permissions.add(Permission.objects.get(codename="view_patchattempt"))
     without = signed_in(patcher_a).get("/api/v1/patches/audit/")
     with_permission = signed_in(django_user_model.objects.get(pk=viewer_a.pk)).get("/api/v1/patches/audit/")
