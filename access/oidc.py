@@ -33,7 +33,7 @@ def identity_from_claims(user: Any, claims: dict[str, Any]) -> Identity:
     return identity
 
 
-class OidcBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
+class OidcBackend(OIDCAuthenticationBackend):
     def filter_users_by_claims(self, claims: dict[str, Any]) -> QuerySet[Any]:
         subject = str(claims.get("sub") or "")
         users = get_user_model().objects

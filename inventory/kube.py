@@ -22,9 +22,18 @@ from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.kube_config import KubeConfigLoader
 
-from core.errors import DomainError
 from core.redact import redact
 
+# The errors live in kube_errors; callers catch them as kube.KubeError and so on.
+from .kube_errors import (
+    KubeConfigError,
+    KubeConflict,
+    KubeError,
+    KubeGone,
+    KubeNotFound,
+    KubeUnauthorized,
+    KubeUnavailable,
+)
 from .kubeconfigs import KubeconfigInvalid, kubeconfig_read
 from .models import CLUSTER_SCOPED, OME_GROUP, OME_VERSION, PLURALS, Cluster
 
@@ -41,64 +50,6 @@ READ_TIMEOUT = 60.0
 WATCH_READ_MARGIN = 15.0
 # A continue token can expire (410) during a long paginated list; start over this many times.
 LIST_RESTARTS = 2
-
-
-class KubeError(DomainError):
-    """A Kubernetes API call failed. `code` is stable for programs, `http_status` is the HTTP
-    status to answer with, `message` is for people."""
-
-    code = "kube_error"
-    http_status = 502
-
-    def __init__(self, message: str, *, http_status: int | None = None, cluster_wide: bool = False) -> None:
-        super().__init__(message)
-        if http_status is not None:
-            self.http_status = http_status
-        # True when every request to this API server would fail the same way (unreachable,
-        # credentials refused), so there is no point asking about the other kinds.
-        self.cluster_wide = cluster_wide
-
-
-class KubeUnavailable(KubeError):
-    """The API server cannot be reached, or answered 5xx/429: worth retrying later."""
-
-    code = "unavailable"
-    http_status = 503
-
-
-class KubeUnauthorized(KubeError):
-    """The API server refused the credentials (401) or the permission (403)."""
-
-    code = "unauthorized"
-    http_status = 401
-
-
-class KubeNotFound(KubeError):
-    """The object does not exist, or (on a list or watch) the CRD is not installed."""
-
-    code = "not_found"
-    http_status = 404
-
-
-class KubeConflict(KubeError):
-    """The object changed since the resourceVersion the caller sent (409)."""
-
-    code = "conflict"
-    http_status = 409
-
-
-class KubeGone(KubeError):
-    """The resourceVersion is too old (410): list again and watch from the new one."""
-
-    code = "gone"
-    http_status = 410
-
-
-class KubeConfigError(KubeError):
-    """The kubeconfig (or in-cluster service account) cannot be used to build a client."""
-
-    code = "bad_config"
-    http_status = 500
 
 
 def client_for(cluster: Cluster, *, impersonate: tuple[str, tuple[str, ...]] | None = None) -> client.CustomObjectsApi:
@@ -151,7 +102,7 @@ def _impersonating(api_client: client.ApiClient, user: str, groups: tuple[str, .
             merged.add("Impersonate-Group", group)
         return send(method, url, merged, *args, **kwargs)
 
-    rest.request = request
+    rest.request = request  # type: ignore[method-assign]
 
 
 def subject_access_review(
@@ -168,8 +119,10 @@ def subject_access_review(
         "spec": {"user": user, "groups": list(groups), "resourceAttributes": attributes},
     }
     try:
+        # The generated client serializes a plain dict as it does its own model objects.
         review = client.AuthorizationV1Api(api.api_client).create_subject_access_review(
-            body, _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT)
+            body,  # type: ignore[arg-type]
+            _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT),
         )
     except _CLIENT_ERRORS as error:
         raise _translated(error, plural="subjectaccessreviews", collection=False) from None

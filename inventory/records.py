@@ -24,7 +24,7 @@ def stored(obj: dict[str, Any]) -> dict[str, Any]:
     whose name holds a secret (env: HF_TOKEN, API_KEY, ...) blanked. Matching reads neither."""
     metadata = obj.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    if isinstance(annotations, Mapping) and LAST_APPLIED in annotations:
+    if isinstance(metadata, Mapping) and isinstance(annotations, Mapping) and LAST_APPLIED in annotations:
         kept = {key: value for key, value in annotations.items() if key != LAST_APPLIED}
         obj = {**obj, "metadata": {**metadata, "annotations": kept}}
     return _blank_secret_values(obj)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import signal
 import socket
 import subprocess
@@ -85,15 +84,8 @@ def startup_commands(*, production: bool = False) -> list[list[str]]:
         # OME_CLUSTERS (by default the bundled demo), each synced once, then their matrices.
         ["register_clusters", "--sync"],
         ["recompute_matrix", "--all"],
-        # The demo administrator, with the password devrun chose for this run (DEMO_ADMIN_PASSWORD).
-        ["demo_admin"],
+        ["demo_admin"],  # a demo superuser with a new random password, and how to sign in
     ]
-
-
-# What `make run` turns on for its loopback-only copy (the settings' defaults are off), unless
-# the environment sets them.
-LOCAL_COPY = {"DEBUG": "true", "API_ANONYMOUS_READ": "true"}
-DEMO_ADMIN = "admin"  # as access.management.commands.demo_admin creates it
 
 
 class DevrunError(Exception):
@@ -231,7 +223,6 @@ class Supervisor:
         self.stop_requested = threading.Event()
         self.force = threading.Event()
         self.env: dict[str, str] = {}
-        self.admin_password = secrets.token_urlsafe(12)
 
     def handle_signal(self, signum: int, frame: FrameType | None) -> None:
         if self.stop_requested.is_set():
@@ -258,20 +249,13 @@ class Supervisor:
         if self.redis_url:
             self.wait_until(f"Redis at {redis_url}", lambda: redis_answers(redis_url), timeout=10)
         self.env = {
-            **({} if self.production else LOCAL_COPY),
+            # make run's loopback-only copy turns on what the settings leave off (unless set).
+            **({} if self.production else {"DEBUG": "true", "API_ANONYMOUS_READ": "true"}),
             **os.environ,
             "PYTHONUNBUFFERED": "1",
             "REDIS_URL": redis_url,
             "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings"),
         }
-        if not self.production:
-            self.env["DEMO_ADMIN_PASSWORD"] = self.admin_password
-            say(
-                f"local copy: DEBUG={self.env['DEBUG']}, anonymous reads "
-                f"{'on' if self.env['API_ANONYMOUS_READ'].lower() in ('1', 'true', 'yes', 'on') else 'off'} "
-                f"(API_ANONYMOUS_READ={self.env['API_ANONYMOUS_READ']}): it listens on 127.0.0.1 only. "
-                "A shared deployment runs `make up` or the image, where both are off."
-            )
         for command in startup_commands(production=self.production):
             self.run_startup_command(command)
         # The three long-running processes start together and are waited for one by one.
@@ -298,11 +282,6 @@ class Supervisor:
         self.wait_until("celery beat", beat.ready.is_set, timeout=60)
         self.wait_until(f"the web server at {base}", lambda: http_answers(f"{base}/healthz"), timeout=60)
         say(f"ready: {base}/ (API {base}/api/v1/, Redis {redis_url}). Ctrl-C stops everything.")
-        if not self.production:
-            say(
-                f"sign in at {base}/accounts/login/ as {DEMO_ADMIN} with the password {self.admin_password} "
-                "(new at every start; the administrator may patch and change everything)"
-            )
 
     def start_redis(self) -> str:
         port = free_port()

@@ -42,10 +42,8 @@ def _check_events(text: str) -> None:
                 raise _too_many_nodes()
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 mark = event.start_mark
-                raise WhatIfError(
-                    f"invalid YAML at line {mark.line + 1}, column {mark.column + 1}: YAML aliases are not accepted",
-                    document=number,
-                )
+                where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+                raise WhatIfError(f"invalid YAML{where}: YAML aliases are not accepted", document=number)
     except yaml.YAMLError as error:
         raise _yaml_error(error, max(number, 1)) from None
 

@@ -20,6 +20,9 @@ from inventory.services import ClusterSpec, cluster_register, manifests_load
 from matrix.models import CellChange
 from matrix.services import matrix_rebuild
 from tests.inventory.live.objects import isvc, model, runtime
+
+# The seed case as a manifest snapshot and as a live (fake) cluster, for the patch tests.
+from tests.patches.conftest import fake, live, manifest_files, snapshot  # noqa: F401
 from tests.support.access import grant
 
 LEAKS = ("bravo", "team-b")

@@ -15,7 +15,6 @@ from patches.lookup import version_of
 from patches.models import PatchAttempt
 from patches.services import patch_apply
 from tests.fakes.kube_api import FakeKubeAPI
-from tests.patches.conftest import fake, live, manifest_files, snapshot  # noqa: F401 - fixtures
 from tests.patches.seed import MODEL, PIPELINE, SEED_PATCH
 
 from .conftest import signed_in, user_with

@@ -60,7 +60,8 @@ def test_an_oidc_kubeconfig_without_id_token_leaks_its_secrets_nowhere(
     assert registered.status_code == 201, registered.content
     assert result.errors, "the sync must fail: the kubeconfig has no id-token"
     stored = Cluster.objects.get(name="prod").sync_states.first()
-    assert stored is not None and "credentials cannot be loaded (bad_config" in stored.last_error
+    assert stored is not None
+    assert "credentials cannot be loaded (bad_config" in stored.last_error
     database = StringIO()
     call_command("dumpdata", stdout=database)
     shown = [

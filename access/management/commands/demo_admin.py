@@ -1,9 +1,10 @@
-"""`make run`'s demo administrator: a superuser `admin` whose password is DEMO_ADMIN_PASSWORD
-(devrun chooses a random one at every start and prints it). Refuses with DEBUG off."""
+"""`make run`'s demo administrator: a superuser `admin` with a new random password at every
+start, printed with how to sign in, and what the local copy has on. Refuses with DEBUG off."""
 
 from __future__ import annotations
 
 import os
+import secrets
 from typing import Any
 
 from django.conf import settings
@@ -14,17 +15,21 @@ DEMO_ADMIN = "admin"
 
 
 class Command(BaseCommand):
-    help = "Create or reset make run's demo superuser `admin` with the password in DEMO_ADMIN_PASSWORD (DEBUG only)."
+    help = "Create or reset make run's demo superuser `admin` with a new random password (DEBUG only)."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        password = os.environ.get("DEMO_ADMIN_PASSWORD", "")
         if not settings.DEBUG:
             raise CommandError("demo_admin is for make run's local copy (DEBUG on) only")
-        if len(password) < 12:
-            raise CommandError("set DEMO_ADMIN_PASSWORD (at least 12 characters)")
+        password = secrets.token_urlsafe(12)
         users = get_user_model().objects
         user = users.filter(username=DEMO_ADMIN).first() or users.create_user(DEMO_ADMIN)
         user.is_staff = user.is_superuser = True
         user.set_password(password)
         user.save()
-        self.stdout.write(f"demo administrator {DEMO_ADMIN} ready")
+        reads = "on" if settings.API_ANONYMOUS_READ else "off"
+        self.stdout.write(
+            f"DEBUG is on and anonymous reads are {reads}: this copy listens on 127.0.0.1 only "
+            "(a shared deployment runs with both off)."
+        )
+        base = f"http://127.0.0.1:{os.environ.get('PORT', '8000')}"
+        self.stdout.write(f"Sign in at {base}/accounts/login/ as {DEMO_ADMIN} with the password {password}")
