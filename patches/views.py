@@ -23,7 +23,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from access.current import current_scope
 from core.web import CLUSTER_SCOPE, read_access, scope_token, to_yaml
 from inventory.models import RUNTIME_KINDS, Cluster, Kind, Resource
-from inventory.selectors import model_or_404
+from inventory.selectors import model_or_404, resources_visible
 from matrix.views.matrix import matrix_context
 
 from . import services as patches
@@ -168,9 +168,8 @@ def _runtime_from_id(cluster: Cluster, value: str | None) -> Resource | str | No
     raw value when it names no runtime of the cluster (patch_apply records it as sent)."""
     if not value:
         return None
-    found = (
-        Resource.objects.filter(cluster=cluster, kind__in=RUNTIME_KINDS, pk=value).first() if value.isdigit() else None
-    )
+    runtimes = resources_visible().filter(cluster=cluster, kind__in=RUNTIME_KINDS)
+    found = runtimes.filter(pk=value).first() if value.isdigit() else None
     return found if found is not None else value
 
 

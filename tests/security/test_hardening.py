@@ -354,3 +354,10 @@ def test_the_request_object_is_required_by_the_login_throttle() -> None:
     with pytest.raises(AxesBackendRequestParameterRequired):
         authenticate(username="ada", password="x")
     assert authenticate(request=HttpRequest(), username="ada", password="x") is None
+
+
+def test_the_api_docs_page_needs_no_inline_script(db: None, django_user_model: Any) -> None:
+    page = signed_in(django_user_model.objects.create_superuser("root")).get("/api/docs/")
+
+    assert page.status_code == 200
+    assert INLINE.findall(page.content.decode()) == []
