@@ -148,7 +148,7 @@ def grid_rows_html(grid: GridPage, cell_base: str, scope: str) -> list[tuple[Mat
             parts += (opening[cell.status], prefix, middles[cell.runtime.pk], model_name, ending)
         # One format_html per row over pieces that are all safe already: the format string is
         # only placeholders, and conditional_escape leaves safe strings as they are.
-        rows.append((row, format_html("{}" * len(parts), *parts)))
+        rows.append((row, format_html("{}" * len(parts), *parts) if parts else SafeString("")))
     return rows
 
 

@@ -123,10 +123,12 @@ def test_another_namespace_asked_for_by_name_shows_no_rows_or_counts(tenants: Cl
 
     cells = client.get("/api/v1/matrix/cells/?cluster=tenants&namespace=team-b").json()
     counts = text_of(client.get("/matrix/counts/?cluster=tenants&namespace=team-b"))
+    grid = text_of(client.get("/matrix/?cluster=tenants&namespace=team-b&cols=all"))
     history = client.get("/api/v1/matrix/history/?cluster=tenants&namespace=team-b").json()
 
     assert (cells["count"], cells["results"]) == (0, [])
     assert "bravo" not in counts
+    assert "bravo" not in grid
     assert history["results"] == []
 
 
