@@ -230,7 +230,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.exception_handler",
-    # Views that parse big input or stream a whole matrix name a `throttle_scope`.
+    # Views that parse big input or stream a whole matrix name a `throttle_scope`; the counts
+    # live in CACHES (CACHE_URL below).
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.ScopedRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "whatif": env.str("THROTTLE_WHATIF", default="30/min"),
@@ -377,6 +378,9 @@ LOGGING = {
 }
 
 # ---- identity, access and hardening (access app; docs/operations.md, "Access") --------------
+# The cache the API throttles count in: this process's memory unless CACHE_URL names a shared
+# one (e.g. rediscache://redis:6379/1), so that several web processes throttle together.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 # Sign-in: Django accounts, throttled and locked out by django-axes after AXES_FAILURE_LIMIT
 # failures per username and address, for AXES_COOLOFF_TIME hours.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
