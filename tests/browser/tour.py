@@ -28,6 +28,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-s
 
 def ensure_user() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings")
+    # The tour shows the demo as `make run` serves it.
+    os.environ.setdefault("DEBUG", "true")
+    os.environ.setdefault("API_ANONYMOUS_READ", "true")
     django.setup()
     from django.contrib.auth.models import User
 
