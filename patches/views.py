@@ -21,6 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
 from access.current import current_scope
+from core.throttle import throttled
 from core.web import CLUSTER_SCOPE, read_access, scope_token, to_yaml
 from inventory.models import RUNTIME_KINDS, Cluster, Kind, Resource
 from inventory.selectors import model_or_404, resources_visible
@@ -81,6 +82,7 @@ def may_patch(cluster: Cluster, resource: Resource) -> bool:
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @read_access
+@throttled("patch-preview", methods=("GET",))
 def patch(request: HttpRequest, pk: int) -> HttpResponse:
     """GET: the preview of a diffusionPipeline patch ("Make this model match"). POST: apply it
     through patches.services.patch_apply, then show the result (redirect) or say plainly why not."""
@@ -182,6 +184,7 @@ def _runtime_from_reference(cluster: Cluster, reference: str) -> Resource | None
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @read_access
+@throttled("model-index")
 def model_index(request: HttpRequest, pk: int) -> HttpResponse:
     """Paste or upload a model_index.json and get the diffusionPipeline OME would record from it
     (nothing is written here; the preview link leads to the patch page)."""

@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
+from core.throttle import throttled
 from core.web import is_partial, read_access
 from inventory.selectors import runtime_or_404
 from matrix.views.runtime import runtime_context
@@ -18,6 +19,7 @@ from .services import whatif
 
 @require_http_methods(["POST"])
 @read_access
+@throttled("whatif")
 def runtime_whatif(request: HttpRequest, pk: int) -> HttpResponse:
     """The what-if of an edited manifest: computed, never applied (POST only because the text
     is long)."""

@@ -361,3 +361,32 @@ def test_the_api_docs_page_needs_no_inline_script(db: None, django_user_model: A
 
     assert page.status_code == 200
     assert INLINE.findall(page.content.decode()) == []
+
+
+@pytest.mark.parametrize(
+    ("scope", "method", "page", "data"),
+    [
+        ("whatif", "post", "/runtimes/{runtime}/what-if/", {"manifest": "kind: ClusterServingRuntime"}),
+        ("model-index", "post", "/models/{model}/model-index/", {"text": "{}"}),
+        ("patch-preview", "get", "/models/{model}/patch/?runtime={runtime}", None),
+    ],
+)
+def test_the_pages_doing_the_same_work_share_the_throttle(
+    tenants: Cluster,
+    django_user_model: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    scope: str,
+    method: str,
+    page: str,
+    data: Any,
+) -> None:
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {scope: "2/min"})
+    cache.clear()
+    client = signed_in(django_user_model.objects.create_superuser("root"))
+    pk = ids(tenants)
+    path = page.format(runtime=pk["shared-runtime"], model=pk["shared-llama"])
+
+    statuses = [(client.get(path) if method == "get" else client.post(path, data)).status_code for _ in range(3)]
+
+    assert 429 not in statuses[:2], statuses
+    assert statuses[2] == 429
