@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "isvcs",
     "matrix",
     "whatif",
+    "fleet",
     "patches",
 ]
 

@@ -25,10 +25,17 @@ from .overlay import affected_models, replaced_inventory
 from .parse import Parsed, parse_documents, parse_key
 from .results import MAX_ERROR_TEXTS, ObjectChange, RowDiff, WhatIfResult
 
-__all__ = ["whatif", "whatif_inventory", "whatif_model_patch"]
+__all__ = [
+    "keep_creation_time",
+    "readable_inventory",
+    "refuse_unreadable",
+    "whatif",
+    "whatif_inventory",
+    "whatif_model_patch",
+]
 
 
-def _keep_creation_time(value: Parsed, previous: Parsed | None) -> Parsed:
+def keep_creation_time(value: Parsed, previous: Parsed | None) -> Parsed:
     """`kubectl apply` keeps creationTimestamp; a manifest usually has none."""
     if isinstance(value, Runtime) and isinstance(previous, Runtime) and not value.created:
         return dataclasses.replace(value, created=previous.created)
@@ -59,7 +66,7 @@ def _object_changes(
     objects: list[ObjectChange] = []
     for key, value in list(changes.items()):
         previous = inventory.models.get(key) or inventory.runtimes.get(key)
-        value = changes[key] = _keep_creation_time(value, previous)
+        value = changes[key] = keep_creation_time(value, previous)
         if previous is None:
             action = "changed" if key in inventory.invalid else "added"
         else:
@@ -121,25 +128,32 @@ def whatif(cluster: Cluster, documents: Any = (), *, deletions: Iterable[Any] = 
     mappings/texts: BaseModels, ClusterBaseModels, ServingRuntimes and ClusterServingRuntimes
     only. `deletions`: keys (see `parse_key`) of objects of the cluster. Raises WhatIfError.
     """
-    scope = current_scope()
-    inventory = load_inventory(cluster)
-    if scope.reads_whole(cluster.name):
-        return whatif_inventory(inventory, documents, deletions=deletions, cluster_name=cluster.name)
-    result = whatif_inventory(
-        _readable_part(inventory, scope, cluster.name), documents, deletions=deletions, cluster_name=cluster.name
-    )
-    for change in result.objects:
-        if not scope.reads(cluster.name, change.key[1]):
-            raise WhatIfError(
-                f"{key_text(change.key)}: namespace {change.key[1]} of cluster {cluster.name} is not readable to you",
-                field="manifests",
-            )
+    result = whatif_inventory(readable_inventory(cluster), documents, deletions=deletions, cluster_name=cluster.name)
+    refuse_unreadable(cluster, [change.key for change in result.objects])
     return result
 
 
+def refuse_unreadable(cluster: Cluster, keys: Iterable[ObjectKey]) -> None:
+    """WhatIfError for the first key of a namespace the current scope may not read."""
+    scope = current_scope()
+    for key in keys:
+        if not scope.reads(cluster.name, key[1]):
+            raise WhatIfError(
+                f"{key_text(key)}: namespace {key[1]} of cluster {cluster.name} is not readable to you",
+                field="manifests",
+            )
+
+
+def readable_inventory(cluster: Cluster) -> Inventory:
+    """The cluster's inventory as the current scope sees it: whole, or for a reader of some
+    namespaces only those and the cluster-scoped objects, so that a what-if or a check
+    compares, counts and names only their rows (and the cluster-scope row)."""
+    scope = current_scope()
+    inventory = load_inventory(cluster)
+    return inventory if scope.reads_whole(cluster.name) else _readable_part(inventory, scope, cluster.name)
+
+
 def _readable_part(inventory: Inventory, scope: Scope, cluster: str) -> Inventory:
-    """The inventory as a reader of some namespaces sees it: the what-if then compares, counts
-    and names only their rows (and the cluster-scope row)."""
     part = inventory.copy(fingerprint=f"{inventory.fingerprint}:part")
     for key in {*part.ids, *part.models, *part.runtimes, *part.isvcs, *part.invalid}:
         if not scope.reads(cluster, key[1]):

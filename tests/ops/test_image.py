@@ -30,6 +30,7 @@ APP_PACKAGES = (
     "isvcs",
     "matrix",
     "whatif",
+    "fleet",
     "patches",
 )
 
