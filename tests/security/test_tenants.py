@@ -50,6 +50,10 @@ def read_paths(cluster: Cluster) -> list[str]:
         "/api/v1/matrix/builds/",
         "/api/v1/matrix/history/",
         "/api/v1/matrix/lint/?cluster=tenants",
+        "/fleet/",
+        "/fleet/?view=runtimes",
+        "/api/v1/fleet/",
+        "/api/v1/fleet/runtimes/",
     ]
 
 
@@ -209,3 +213,26 @@ def test_the_audit_log_needs_its_permission_and_shows_the_readers_attempts(
         ("alpha-model", "already_applied"),
     ]
     assert "bravo" not in json.dumps(with_permission.json())
+
+
+def test_a_ci_check_compares_only_the_readers_part_and_refuses_other_namespaces(
+    tenants: Cluster, viewer_a: Any
+) -> None:
+    client = signed_in(viewer_a)
+    shared = (
+        "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: shared-runtime}\n"
+        "spec:\n  supportedModelFormats:\n  - modelFormat: {name: safetensors}\n    autoSelect: true\n"
+    )
+    foreign = shared.replace("ClusterServingRuntime", "ServingRuntime").replace(
+        "{name: shared-runtime}", "{name: bravo-runtime, namespace: team-b}"
+    )
+
+    seen = client.post(
+        "/api/v1/whatif/check/", {"cluster": "tenants", "manifests": shared, "prune": True}, "application/json"
+    )
+    refused = client.post("/api/v1/whatif/check/", {"cluster": "tenants", "manifests": foreign}, "application/json")
+
+    assert seen.status_code == 200, seen.content
+    assert "bravo" not in seen.content.decode()
+    assert refused.status_code == 400
+    assert "not readable to you" in refused.json()["detail"]
