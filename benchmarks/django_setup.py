@@ -12,6 +12,8 @@ def setup_django() -> str:
         folder = tempfile.mkdtemp(prefix="ome-bench-")
         os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings")
+    # A benchmark runs a local copy: the settings' production defaults need SECRET_KEY and ALLOWED_HOSTS.
+    os.environ.setdefault("DEBUG", "true")
     os.environ["MATRIX_UPDATE_ON_CHANGE"] = "false"
     import django
     from django.core.management import call_command

@@ -18,6 +18,7 @@ from functools import cached_property
 from django.db import connection
 from django.utils import timezone
 
+from access.current import current_scope
 from core.cache import VersionedCache
 from inventory.models import Cluster
 from inventory.parsed import load_inventory
@@ -316,8 +317,11 @@ _FLEETS: VersionedCache[tuple[object, ...], Fleet] = VersionedCache(owners=32)
 
 
 def fleet_get(clusters: Iterable[Cluster] | None = None) -> Fleet:
-    """The fleet of the given clusters, by default every cluster the reader may read."""
-    data = [cluster_data(cluster) for cluster in (cluster_list() if clusters is None else clusters)]
+    """The fleet of the given clusters, by default every cluster the reader may read; only
+    clusters the reader reads whole take part (a cluster's row and counts cover every namespace)."""
+    scope = current_scope()
+    chosen = cluster_list() if clusters is None else clusters
+    data = [cluster_data(cluster) for cluster in chosen if scope.reads_whole(cluster.name)]
 
     def make(_stale: object) -> Fleet:
         differing = differing_runtimes(data)

@@ -14,14 +14,15 @@ from rest_framework.routers import SimpleRouter
 from core.api import ScopeField
 
 from . import filters, selectors
+from .kubeconfigs import KubeconfigInvalid, kubeconfig_read
 from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
 from .selectors import cluster_choose
 from .services import cluster_register, parse_cluster_setting
 
 SOURCE_HELP = (
-    "Where the cluster's objects come from, as in OME_CLUSTERS: `manifests:PATH[,PATH...]`, "
-    "`kubeconfig:PATH[#CONTEXT]` or `in-cluster`. Relative paths are relative to the project folder. "
-    "Credentials stay in the kubeconfig file: only its path and context are stored and shown."
+    "`kubeconfig:FILE[#CONTEXT]`: a file of the kubeconfig directory (OME_KUBECONFIG_DIR) and one of "
+    "the contexts it defines. Credentials stay in the file: only its path and context are stored and "
+    "shown. In-cluster and manifest-folder clusters are registered from settings or the command line."
 )
 
 
@@ -37,6 +38,9 @@ class ClusterQuerySerializer(serializers.Serializer):
 
 class SyncStateSerializer(serializers.ModelSerializer):
     cluster: serializers.SlugRelatedField[Cluster] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    # As the reader sees them: a viewer of some namespaces counts only those (selectors.sync_state_list).
+    count = serializers.IntegerField(source="visible_count", read_only=True)
+    invalid = serializers.IntegerField(source="visible_invalid", read_only=True)
 
     class Meta:
         model = SyncState
@@ -102,9 +106,20 @@ class ClusterCreateSerializer(serializers.Serializer):
             [spec] = parse_cluster_setting(f"{attrs['name']}={attrs['source']}")
         except ValueError:
             # The parser's message quotes the input; the input might hold a secret.
+            raise serializers.ValidationError({"source": ["Expected kubeconfig:FILE[#CONTEXT]."]}) from None
+        if spec.source != Cluster.Source.KUBECONFIG:
             raise serializers.ValidationError(
-                {"source": ["Expected manifests:PATH[,PATH...], kubeconfig:PATH[#CONTEXT] or in-cluster."]}
-            ) from None
+                {
+                    "source": [
+                        "Only kubeconfig:FILE[#CONTEXT] can be registered here; in-cluster and manifest folders "
+                        "are registered from OME_CLUSTERS or `manage.py add_cluster`."
+                    ]
+                }
+            )
+        try:
+            kubeconfig_read(spec.kubeconfig, spec.context)
+        except KubeconfigInvalid as error:
+            raise serializers.ValidationError({"source": [error.message]}) from None
         return {"spec": spec}
 
 
@@ -153,12 +168,14 @@ class ClusterViewSet(
     """Registered clusters and how each kind of each was last synced. POST registers one
     (permission `inventory.add_cluster`); the next scheduled resync loads its objects."""
 
-    queryset = selectors.cluster_list()
     serializer_class = ClusterSerializer
     lookup_field = "name"
     lookup_value_regex = "[^/]+"
     filter_backends = ()
     write_permissions: ClassVar[dict[str, tuple[str, ...]]] = {"create": ("inventory.add_cluster",)}
+
+    def get_queryset(self) -> Any:
+        return selectors.cluster_list()
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer]:
         return ClusterCreateSerializer if self.action == "create" else ClusterSerializer
@@ -175,10 +192,12 @@ class ClusterViewSet(
 class SyncStateViewSet(viewsets.ReadOnlyModelViewSet):
     """The sync state of each kind of each cluster: last full list, watch, counts, last error."""
 
-    queryset = selectors.sync_state_list()
     serializer_class = SyncStateSerializer
     filterset_class = filters.SyncStateFilterSet
     ordering_fields = ["kind", "last_list_at", "last_event_at"]
+
+    def get_queryset(self) -> Any:
+        return selectors.sync_state_list()
 
 
 class ResourceViewSet(viewsets.ReadOnlyModelViewSet):

@@ -7,7 +7,8 @@ from django_filters import rest_framework as filters
 
 from core.web import CLUSTER_SCOPE
 
-from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
+from .models import MODEL_KINDS, RUNTIME_KINDS, Kind, Resource, SyncState
+from .selectors import clusters_visible
 
 
 class NamespaceFilter(filters.CharFilter):
@@ -47,7 +48,8 @@ def _kind_choices(kinds: tuple[str, ...]) -> list[tuple[str, str]]:
 
 class ClusterFilter(filters.ModelChoiceFilter):
     def __init__(self, *args: object, **kwargs: object) -> None:
-        kwargs.setdefault("queryset", Cluster.objects.all())
+        # Evaluated per request: a cluster the reader may not read is not a valid choice.
+        kwargs.setdefault("queryset", lambda _request: clusters_visible())
         kwargs.setdefault("to_field_name", "name")
         kwargs.setdefault("help_text", "Cluster name.")
         kwargs.setdefault("error_messages", {"invalid_choice": "no cluster named %(value)r"})

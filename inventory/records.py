@@ -8,11 +8,36 @@ from collections.abc import Mapping
 from typing import Any
 
 import matching
+from core.redact import MARK, redact, secret_name
 from matching import InferenceService, Model, Runtime
 
 from .models import CLUSTER_SCOPED, Kind
 
 VOLATILE_METADATA = ("managedFields",)
+# kubectl's copy of the whole applied manifest, secrets and all; nothing here reads it.
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def stored(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object as the inventory stores (and every page shows) it: without kubectl's
+    last-applied-configuration annotation, and with the `value` of every `{name, value}` entry
+    whose name holds a secret (env: HF_TOKEN, API_KEY, ...) blanked. Matching reads neither."""
+    metadata = obj.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    if isinstance(metadata, Mapping) and isinstance(annotations, Mapping) and LAST_APPLIED in annotations:
+        kept = {key: value for key, value in annotations.items() if key != LAST_APPLIED}
+        obj = {**obj, "metadata": {**metadata, "annotations": kept}}
+    return _blank_secret_values(obj)
+
+
+def _blank_secret_values(value: Any) -> Any:
+    if isinstance(value, dict):
+        if isinstance(value.get("name"), str) and "value" in value and secret_name(value["name"]):
+            return {**value, "value": MARK}
+        return {key: _blank_secret_values(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_blank_secret_values(item) for item in value]
+    return value
 
 
 def identity(obj: Mapping[str, Any]) -> tuple[str, str, str] | None:
@@ -127,7 +152,7 @@ def columns(obj: Mapping[str, Any]) -> dict[str, Any]:
     try:
         parsed = matching.parse_object(obj)
     except matching.ManifestError as error:
-        values["error"] = f"{error.field}: {error.problem}"
+        values["error"] = redact(f"{error.field}: {error.problem}")
         return values
     if isinstance(parsed, Model):
         values.update(_model_columns(parsed))

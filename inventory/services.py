@@ -8,6 +8,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from .kubeconfigs import kubeconfig_read
 from .models import Cluster, Kind
 from .sources import ManifestSnapshot, read_manifests
 from .sync import ApplyResult, record_list, snapshot_apply
@@ -30,7 +31,8 @@ def _resolve_path(text: str) -> str:
 def parse_cluster_setting(text: str) -> list[ClusterSpec]:
     """Parse OME_CLUSTERS: entries separated by `;` or new lines, each one of
     `NAME=manifests:PATH[,PATH...]`, `NAME=kubeconfig:PATH[#CONTEXT]` or `NAME=in-cluster`.
-    Relative paths are relative to the project folder."""
+    Manifest paths are relative to the project folder; kubeconfig paths to the kubeconfig
+    directory (settings.OME_KUBECONFIG_DIR), checked when the cluster is registered."""
     specs = []
     for raw in text.replace("\n", ";").split(";"):
         entry = raw.strip()
@@ -48,7 +50,7 @@ def parse_cluster_setting(text: str) -> list[ClusterSpec]:
             specs.append(ClusterSpec(name, kind, manifests=paths))
         elif kind == Cluster.Source.KUBECONFIG and argument:
             path, _, context = argument.partition("#")
-            specs.append(ClusterSpec(name, kind, kubeconfig=_resolve_path(path), context=context))
+            specs.append(ClusterSpec(name, kind, kubeconfig=path.strip(), context=context.strip()))
         else:
             raise ValueError(
                 f"OME_CLUSTERS entry {entry!r}: the source must be manifests:PATH, kubeconfig:PATH[#CONTEXT] or in-cluster"
@@ -57,12 +59,17 @@ def parse_cluster_setting(text: str) -> list[ClusterSpec]:
 
 
 def cluster_register(spec: ClusterSpec) -> Cluster:
-    """Create the cluster, or update its source; idempotent."""
+    """Create the cluster, or update its source; idempotent. A kubeconfig must be a file of the
+    kubeconfig directory defining the context (inventory.kubeconfigs): KubeconfigInvalid else."""
+    kubeconfig = ""
+    if spec.source == Cluster.Source.KUBECONFIG:
+        path, _ = kubeconfig_read(spec.kubeconfig, spec.context)
+        kubeconfig = str(path)
     cluster, _ = Cluster.objects.update_or_create(
         name=spec.name,
         defaults={
             "source": spec.source,
-            "kubeconfig": spec.kubeconfig,
+            "kubeconfig": kubeconfig,
             "context": spec.context,
             "manifests": list(spec.manifests),
         },

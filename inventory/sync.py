@@ -12,6 +12,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.redact import redact
+
 from . import records
 from .models import Cluster, Kind, Resource, SyncState
 from .signals import inventory_changed
@@ -157,7 +159,8 @@ def snapshot_apply(
     with transaction.atomic():
         stored = {r.key: r for r in Resource.objects.filter(cluster=cluster, kind=kind)}
         created, updated, unchanged = [], [], []
-        for key, obj in objects.items():
+        for key, raw in objects.items():
+            obj = records.stored(raw)  # no last-applied-configuration, no secret env values
             resource = stored.get(key)
             if resource is None:
                 created.append(_new_resource(cluster, key, obj, now, paths.get(key, "")))
@@ -186,6 +189,7 @@ def snapshot_apply(
 
 def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Change | None:
     """Apply one watch event (ADDED, MODIFIED, DELETED); returns the change it made, if any."""
+    obj = records.stored(obj)  # no last-applied-configuration, no secret env values
     key = records.identity(obj)
     if key is None:
         logger.warning("cluster %s: %s event for an object without kind or name", cluster, event_type)
@@ -240,5 +244,5 @@ def record_error(cluster: Cluster, kinds: Iterable[str], message: str) -> None:
         SyncState.objects.update_or_create(
             cluster=cluster,
             kind=kind,
-            defaults={"last_error": message, "last_error_at": timezone.now(), "watch_connected": False},
+            defaults={"last_error": redact(message), "last_error_at": timezone.now(), "watch_connected": False},
         )

@@ -11,12 +11,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from kombu.exceptions import OperationalError
 
+from access.current import current_scope
+
 from .models import Cluster
-from .selectors import ClusterChoiceError, cluster_choose
+from .selectors import ClusterChoiceError, cluster_choose, clusters_visible
 from .tasks import resync_cluster
 
 # A resync only reads the cluster, but it is work started on the user's behalf: it needs a login
-# and the permission to change clusters.
+# and the admin role on the cluster (or the Django permission to change clusters).
 RESYNC_PERMISSION = "inventory.change_cluster"
 
 
@@ -25,9 +27,9 @@ def resync(request: HttpRequest, name: str) -> HttpResponse:
     """Queue a full resync of one cluster (inventory.tasks.resync_cluster), after commit."""
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
-    if not request.user.has_perm(RESYNC_PERMISSION):
-        raise PermissionDenied(f"resyncing a cluster needs the {RESYNC_PERMISSION} permission")
-    cluster = get_object_or_404(Cluster, name=name)
+    cluster = get_object_or_404(clusters_visible(), name=name)
+    if not (current_scope().may_admin(cluster.name) or request.user.has_perm(RESYNC_PERMISSION)):
+        raise PermissionDenied(f"resyncing cluster {cluster.name} needs the admin role on it")
     try:
         resync_cluster.apply_async((cluster.pk,), ignore_result=True)
     except (OperationalError, ConnectionError, TimeoutError, RuntimeError):
@@ -40,7 +42,7 @@ def resync(request: HttpRequest, name: str) -> HttpResponse:
 def page_cluster(request: HttpRequest) -> Cluster | HttpResponse:
     """The cluster `?cluster=` names (the first by name when none is named), or the page that
     says there is none (200: nothing registered yet) or that the name matches none (404)."""
-    clusters = list(Cluster.objects.order_by("name"))
+    clusters = list(clusters_visible())
     name = request.GET.get("cluster")
     if not clusters:
         return render(request, "cluster_missing.html", {"clusters": clusters, "name": name})

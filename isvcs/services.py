@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import matching
+from access.current import current_scope
 from inventory.models import Cluster, Kind, Resource
 from inventory.parsed import Inventory, load_inventory
 from matching import ADVISORY, BLOCKED, NAMED, InferenceService, IsvcOutcome, ObjectKey, key_dict, reasons
@@ -306,10 +307,12 @@ def _first_seen(records: Iterable[InferenceServiceVerdict]) -> dict[tuple[str, s
 
 
 def isvc_verdicts(cluster: Cluster) -> list[IsvcVerdict]:
-    """Every InferenceService of the cluster with today's verdict and its drift from the
-    recorded first verdict (read-only; see `isvc_verdicts_refresh`)."""
+    """Every InferenceService of the cluster the current scope reads, with today's verdict and
+    its drift from the recorded first verdict (read-only; see `isvc_verdicts_refresh`)."""
     records = InferenceServiceVerdict.objects.filter(cluster=cluster)
-    return evaluate_isvcs(load_inventory(cluster), _objects(cluster), _first_seen(records))
+    verdicts = evaluate_isvcs(load_inventory(cluster), _objects(cluster), _first_seen(records))
+    scope = current_scope()
+    return [verdict for verdict in verdicts if scope.reads(cluster.name, verdict.namespace)]
 
 
 def isvc_verdicts_refresh(cluster: Cluster) -> list[IsvcVerdict]:

@@ -3,14 +3,17 @@ with their acknowledgements."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
+from access.current import current_scope
+from access.scope import Scope
 from core.cache import VersionedCache
 from inventory.models import Cluster
 from inventory.parsed import load_inventory
 
 from .models import LintAcknowledgement
-from .rules import FindingGroup, LintReport, lint_inventory
+from .rules import Finding, FindingGroup, LintReport, lint_inventory
 from .rules.report import severity_counts
 
 # Cluster id -> the report at an inventory fingerprint: the lint over a whole cluster takes
@@ -19,10 +22,27 @@ _LINT: VersionedCache[str, LintReport] = VersionedCache(owners=64)
 
 
 def lint_report_get(cluster: Cluster) -> LintReport:
-    """`lint.rules.lint_inventory` for the cluster's current inventory, computed once per version."""
+    """`lint.rules.lint_inventory` for the cluster's current inventory, computed once per version,
+    with the findings the current scope reads: a finding about any object or row of a namespace
+    the reader may not read is left out whole (its message names and counts them)."""
     inventory = load_inventory(cluster)
-    return _LINT.get(
+    report = _LINT.get(
         cluster.pk, inventory.fingerprint, lambda _stale: lint_inventory(inventory, cluster_name=cluster.name)
+    )
+    scope = current_scope()
+    if scope.reads_whole(cluster.name):
+        return report
+    return dataclasses.replace(
+        report,
+        findings=[f for f in report.findings if _readable(scope, cluster.name, f)],
+        # A group is shown only when the reader may read every finding in it.
+        groups=[g for g in report.groups if all(_readable(scope, cluster.name, f) for f in g.findings)],
+    )
+
+
+def _readable(scope: Scope, cluster: str, finding: Finding) -> bool:
+    return scope.keys_visible(cluster, [*finding.runtimes, *finding.models]) and all(
+        scope.reads(cluster, namespace) for namespace in finding.namespaces
     )
 
 

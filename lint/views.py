@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST, require_safe
 from core.errors import DomainError
 from core.web import editable_manifest, read_access
 from inventory.models import Cluster, Resource
+from inventory.selectors import clusters_visible
 from inventory.views import page_cluster
 from matching import ObjectKey
 
@@ -69,7 +70,7 @@ def lint(request: HttpRequest) -> HttpResponse:
     resources = _resources(cluster, keys)
     context = {
         "cluster": cluster,
-        "clusters": Cluster.objects.order_by("name"),
+        "clusters": clusters_visible(),
         "counts": counts,
         "severity": severity,
         "show_acknowledged": show_acknowledged,
@@ -97,7 +98,7 @@ def acknowledge(request: HttpRequest) -> HttpResponse:
         return redirect_to_login(f"{reverse('lint:lint')}?{urlencode({'cluster': request.POST.get('cluster', '')})}")
     if not request.user.has_perm(ACKNOWLEDGE_PERMISSION):
         raise PermissionDenied(f"acknowledging lint findings needs the {ACKNOWLEDGE_PERMISSION} permission")
-    cluster = Cluster.objects.filter(name=request.POST.get("cluster", "")).first()
+    cluster = clusters_visible().filter(name=request.POST.get("cluster", "")).first()
     key = request.POST.get("key", "")
     try:
         if cluster is None:

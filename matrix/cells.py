@@ -11,6 +11,7 @@ from typing import NamedTuple
 from django.db.models import Q, QuerySet
 
 from inventory.models import RUNTIME_KINDS, Cluster, Kind, Resource
+from inventory.selectors import resources_visible
 from matching import ObjectKey
 
 from .models import CellStatus, MatrixRow
@@ -67,11 +68,13 @@ def row_statuses(compatible: Iterable[Sequence[object]], manual: Iterable[Sequen
 
 
 def runtimes_in_scope(cluster: Cluster, namespace: str) -> QuerySet[Resource]:
-    """The runtimes OME considers in a namespace: its ServingRuntimes and every ClusterServingRuntime."""
+    """The runtimes OME considers in a namespace: its ServingRuntimes and every ClusterServingRuntime
+    (those the current scope reads: a namespace it may not read has no columns)."""
     scope = Q(kind=Kind.CLUSTER_SERVING_RUNTIME)
     if namespace:
         scope |= Q(kind=Kind.SERVING_RUNTIME, namespace=namespace)
-    return Resource.objects.filter(cluster=cluster, kind__in=RUNTIME_KINDS).filter(scope).order_by("name", "kind")
+    runtimes = resources_visible().filter(cluster=cluster, kind__in=RUNTIME_KINDS)
+    return runtimes.filter(scope).order_by("name", "kind")
 
 
 _HEAD = ("kind", "namespace", "name", "disabled")

@@ -6,11 +6,12 @@ from django.db.models import QuerySet
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema_field
 
+from access.current import current_scope
 from core.errors import DomainError
 from core.web import CLUSTER_SCOPE
 from inventory.filters import ClusterFilter, NamespaceFilter
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
-from inventory.selectors import cluster_choose
+from inventory.selectors import cluster_choose, resources_visible
 
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
 from .paging import CellList
@@ -37,7 +38,9 @@ RUNTIME_KIND_CHOICES = [(kind, Kind(kind).label) for kind in RUNTIME_KINDS]
 
 
 def _resource_choice(kinds: tuple[str, ...], help_text: str, **kwargs: object) -> filters.ModelChoiceFilter:
-    choice = filters.ModelChoiceFilter(queryset=Resource.objects.filter(kind__in=kinds), help_text=help_text, **kwargs)
+    choice = filters.ModelChoiceFilter(
+        queryset=lambda _request: resources_visible().filter(kind__in=kinds), help_text=help_text, **kwargs
+    )
     # The schema shows the id a client sends, not the choice field's string.
     return extend_schema_field({"type": "integer", "description": help_text})(choice)
 
@@ -73,7 +76,7 @@ class CellFilterSet(filters.FilterSet):
         self.cluster_chosen = self.form.cleaned_data.get("cluster") or cluster_choose(None, default="only")
         self.build = matrix_build_get(self.cluster_chosen)
         namespace = self.form.cleaned_data.get("namespace")
-        rows = queryset.filter(build=self.build)
+        rows = queryset.filter(current_scope().q("build__cluster__name", "namespace"), build=self.build)
         if namespace and namespace != CLUSTER_SCOPE and not rows.filter(namespace=namespace).exists():
             known = rows.exclude(namespace="").order_by("namespace").values_list("namespace", flat=True).distinct()
             raise NamespaceUnknown(self.cluster_chosen, namespace, list(known))

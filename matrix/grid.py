@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 
 from inventory.models import MODEL_KINDS, Cluster, Resource
+from inventory.selectors import resources_visible
 from isvcs.services import isvc_at_risk, isvc_verdicts
 from lint.selectors import lint_open_counts
 from matching import ObjectKey
@@ -16,6 +17,7 @@ from matching import ObjectKey
 from .cells import Cell, ScopeKeys, row_cells, row_statuses, runtimes_in_scope, status_counts
 from .models import MatrixBuild, MatrixRow
 from .outcomes import INVALID, MANUAL_ONLY, NO_MATCH, outcome_counts
+from .selectors import rows_visible
 
 GRID_ROWS_PER_PAGE = 50
 GRID_COLUMNS_PER_PAGE = 60
@@ -23,7 +25,7 @@ GRID_COLUMNS_PER_PAGE = 60
 
 def matrix_namespaces(build: MatrixBuild) -> list[str]:
     """The namespaces the build has rows for, "" (cluster scope) first."""
-    found = MatrixRow.objects.filter(build=build).order_by("namespace").values_list("namespace", flat=True).distinct()
+    found = rows_visible().filter(build=build).order_by("namespace").values_list("namespace", flat=True).distinct()
     return list(found)
 
 
@@ -31,7 +33,7 @@ def model_facets(cluster: Cluster) -> dict[str, list[str]]:
     """The distinct values the matrix's model filters can take in a cluster, for its drop-downs."""
     columns = ("model_format", "model_architecture", "pipeline_class", "storage_scheme")
     found: dict[str, set[str]] = {column: set() for column in columns}
-    rows = Resource.objects.filter(cluster=cluster, kind__in=MODEL_KINDS).values_list(*columns).distinct()
+    rows = resources_visible().filter(cluster=cluster, kind__in=MODEL_KINDS).values_list(*columns).distinct()
     for values in rows:
         for column, value in zip(columns, values, strict=True):
             if value:
@@ -196,7 +198,7 @@ def matrix_summary(cluster: Cluster, build: MatrixBuild, namespace: str) -> Matr
     """The counts at the top of the matrix: models of the namespace with no match at all, with
     manual-only matches only, or invalid;
     InferenceServices at risk in the cluster, lint findings by severity."""
-    outcomes = outcome_counts(build, namespace)
+    outcomes = outcome_counts(rows_visible().filter(build=build, namespace=namespace))
     verdicts = isvc_verdicts(cluster)
     return MatrixSummary(
         models=sum(outcomes.values()),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q, QuerySet
 
-from .models import MatrixBuild, MatrixRow
+from .models import MatrixRow
 
 SELECTED = MatrixRow.Outcome.SELECTED.value
 NO_RUNTIME = MatrixRow.Outcome.NO_RUNTIME.value
@@ -39,11 +39,11 @@ def row_outcome(row: MatrixRow) -> str:
     return str(row.outcome)
 
 
-def outcome_counts(build: MatrixBuild, namespace: str) -> dict[str, int]:
-    """How many rows of the namespace have each page outcome, in one query (NO_RUNTIME is
-    the sum of MANUAL_ONLY and NO_MATCH)."""
+def outcome_counts(rows: QuerySet[MatrixRow]) -> dict[str, int]:
+    """How many of the rows have each page outcome, in one query (NO_RUNTIME is the sum of
+    MANUAL_ONLY and NO_MATCH)."""
     no_runtime = Q(outcome=NO_RUNTIME)
-    counts = MatrixRow.objects.filter(build=build, namespace=namespace).aggregate(
+    counts = rows.aggregate(
         **{
             SELECTED: Count("pk", filter=Q(outcome=SELECTED)),
             INVALID: Count("pk", filter=Q(outcome=INVALID)),

@@ -9,12 +9,13 @@ from typing import Any
 import matching
 from inventory.models import Cluster, Resource
 from inventory.parsed import Inventory, load_inventory, pipeline_fixable
+from inventory.selectors import resources_visible
 from isvcs.services import IsvcVerdict, isvc_verdicts
 from matching import Model, ObjectKey, Runtime
 
 from .cells import manual_of, ranked_of, row_statuses, runtimes_in_scope
 from .models import CellStatus, MatrixBuild, MatrixRow
-from .selectors import cell_reason_in, current_build
+from .selectors import cell_reason_in, current_build, rows_visible
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class ModelRanking:
 
 
 def model_rows(build: MatrixBuild, model: Resource) -> list[MatrixRow]:
-    return list(MatrixRow.objects.filter(build=build, model=model).select_related("selected").order_by("namespace"))
+    return list(rows_visible().filter(build=build, model=model).select_related("selected").order_by("namespace"))
 
 
 def pipeline_plan(model: Resource, runtime: Resource) -> matching.PatchPlan:
@@ -115,7 +116,7 @@ def runtime_matches(cluster: Cluster, runtime: Resource) -> tuple[list[EntryMatc
         if entry is not None:
             matched[entry].append(inventory.ids[model_key])
     ids = [model_id for found in matched.values() for model_id in found]
-    models = {model.pk: model for model in Resource.objects.filter(pk__in=ids).defer("obj")}
+    models = {model.pk: model for model in resources_visible().filter(pk__in=ids).defer("obj")}
     entries = [
         EntryMatches(
             index=index,
@@ -128,7 +129,7 @@ def runtime_matches(cluster: Cluster, runtime: Resource) -> tuple[list[EntryMatc
     picked = (
         set()
         if build is None
-        else set(MatrixRow.objects.filter(build=build, selected=runtime).values_list("model_id", flat=True))
+        else set(rows_visible().filter(build=build, selected=runtime).values_list("model_id", flat=True))
     )
     return entries, picked
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from access.current import current_scope
+from access.scope import Scope
 from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.models import Cluster, Resource
@@ -61,35 +63,43 @@ def matrix_version(cluster: Cluster) -> str:
     return f"{build.pk}-{stamp.timestamp():.6f}" if stamp else str(build.pk)
 
 
-def matrix_build_list() -> QuerySet[MatrixBuild]:
-    return MatrixBuild.objects.select_related("cluster")
+def matrix_build_list(scope: Scope | None = None) -> QuerySet[MatrixBuild]:
+    """Builds of the clusters the scope reads (the API shows their totals to readers of all of it)."""
+    return MatrixBuild.objects.filter(current_scope(scope).q("cluster__name")).select_related("cluster")
 
 
-def latest_builds_by_cluster() -> dict[int, dict[str, MatrixBuild]]:
-    """Cluster id -> build status -> the newest build of that status."""
+def latest_builds_by_cluster(scope: Scope | None = None) -> dict[int, dict[str, MatrixBuild]]:
+    """Cluster id -> build status -> the newest build of that status, of the clusters the scope reads."""
     builds: dict[int, dict[str, MatrixBuild]] = {}
-    for build in MatrixBuild.objects.order_by("started_at", "pk"):
+    for build in MatrixBuild.objects.filter(current_scope(scope).q("cluster__name")).order_by("started_at", "pk"):
         builds.setdefault(build.cluster_id, {})[build.status] = build
     return builds
 
 
-def cell_change_list() -> QuerySet[CellChange]:
-    return CellChange.objects.select_related("cluster")
+def rows_visible(scope: Scope | None = None) -> QuerySet[MatrixRow]:
+    """The matrix rows the scope reads: those of its namespaces and the cluster-scope rows."""
+    return MatrixRow.objects.filter(current_scope(scope).q("build__cluster__name", "namespace"))
+
+
+def cell_change_list(scope: Scope | None = None) -> QuerySet[CellChange]:
+    """History entries of the rows the scope reads."""
+    return CellChange.objects.filter(current_scope(scope).q("cluster__name", "namespace")).select_related("cluster")
 
 
 def model_history(cluster: Cluster, model: Resource, limit: int = 100) -> list[CellChange]:
     return list(
-        CellChange.objects.filter(
+        cell_change_list().filter(
             cluster=cluster, model_kind=model.kind, model_namespace=model.namespace, model_name=model.name
         )[:limit]
     )
 
 
-def cell_status_counts(build: MatrixBuild) -> Counter[str]:
-    """How many cells of the build have each status (every status present, maybe 0)."""
+def cell_status_counts(build: MatrixBuild, scope: Scope | None = None) -> Counter[str]:
+    """How many cells of the build have each status (every status present, maybe 0), in the
+    rows the scope reads."""
     scopes: dict[str, ScopeKeys] = {}
     counts: Counter[str] = Counter(dict.fromkeys(CellStatus.values, 0))
-    rows = MatrixRow.objects.filter(build=build).values_list("namespace", "compatible", "manual")
+    rows = rows_visible(scope).filter(build=build).values_list("namespace", "compatible", "manual")
     for namespace, compatible, manual in rows.iterator(chunk_size=2000):
         if namespace not in scopes:
             scopes[namespace] = ScopeKeys.of(runtimes_in_scope(build.cluster, namespace))
@@ -142,7 +152,7 @@ def cell_reasoner(build: MatrixBuild) -> Callable[[Cell], str | None]:
 def cell_get(build: MatrixBuild, *, model: Resource, runtime: Resource, namespace: str) -> Cell | None:
     """One cell of the build; None when the model has no row in the namespace or the runtime
     is not in its scope."""
-    row = MatrixRow.objects.filter(build=build, model=model, namespace=namespace).select_related("model").first()
+    row = rows_visible().filter(build=build, model=model, namespace=namespace).select_related("model").first()
     if row is None or not runtimes_in_scope(build.cluster, namespace).filter(pk=runtime.pk).exists():
         return None
     return next(row_cells(row, [runtime]))
@@ -188,6 +198,8 @@ def selection_exclusions(cluster: Cluster, model_key: ObjectKey, namespace: str 
 def model_selection(cluster: Cluster, model_key: ObjectKey, namespace: str | None = None) -> Selection:
     """`matching.select` for a stored model against the cluster's runtimes, in `namespace`
     (default: the model's). A model that cannot be parsed gets an empty selection with its error."""
+    if not current_scope().reads(cluster.name, model_key[1] if namespace is None else namespace):
+        raise LookupError(f"no model {'/'.join(part for part in model_key if part)} in cluster {cluster.name!r}")
     inventory = load_inventory(cluster)
     if model_key in inventory.models:
         return inventory.grid.select(model_key, namespace)

@@ -14,6 +14,7 @@ from django.db.models import F
 from django.utils import timezone
 
 import matching
+from core.redact import redact
 from inventory.models import MODEL_KINDS, Cluster
 from inventory.parsed import Inventory, inventory_fingerprint, load_inventory
 from isvcs.services import isvc_verdicts_refresh
@@ -92,7 +93,7 @@ def matrix_build_fail(build_id: int, error: str) -> None:
     """A failed build is dropped; the previous one stays current."""
     MatrixRow.objects.filter(build_id=build_id).delete()
     MatrixBuild.objects.filter(pk=build_id).update(
-        status=MatrixBuild.Status.FAILED, error=error[:2000], finished_at=timezone.now()
+        status=MatrixBuild.Status.FAILED, error=redact(error)[:2000], finished_at=timezone.now()
     )
 
 

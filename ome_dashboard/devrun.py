@@ -85,6 +85,7 @@ def startup_commands(*, production: bool = False) -> list[list[str]]:
         # OME_CLUSTERS (by default the bundled demo), each synced once, then their matrices.
         ["register_clusters", "--sync"],
         ["recompute_matrix", "--all"],
+        ["demo_admin"],  # a demo superuser with a new random password, and how to sign in
     ]
 
 
@@ -249,6 +250,8 @@ class Supervisor:
         if self.redis_url:
             self.wait_until(f"Redis at {redis_url}", lambda: redis_answers(redis_url), timeout=10)
         self.env = {
+            # make run's loopback-only copy turns on what the settings leave off (unless set).
+            **({} if self.production else {"DEBUG": "true", "API_ANONYMOUS_READ": "true"}),
             **os.environ,
             "PYTHONUNBUFFERED": "1",
             "REDIS_URL": redis_url,

@@ -1,7 +1,9 @@
 """Settings for the OME Compat dashboard: one module, every deployment knob from the environment.
 
-The defaults run a local development copy (DEBUG on, SQLite next to manage.py, Redis on
-localhost). With DEBUG off, SECRET_KEY and ALLOWED_HOSTS must be set or startup fails.
+The defaults are safe ones: DEBUG off and anonymous reads off, so SECRET_KEY and ALLOWED_HOSTS
+must be set or startup fails. `make run` (ome_dashboard.devrun) turns DEBUG and anonymous reads
+on for its loopback-only demo and says so; SQLite next to manage.py and Redis on localhost are
+the defaults of the stores.
 Tests change values with pytest-django's ``settings`` fixture, not with a second module.
 """
 
@@ -21,11 +23,13 @@ env = environ.Env()
 def _required(name: str, value: Any) -> Any:
     # django-environ only complains when a variable is absent; an empty value is just as wrong.
     if not value:
-        raise ImproperlyConfigured(f"Set the {name} environment variable (required when DEBUG is off).")
+        raise ImproperlyConfigured(
+            f"Set the {name} environment variable (required when DEBUG is off; DEBUG=true is for a local copy)."
+        )
     return value
 
 
-DEBUG: bool = env.bool("DEBUG", default=True)
+DEBUG: bool = env.bool("DEBUG", default=False)
 
 if DEBUG:
     SECRET_KEY: str = env.str("SECRET_KEY", default="django-insecure-local-development-only")
@@ -87,7 +91,9 @@ INSTALLED_APPS = [
     # SimpleAppConfig leaves TEMPLATES alone; the default config would rewrite the loaders at
     # startup. The partials loader is configured explicitly below instead.
     "template_partials.apps.SimpleAppConfig",
+    "axes",
     # The project's apps, in the order data flows (ARCHITECTURE.md; `lint-imports` checks it).
+    "access",
     "inventory",
     "lint",
     "isvcs",
@@ -112,6 +118,11 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # After authentication: makes the request's access scope the current one (access.current).
+    "access.current.ScopeMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: refuses sign-ins from a locked-out username/address.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "ome_dashboard.urls"
@@ -126,6 +137,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "access.context_processors.access",
             ],
             # "page.html#row" renders only the partial named "row" (django-template-partials).
             "loaders": [
@@ -194,10 +206,10 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
 
-# Reading the API (and its JSON) needs no login while this is on, the local demo's default.
-# Turn it off on a shared deployment: then every read needs a session or a token. Writes always
-# need the Django permission each endpoint names (core.permissions.HasPermissionOrReadOnly).
-API_ANONYMOUS_READ: bool = env.bool("API_ANONYMOUS_READ", default=True)
+# While on, anonymous users read every cluster (pages and API), as `make run`'s loopback-only
+# demo does. Off by default: every read needs a session or a token, and shows what the user's
+# roles allow (access.scope). Writes always need a login and a role (or Django permission).
+API_ANONYMOUS_READ: bool = env.bool("API_ANONYMOUS_READ", default=False)
 
 REST_FRAMEWORK = {
     # Token first: a request without credentials then gets 401 with a WWW-Authenticate header.
@@ -206,6 +218,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.HasPermissionOrReadOnly"],
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
@@ -214,6 +231,15 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.exception_handler",
+    # Views that parse big input or stream a whole matrix name a `throttle_scope`; the counts
+    # live in CACHES (CACHE_URL below).
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.ScopedRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "whatif": env.str("THROTTLE_WHATIF", default="30/min"),
+        "patch-preview": env.str("THROTTLE_PATCH_PREVIEW", default="60/min"),
+        "model-index": env.str("THROTTLE_MODEL_INDEX", default="30/min"),
+        "export": env.str("THROTTLE_EXPORT", default="20/min"),
+    },
 }
 
 SPECTACULAR_SETTINGS = {
@@ -313,9 +339,11 @@ CELERY_BEAT_SCHEDULE["matrix.matrix_catch_up_all"] = {
 # How often pages poll the matrix version, so that a sync or a patch shows up by itself (seconds).
 MATRIX_POLL_SECONDS: float = env.float("MATRIX_POLL_SECONDS", default=3.0)
 
-# What-if input limits (whatif.parse): the text of pasted manifests, and the documents in it.
+# What-if input limits (whatif.parse): the text of pasted manifests, the documents in it, and
+# the YAML/JSON nodes (scalars, mappings, lists) of all of them together.
 OME_WHATIF_MAX_BYTES: int = env.int("OME_WHATIF_MAX_BYTES", default=1024 * 1024)
 OME_WHATIF_MAX_DOCUMENTS: int = env.int("OME_WHATIF_MAX_DOCUMENTS", default=500)
+OME_WHATIF_MAX_NODES: int = env.int("OME_WHATIF_MAX_NODES", default=100_000)
 
 # ---- operations: readiness, metrics, logs (ome_dashboard.ops; docs/operations.md) -----------
 # /readyz reports a live cluster as stale when a kind was last listed longer ago than this.
@@ -323,7 +351,8 @@ OME_READY_SYNC_MAX_AGE: int = env.int("OME_READY_SYNC_MAX_AGE", default=3 * OME_
 # The checks that make /readyz answer 503 when they fail (of database, broker, sync). The others
 # are reported only: without Redis or a cluster's API server the web still serves what it has.
 OME_READY_REQUIRE: list[str] = env.list("OME_READY_REQUIRE", default=["database"])
-# When set, /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.
+# When set, /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; with DEBUG off it is refused
+# until one is set.
 METRICS_TOKEN: str = env.str("METRICS_TOKEN", default="")
 
 LOG_LEVEL: str = env.str("LOG_LEVEL", default="INFO").upper()
@@ -349,4 +378,67 @@ LOGGING = {
     "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
     # Django's default "django" handlers would print every record a second time under DEBUG.
     "loggers": {"django": {"handlers": [], "level": LOG_LEVEL, "propagate": True}},
+}
+
+# ---- identity, access and hardening (access app; docs/operations.md, "Access") --------------
+# The cache the API throttles count in: this process's memory unless CACHE_URL names a shared
+# one (e.g. rediscache://redis:6379/1), so that several web processes throttle together.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+# Sign-in: Django accounts, throttled and locked out by django-axes after AXES_FAILURE_LIMIT
+# failures per username and address, for AXES_COOLOFF_TIME hours.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT: int = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME: float = env.float("AXES_COOLOFF_TIME", default=0.25)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Behind a proxy axes must read the client's address from the header the proxy sets.
+AXES_IPWARE_META_PRECEDENCE_ORDER: list[str] = env.list("AXES_IP_HEADERS", default=["REMOTE_ADDR"])
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
+
+# Optional single sign-on with OpenID Connect (mozilla-django-oidc), on when OIDC_RP_CLIENT_ID is
+# set. The username and groups claims are kept (access.models.Identity) for authorization, for
+# impersonation on delegating clusters and for the audit log.
+OIDC_RP_CLIENT_ID: str = env.str("OIDC_RP_CLIENT_ID", default="")
+OIDC_ENABLED = bool(OIDC_RP_CLIENT_ID)
+if OIDC_ENABLED:
+    INSTALLED_APPS.append("mozilla_django_oidc")
+    AUTHENTICATION_BACKENDS.append("access.oidc.OidcBackend")
+    OIDC_RP_CLIENT_SECRET: str = env.str("OIDC_RP_CLIENT_SECRET", default="")
+    OIDC_OP_AUTHORIZATION_ENDPOINT: str = env.str("OIDC_OP_AUTHORIZATION_ENDPOINT")
+    OIDC_OP_TOKEN_ENDPOINT: str = env.str("OIDC_OP_TOKEN_ENDPOINT")
+    OIDC_OP_USER_ENDPOINT: str = env.str("OIDC_OP_USER_ENDPOINT")
+    OIDC_OP_JWKS_ENDPOINT: str = env.str("OIDC_OP_JWKS_ENDPOINT", default="")
+    OIDC_RP_SIGN_ALGO: str = env.str("OIDC_RP_SIGN_ALGO", default="RS256")
+    OIDC_RP_SCOPES: str = env.str("OIDC_RP_SCOPES", default="openid email profile groups")
+OIDC_USERNAME_CLAIM: str = env.str("OIDC_USERNAME_CLAIM", default="preferred_username")
+OIDC_GROUPS_CLAIM: str = env.str("OIDC_GROUPS_CLAIM", default="groups")
+# How a user is named to a delegating cluster (SubjectAccessReview, Impersonate-User/-Group):
+# the OIDC username claim (else the Django username) and groups, with these prefixes, which
+# must match the API server's --oidc-username-prefix / --oidc-groups-prefix.
+OME_KUBE_USER_PREFIX: str = env.str("OME_KUBE_USER_PREFIX", default="")
+OME_KUBE_GROUP_PREFIX: str = env.str("OME_KUBE_GROUP_PREFIX", default="")
+
+# Kubeconfig files are read from this folder only (inventory.kubeconfigs), at most this large.
+OME_KUBECONFIG_DIR = env.path("OME_KUBECONFIG_DIR", default=BASE_DIR / "kubeconfigs")
+OME_KUBECONFIG_MAX_BYTES: int = env.int("OME_KUBECONFIG_MAX_BYTES", default=1024 * 1024)
+# The audit log stores a patch body up to this size; a larger one is kept as its start, marked.
+OME_AUDIT_PATCH_MAX_BYTES: int = env.int("OME_AUDIT_PATCH_MAX_BYTES", default=16 * 1024)
+
+# Content-Security-Policy (django-csp): scripts, styles, images and requests from the dashboard
+# itself only; no inline script or style, no framing, forms post back to the dashboard.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
 }

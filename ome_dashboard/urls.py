@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 import fleet.api
 import inventory.api
@@ -36,7 +37,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include((api_urls, "api"), namespace="api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    # The split view serves its start-up script as a file: the Content-Security-Policy allows no inline script.
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
     # HTML pages (templates/ + htmx), and the login/logout pages they link to.
     path("", include("matrix.urls")),
     path("", include("patches.urls")),
@@ -46,7 +48,10 @@ urlpatterns = [
     path("", include("inventory.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
 ]
+if settings.OIDC_ENABLED:
+    urlpatterns.append(path("oidc/", include("mozilla_django_oidc.urls")))
 
-# JSON error bodies under /api/ (when DEBUG is off), Django's pages elsewhere.
+# JSON error bodies under /api/ (when DEBUG is off), the dashboard's own pages elsewhere
+# (templates/403.html, 404.html, 500.html, 403_csrf.html).
 handler404 = "core.api.not_found"
 handler500 = "core.api.failed"

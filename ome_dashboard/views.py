@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from access.current import current_scope
 from core.web import is_partial, poll_seconds, read_access
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Kind
 from inventory.selectors import cluster_list, resource_list
@@ -43,8 +44,13 @@ def search(request: HttpRequest) -> HttpResponse:
 def _sync_context() -> dict[str, object]:
     clusters = list(cluster_list().order_by("name"))
     builds = latest_builds_by_cluster()
+    scope = current_scope()
     return {
-        "clusters": [{"cluster": cluster, "builds": builds.get(cluster.pk, {})} for cluster in clusters],
+        "clusters": [
+            # `whole`: the reader sees all of the cluster, so its totals too.
+            {"cluster": cluster, "builds": builds.get(cluster.pk, {}), "whole": scope.reads_whole(cluster.name)}
+            for cluster in clusters
+        ],
         "poll_seconds": poll_seconds(),
     }
 

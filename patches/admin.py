@@ -15,6 +15,7 @@ class PatchAttemptAdmin(admin.ModelAdmin):
     list_display = [
         "created_at",
         "username",
+        "identity",
         "cluster_name",
         "model_kind",
         "model_namespace",
@@ -23,7 +24,7 @@ class PatchAttemptAdmin(admin.ModelAdmin):
         "target",
     ]
     list_filter = ["result", "target", "cluster_name", "model_kind"]
-    search_fields = ["username", "model_name", "model_namespace", "cluster_name", "detail"]
+    search_fields = ["username", "identity", "model_name", "model_namespace", "cluster_name", "detail"]
     date_hierarchy = "created_at"
     readonly_fields = [field.name for field in PatchAttempt._meta.fields]
 

@@ -1,9 +1,9 @@
 """The patches API: preview and apply pipeline patches, read the audit log.
 
-    POST patches/preview/                   plan / preview (login)
-    POST patches/apply/                     apply (login + patches.apply_pipeline_patch)
-    POST patches/pipeline-from-model-index/ model_index.json text -> diffusion_pipeline (login)
-    GET  patches/audit/[ID/]                the audit log, read-only (login)
+    POST patches/preview/                   plan / preview (login; throttled)
+    POST patches/apply/                     apply (login + the patcher role, or the cluster's RBAC)
+    POST patches/pipeline-from-model-index/ model_index.json text -> diffusion_pipeline (login; throttled)
+    GET  patches/audit/[ID/]                the audit log, read-only (patches.view_patchattempt)
 
 ome_dashboard/urls.py merges `router.registry` into the project's router. The views only
 validate the request's shape and call patches.services; errors come back as
@@ -17,7 +17,7 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
@@ -83,6 +83,8 @@ class ModelIndexInput(serializers.Serializer):
 
 class PatchAttemptSerializer(serializers.ModelSerializer):
     user = serializers.CharField(source="username", read_only=True)
+    identity = serializers.CharField(read_only=True, help_text="The OIDC username (else the account name).")
+    groups = serializers.ListField(child=serializers.CharField(), read_only=True)
     cluster = serializers.CharField(source="cluster_name", read_only=True)
     model = serializers.SerializerMethodField()
 
@@ -92,6 +94,8 @@ class PatchAttemptSerializer(serializers.ModelSerializer):
             "id",
             "created_at",
             "user",
+            "identity",
+            "groups",
             "cluster",
             "model",
             "runtime",
@@ -134,15 +138,17 @@ def _outcome_body(outcome: services.ApplyOutcome) -> dict[str, Any]:
 class PipelinePatchViewSet(viewsets.ViewSet):
     """Preview and apply `spec.diffusionPipeline` merge patches.
 
-    Login only at this level: a preview is a read sent as POST, and apply's permission
-    (patches.apply_pipeline_patch) is checked by patch_apply itself, so that a refusal is
-    recorded in the audit log like any other attempt.
+    Login only at this level: a preview is a read sent as POST, and apply's rights (the
+    patcher role, or the cluster's RBAC) are checked by patch_apply itself, so that a refusal
+    is recorded in the audit log like any other attempt.
     """
 
     permission_classes = [IsAuthenticated]
+    # Set per action (preview, model_index); apply is not throttled: every attempt is recorded.
+    throttle_scope = ""
 
     @extend_schema(request=PreviewInput, responses={200: OpenApiResponse(description="The preview.")})
-    @action(detail=False, methods=["post"])
+    @action(detail=False, methods=["post"], throttle_scope="patch-preview")
     def preview(self, request: Request) -> Response:
         data = _valid(PreviewInput, request)
         cluster = cluster_choose(data["cluster"], default="none")
@@ -165,7 +171,7 @@ class PipelinePatchViewSet(viewsets.ViewSet):
         responses={
             200: OpenApiResponse(description="Applied, or already applied (nothing sent)."),
             400: OpenApiResponse(description="Rejected: a field other than spec.diffusionPipeline, or invalid."),
-            403: OpenApiResponse(description="The user lacks patches.apply_pipeline_patch."),
+            403: OpenApiResponse(description="The user may not patch this model (role or cluster RBAC)."),
             404: OpenApiResponse(description="No such model, here or on the cluster."),
             409: OpenApiResponse(description="The model changed since the preview; nothing was overwritten."),
             502: OpenApiResponse(description="The cluster refused the credentials, or rejected the patch."),
@@ -187,7 +193,7 @@ class PipelinePatchViewSet(viewsets.ViewSet):
         return Response(scope_tokens(_outcome_body(outcome)), status=outcome.http_status)
 
     @extend_schema(request=ModelIndexInput, responses={200: OpenApiResponse(description="{diffusion_pipeline}")})
-    @action(detail=False, methods=["post"], url_path="pipeline-from-model-index")
+    @action(detail=False, methods=["post"], url_path="pipeline-from-model-index", throttle_scope="model-index")
     def pipeline_from_model_index(self, request: Request) -> Response:
         data = _valid(ModelIndexInput, request)
         return Response({"diffusion_pipeline": services.pipeline_from_upload(data["model_index"])})
@@ -199,11 +205,18 @@ def _valid(serializer_class: type[serializers.Serializer], request: Request) -> 
     return dict(serializer.validated_data)
 
 
-class PatchAttemptViewSet(viewsets.ReadOnlyModelViewSet):
-    """The audit log of pipeline patches: append-only, so read-only here; login needed even
-    while API_ANONYMOUS_READ is on."""
+class CanViewAudit(BasePermission):
+    message = "Reading the audit log needs the patches.view_patchattempt permission."
 
-    permission_classes = [IsAuthenticated]
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(request.user.is_authenticated and request.user.has_perm("patches.view_patchattempt"))
+
+
+class PatchAttemptViewSet(viewsets.ReadOnlyModelViewSet):
+    """The audit log of pipeline patches: append-only, so read-only here. Needs the
+    patches.view_patchattempt permission, and shows the attempts on objects the user reads."""
+
+    permission_classes = [CanViewAudit]
     serializer_class = PatchAttemptSerializer
     filterset_class = PatchAttemptFilter
     ordering_fields = ["created_at", "result", "cluster_name", "model_name", "username"]

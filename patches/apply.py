@@ -9,17 +9,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, PermissionsMixin
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 
 import matching
+from access.scope import Scope, scope_for_user
+from core.redact import redact, redact_value
 from inventory import kube
 from inventory.models import CLUSTER_SCOPED, Cluster, Resource
 from inventory.sync import event_apply
 
+from .authorize import cluster_refusal, dashboard_refusal, delegates
 from .errors import PatchError, PatchInvalid, PatchTargetMissing
 from .lookup import model_get, version_of
-from .models import APPLY_PERMISSION, PatchAttempt
+from .models import PatchAttempt
 from .plan import is_applied, manifests_note, patch_check, patched
 
 logger = logging.getLogger(__name__)
@@ -70,6 +74,7 @@ class _Attempt:
 
     cluster: Cluster
     user: User
+    scope: Scope
     patch: Any
     resource_version: str
     runtime: str
@@ -92,31 +97,39 @@ class _Attempt:
         field: str | None = None,
     ) -> ApplyOutcome:
         user = self.user if self.user.is_authenticated else None
+        actor = self.scope.actor
         attempt = PatchAttempt.objects.create(
             user_id=user.pk if user is not None else None,
             username=user.get_username() if user is not None else "",
+            identity=actor.kube_user if user is not None else "",
+            groups=list(actor.kube_groups) if user is not None else [],
             cluster_name=self.cluster.name,
             model_kind=self.kind,
             model_namespace=self.namespace,
             model_name=self.name,
             runtime=self.runtime,
-            patch=self.patch if _is_json(self.patch) else repr(self.patch)[:2000],
+            patch=_stored_patch(self.patch),
             resource_version=self.resource_version[:128],
             new_resource_version=new_resource_version[:128],
             target=target,
             result=result,
-            detail=detail,
+            detail=redact(detail),
         )
         logger.info("patch attempt %s by %s on %s: %s", attempt.pk, attempt.username or "-", attempt.model_text, result)
         return ApplyOutcome(attempt, obj=obj, resource_version=version, field=field)
 
 
-def _is_json(value: Any) -> bool:
+def _stored_patch(value: Any) -> Any:
+    """The patch as the audit log keeps it: redacted, and above OME_AUDIT_PATCH_MAX_BYTES its
+    first bytes only, marked as truncated (a request body may be up to REQUEST_MAX_BYTES)."""
+    limit = int(settings.OME_AUDIT_PATCH_MAX_BYTES)
     try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return False
-    return True
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return {"truncated": True, "start": redact(repr(value)[: min(limit, 2000)])}
+    if len(text.encode()) > limit:
+        return {"truncated": True, "bytes": len(text.encode()), "start": redact(text[:limit])}
+    return redact_value(value)
 
 
 def _reference_text(value: Any) -> str:
@@ -144,19 +157,22 @@ def patch_apply(
     patched values nothing is sent.
     """
     user = user if user is not None else AnonymousUser()
-    allowed = user.is_authenticated and isinstance(user, PermissionsMixin) and user.has_perm(APPLY_PERMISSION)
-    attempt = _Attempt(cluster, user, patch, str(resource_version or ""), _reference_text(runtime))
+    scope = scope_for_user(user)
+    attempt = _Attempt(cluster, user, scope, patch, str(resource_version or ""), _reference_text(runtime))
     attempt.name = _reference_text(model)
+    if not user.is_authenticated:
+        return attempt.record(Result.DENIED, "applying a patch needs a login")
     try:
-        resource = model_get(cluster, model)
+        # Only objects the user reads are found: others are "not found", whatever exists.
+        resource = model_get(cluster, model, scope)
     except PatchError as error:
-        if not allowed:
-            return attempt.record(Result.DENIED, _denied())
         result = Result.NOT_FOUND if isinstance(error, PatchTargetMissing) else Result.REJECTED
         return attempt.record(result, error.message, field=error.field)
     attempt.identify(resource)
-    if not allowed:
-        return attempt.record(Result.DENIED, _denied())
+    delegated = delegates(cluster)
+    refusal = None if delegated else dashboard_refusal(scope, cluster, resource)
+    if refusal is not None:
+        return attempt.record(Result.DENIED, refusal)
     try:
         patch_check(patch)
         if not attempt.resource_version:
@@ -174,20 +190,21 @@ def patch_apply(
     except PatchInvalid as error:
         return attempt.record(Result.REJECTED, error.message, field=error.field)
     if cluster.is_live:
-        return _apply_live(attempt, resource, patch)
+        return _apply_live(attempt, resource, patch, delegated=delegated)
     return _apply_stored(attempt, resource, patch)
 
 
-def _denied() -> str:
-    return f"applying patches needs the {APPLY_PERMISSION} permission"
-
-
-def _apply_live(attempt: _Attempt, resource: Resource, patch: Mapping[str, Any]) -> ApplyOutcome:
+def _apply_live(attempt: _Attempt, resource: Resource, patch: Mapping[str, Any], *, delegated: bool) -> ApplyOutcome:
     cluster, key = attempt.cluster, matching.key_path(resource.key)
     body = matching.merge_patch(patch, {"metadata": {"resourceVersion": attempt.resource_version}})
     sent = PatchAttempt.Target.CLUSTER
+    actor = attempt.scope.actor
     try:
-        api = kube.client_for(cluster)
+        if delegated:
+            refusal = _cluster_refusal(attempt, resource)
+            if refusal is not None:
+                return refusal
+        api = kube.client_for(cluster, impersonate=(actor.kube_user, actor.kube_groups) if delegated else None)
     except kube.KubeError as error:
         return attempt.record(Result.ERROR, f"cannot connect to cluster {cluster.name}: {error.message}")
     try:
@@ -216,6 +233,18 @@ def _apply_live(attempt: _Attempt, resource: Resource, patch: Mapping[str, Any])
     )
     _store_returned(cluster, returned)
     return outcome
+
+
+def _cluster_refusal(attempt: _Attempt, resource: Resource) -> ApplyOutcome | None:
+    """The DENIED outcome when the delegating cluster's RBAC refuses the user; None when it allows."""
+    api = kube.client_for(attempt.cluster)
+    try:
+        refusal = cluster_refusal(api, attempt.scope, resource)
+    except kube.KubeError as error:
+        return attempt.record(*_refusal(error, matching.key_path(resource.key)))
+    finally:
+        kube.close(api)
+    return None if refusal is None else attempt.record(Result.DENIED, refusal)
 
 
 def _refusal(error: kube.KubeError, key: str) -> tuple[str, str]:

@@ -7,19 +7,23 @@ from typing import Any
 from django.db.models import QuerySet
 
 import matching
+from access.current import current_scope
+from access.scope import Scope
 from inventory.models import CLUSTER_SCOPED, MODEL_KINDS, RUNTIME_KINDS, Cluster, Resource
+from inventory.selectors import resources_visible
 
 from .errors import PatchInvalid, PatchTargetMissing
 
 
-def model_get(cluster: Cluster, value: Any) -> Resource:
-    """A BaseModel or ClusterBaseModel of the cluster, by id, key or (unambiguous) name."""
-    return _resource_get(cluster, value, MODEL_KINDS, "model")
+def model_get(cluster: Cluster, value: Any, scope: Scope | None = None) -> Resource:
+    """A BaseModel or ClusterBaseModel of the cluster that `scope` (default: the current
+    request's) reads, by id, key or (unambiguous) name."""
+    return _resource_get(cluster, value, MODEL_KINDS, "model", current_scope(scope))
 
 
-def runtime_get(cluster: Cluster, value: Any) -> Resource:
+def runtime_get(cluster: Cluster, value: Any, scope: Scope | None = None) -> Resource:
     """A ServingRuntime or ClusterServingRuntime of the cluster, by id, key or name."""
-    return _resource_get(cluster, value, RUNTIME_KINDS, "runtime")
+    return _resource_get(cluster, value, RUNTIME_KINDS, "runtime", current_scope(scope))
 
 
 def version_of(cluster: Cluster, resource: Resource) -> str:
@@ -31,12 +35,13 @@ def version_of(cluster: Cluster, resource: Resource) -> str:
     return f"content-{resource.content_hash[:16]}"
 
 
-def _resource_get(cluster: Cluster, value: Any, kinds: tuple[str, ...], what: str) -> Resource:
+def _resource_get(cluster: Cluster, value: Any, kinds: tuple[str, ...], what: str, scope: Scope) -> Resource:
     if isinstance(value, Resource):
-        if value.cluster_id != cluster.pk or value.kind not in kinds:
+        if value.cluster_id != cluster.pk or value.kind not in kinds or not scope.reads(cluster.name, value.namespace):
             raise PatchInvalid(f"{value} is not a {what} of cluster {cluster}", field=what)
         return value
-    found = Resource.objects.filter(cluster=cluster, kind__in=kinds)
+    # An object the scope may not read is answered as one that does not exist.
+    found = resources_visible(scope).filter(cluster=cluster, kind__in=kinds)
     is_id = isinstance(value, int) and not isinstance(value, bool)
     if is_id or (isinstance(value, str) and value.strip().isdecimal()):
         resource = found.filter(pk=int(value)).first()

@@ -11,8 +11,6 @@ from matching import ObjectKey, key_text
 
 from .errors import AppendOnlyError
 
-APPLY_PERMISSION = "patches.apply_pipeline_patch"
-
 
 class PatchAttemptQuerySet(models.QuerySet["PatchAttempt"]):
     """No bulk update or delete: rows are only ever added."""
@@ -52,6 +50,10 @@ class PatchAttempt(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="patch_attempts"
     )
     username = models.CharField(max_length=150, blank=True)
+    identity = models.CharField(
+        max_length=255, blank=True, help_text="The user as clusters know them: the OIDC username (else the account)."
+    )
+    groups = models.JSONField(default=list, blank=True, help_text="The user's groups (OIDC groups, else Django's).")
     cluster_name = models.CharField(max_length=63)
     model_kind = models.CharField(max_length=32, blank=True)
     model_namespace = models.CharField(max_length=253, blank=True)
@@ -69,8 +71,8 @@ class PatchAttempt(models.Model):
     class Meta:
         ordering = ["-created_at", "-pk"]
         # Only "view": nobody, superusers included, gets add/change/delete through the admin.
+        # Applying a patch needs a role (access.scope), not a Django permission.
         default_permissions = ("view",)
-        permissions = [("apply_pipeline_patch", "Can apply diffusionPipeline patches to clusters")]
         indexes = [
             models.Index(fields=["cluster_name", "model_kind", "model_namespace", "model_name"]),
             models.Index(fields=["result"]),

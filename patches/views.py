@@ -1,8 +1,9 @@
 """The one-click pipeline patch pages: preview ("Make this model match"), apply, its result,
 and the diffusionPipeline OME would record from a model_index.json.
 
-Applying a patch always needs a login and the `patches.apply_pipeline_patch` permission
-(checked by `patches.services.patch_apply`, which records every attempt).
+Applying a patch always needs a login and the patcher role on the model's namespace (its
+cluster for a ClusterBaseModel), or on a delegating cluster the cluster's RBAC (checked by
+`patches.services.patch_apply`, which records every attempt).
 """
 
 from __future__ import annotations
@@ -20,14 +21,18 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
+from access.current import current_scope
+from core.throttle import throttled
 from core.web import CLUSTER_SCOPE, read_access, scope_token, to_yaml
 from inventory.models import RUNTIME_KINDS, Cluster, Kind, Resource
-from inventory.selectors import model_or_404
+from inventory.selectors import model_or_404, resources_visible
 from matrix.views.matrix import matrix_context
 
 from . import services as patches
+from .authorize import delegates
 from .errors import PatchError, PatchInvalid
-from .models import APPLY_PERMISSION, PatchAttempt
+from .models import PatchAttempt
+from .selectors import patch_attempt_list
 
 # ---- the one-click pipeline patch --------------------------------------------------------------
 
@@ -81,12 +86,18 @@ def _preview_context(cluster: Cluster, preview: patches.PatchPreview) -> dict[st
         "before_yaml": to_yaml(preview.before),
         "after_yaml": to_yaml(preview.after),
         "row_changes": _row_changes(preview.matrix_diff),
-        "apply_permission": APPLY_PERMISSION,
+        "may_patch": may_patch(cluster, preview.model),
     }
+
+
+def may_patch(cluster: Cluster, resource: Resource) -> bool:
+    """Whether the page should offer Apply (patch_apply decides again, and records)."""
+    return delegates(cluster) or current_scope().may_patch(cluster.name, resource.namespace)
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @read_access
+@throttled("patch-preview", methods=("GET",))
 def patch(request: HttpRequest, pk: int) -> HttpResponse:
     """GET: the preview of a diffusionPipeline patch ("Make this model match"). POST: apply it
     through patches.services.patch_apply, then show the result (redirect) or say plainly why not."""
@@ -148,7 +159,7 @@ def patch_result(request: HttpRequest, pk: int) -> HttpResponse:
             "and to users who may view the audit log.",
         )
         return redirect_to_login(request.get_full_path())
-    attempt = get_object_or_404(PatchAttempt, pk=pk)
+    attempt = get_object_or_404(patch_attempt_list(), pk=pk)
     if attempt.user_id != request.user.pk and not request.user.has_perm("patches.view_patchattempt"):
         raise PermissionDenied("only the user who applied a patch (or one who may view the audit log) sees its result")
     cluster = Cluster.objects.filter(name=attempt.cluster_name).first()
@@ -179,9 +190,8 @@ def _runtime_from_id(cluster: Cluster, value: str | None) -> Resource | str | No
     raw value when it names no runtime of the cluster (patch_apply records it as sent)."""
     if not value:
         return None
-    found = (
-        Resource.objects.filter(cluster=cluster, kind__in=RUNTIME_KINDS, pk=value).first() if value.isdigit() else None
-    )
+    runtimes = resources_visible().filter(cluster=cluster, kind__in=RUNTIME_KINDS)
+    found = runtimes.filter(pk=value).first() if value.isdigit() else None
     return found if found is not None else value
 
 
@@ -194,6 +204,7 @@ def _runtime_from_reference(cluster: Cluster, reference: str) -> Resource | None
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @read_access
+@throttled("model-index")
 def model_index(request: HttpRequest, pk: int) -> HttpResponse:
     """Paste or upload a model_index.json and get the diffusionPipeline OME would record from it
     (nothing is written here; the preview link leads to the patch page)."""

@@ -7,6 +7,7 @@ before the first test, so no test ever enqueues into a Redis on the default port
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,6 +36,15 @@ def celery_app(redis_server: RedisServer) -> Iterator[Celery]:
     with override_settings(REDIS_URL=url, CELERY_BROKER_URL=url, CELERY_RESULT_BACKEND=url):
         point_app_at_redis(ome_celery_app, url)
         yield ome_celery_app
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kubeconfig_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Kubeconfigs may only come from settings.OME_KUBECONFIG_DIR: tests write theirs to
+    pytest's temporary folder (every `tmp_path` is inside it), which is that folder here."""
+    folder = tmp_path_factory.getbasetemp()
+    with override_settings(OME_KUBECONFIG_DIR=folder):
+        yield folder
 
 
 @pytest.fixture

@@ -11,10 +11,24 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-PACKAGES = ("core", "fleet", "inventory", "isvcs", "lint", "matching", "matrix", "ome_dashboard", "patches", "whatif")
+PACKAGES = (
+    "core",
+    "access",
+    "fleet",
+    "inventory",
+    "isvcs",
+    "lint",
+    "matching",
+    "matrix",
+    "ome_dashboard",
+    "patches",
+    "whatif",
+)
 MAX_MODULE_LINES = 400
 # Modules allowed to be longer, and why they must stay one file.
-LONG_MODULES: dict[str, str] = {}
+LONG_MODULES: dict[str, str] = {
+    "ome_dashboard/settings.py": "one module holds every deployment knob, in the order docs/operations.md lists them",
+}
 
 
 def _run(command: list[str]) -> subprocess.CompletedProcess[str]:

@@ -92,12 +92,19 @@ def test_devrun_serves_the_dashboard_and_stops_every_child_on_a_signal(devrun: D
         "migrate",
         "register_clusters",
         "recompute_matrix",
+        "demo_admin",
         "worker",
         "watch-worker",
         "beat",
         "web",
     }
     assert wait_for_pids_gone(list(children.values()), timeout=5) == []
+    assert "DEBUG is on and anonymous reads are on: this copy listens on 127.0.0.1 only" in devrun.output.text
+    sign_in = re.search(
+        rf"Sign in at {re.escape(devrun.base_url)}/accounts/login/ as admin with the password (\S{{16}})",
+        devrun.output.text,
+    )
+    assert sign_in is not None, devrun.output.text
     assert wait_for_port_closed(devrun.port, timeout=5)
     assert "devrun: stopped" in devrun.output.text
 

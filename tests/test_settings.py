@@ -42,8 +42,32 @@ def loaded(**env: str) -> dict[str, object]:
     return dict(json.loads(result.stdout))
 
 
-def test_defaults_run_locally_with_debug_sqlite_and_local_redis() -> None:
-    values = loaded()
+def test_the_defaults_are_production_ones_debug_off_needs_a_secret_key() -> None:
+    result = load_settings()
+
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr
+
+
+SHOW_ACCESS = """
+import json
+from ome_dashboard import settings as s
+print(json.dumps({"DEBUG": s.DEBUG, "API_ANONYMOUS_READ": s.API_ANONYMOUS_READ}))
+"""
+
+
+def test_anonymous_reads_are_off_unless_set() -> None:
+    env = {"PATH": os.environ["PATH"], "SECRET_KEY": "k", "ALLOWED_HOSTS": "ome.example"}
+    shown = subprocess.run(
+        [sys.executable, "-c", SHOW_ACCESS], cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, timeout=60
+    )
+
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout) == {"DEBUG": False, "API_ANONYMOUS_READ": False}
+
+
+def test_a_local_copy_runs_with_debug_sqlite_and_local_redis() -> None:
+    values = loaded(DEBUG="true")
 
     assert values["DEBUG"] is True
     assert values["SECRET_KEY"]
@@ -58,7 +82,9 @@ def test_defaults_run_locally_with_debug_sqlite_and_local_redis() -> None:
 
 
 def test_database_url_and_redis_url_come_from_the_environment() -> None:
-    values = loaded(DATABASE_URL="postgres://ome:secret@db.example:5433/ome", REDIS_URL="redis://cache:6379/3")
+    values = loaded(
+        DEBUG="true", DATABASE_URL="postgres://ome:secret@db.example:5433/ome", REDIS_URL="redis://cache:6379/3"
+    )
 
     assert values["DATABASE"] == {
         "ENGINE": "django.db.backends.postgresql",

@@ -48,6 +48,7 @@ class WhatIfView(APIView):
     """Which cells would change, and how, if these manifests were applied (nothing is applied)."""
 
     permission_classes = [CanRead]
+    throttle_scope = "whatif"
 
     @extend_schema(request=WhatIfInputSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request) -> Response:

@@ -15,14 +15,15 @@ from typing import Any
 from django.conf import settings
 
 import matching
-from inventory.models import Cluster, Kind, Resource
-from inventory.parsed import Inventory, load_inventory
+from inventory.models import Cluster, Kind
+from inventory.parsed import Inventory
+from inventory.selectors import resources_visible
 from matching import Diff, ObjectKey, Objects
 
 from .errors import WhatIfError
 from .overlay import replaced_inventory
 from .parse import read_documents
-from .services import keep_creation_time
+from .services import keep_creation_time, readable_inventory, refuse_unreadable
 
 Item = tuple[Mapping[str, Any], matching.Model | matching.Runtime | matching.InferenceService]
 """(object as applied, parsed value) of one manifest."""
@@ -57,7 +58,8 @@ def items_from_paths(paths: Iterable[str]) -> list[Item]:
 
 
 def _pinned(cluster: Cluster) -> set[ObjectKey]:
-    rows = Resource.objects.filter(cluster=cluster, kind=Kind.INFERENCE_SERVICE).values_list("namespace", "name", "obj")
+    isvcs = resources_visible().filter(cluster=cluster, kind=Kind.INFERENCE_SERVICE)
+    rows = isvcs.values_list("namespace", "name", "obj")
     return {(Kind.INFERENCE_SERVICE.value, ns, name) for ns, name, obj in rows if matching.isvc_pinned(obj or {})}
 
 
@@ -73,8 +75,10 @@ def _objects(inventory: Inventory, pinned: Iterable[ObjectKey]) -> Objects:
 
 def check_cluster(cluster: Cluster, items: Sequence[Item], *, prune: bool = False) -> Diff:
     """What OME would decide differently on `cluster` with `items` applied (later items win);
-    `prune`: objects of the five kinds that the items lack are deleted too."""
-    inventory = load_inventory(cluster)
+    `prune`: objects of the five kinds that the items lack are deleted too. A reader of some
+    namespaces checks against those (and the cluster-scoped objects), with items of theirs only."""
+    refuse_unreadable(cluster, [value.key for _obj, value in items])
+    inventory = readable_inventory(cluster)
     base_pinned = _pinned(cluster)
     changes: dict[ObjectKey, Any] = {}
     pinned = set(base_pinned)

@@ -15,11 +15,11 @@ from typing import Any
 
 import matching
 from inventory.models import Cluster, Resource
-from inventory.parsed import Inventory, load_inventory
+from inventory.parsed import Inventory
 from matching import Fix, NearMiss, ObjectKey, ObjectPatch
 
 from .changes import RowChange, grouped_changes
-from .services import stored_in, whatif_inventory
+from .services import readable_inventory, stored_in, whatif_inventory
 
 MAX_WITH_FIXES = 6
 """Fixes are proposed for the closest near misses only."""
@@ -153,7 +153,7 @@ def model_near_misses(model: Resource, namespace: str, runtime: Resource | None 
     closest first, with fixes and their impact for the closest MAX_WITH_FIXES; only `runtime`
     when given. Empty for a malformed model."""
     cluster = model.cluster
-    inventory = load_inventory(cluster)
+    inventory = readable_inventory(cluster)
     parsed = inventory.models.get(model.key)
     if parsed is None:
         return []

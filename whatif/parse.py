@@ -22,15 +22,55 @@ Stored = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
 """The cluster's stored version of a (normalised) object, or None."""
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """SafeLoader that refuses anchors and aliases: no manifest needs them, and aliases are how
-    a small text expands into a huge value (a "billion laughs")."""
+# libyaml's safe loader when PyYAML was built with it (the wheels are), else the pure-Python one.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(None, None, "YAML aliases are not accepted", event.start_mark)
-        return super().compose_node(parent, index)
+
+def _too_many_nodes() -> WhatIfError:
+    return WhatIfError(f"the manifests have more than {settings.OME_WHATIF_MAX_NODES} values (OME_WHATIF_MAX_NODES)")
+
+
+def _check_events(text: str) -> None:
+    """Before anything is built: no anchors or aliases (no manifest needs them, and aliases are
+    how a small text expands into a huge value, a "billion laughs"), and at most
+    OME_WHATIF_MAX_NODES scalars, mappings and lists."""
+    limit, nodes, number = settings.OME_WHATIF_MAX_NODES, 0, 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            number += isinstance(event, yaml.DocumentStartEvent)
+            nodes += isinstance(event, _NODE_EVENTS)
+            if nodes > limit:
+                raise _too_many_nodes()
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                mark = event.start_mark
+                where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+                raise WhatIfError(f"invalid YAML{where}: YAML aliases are not accepted", document=number)
+    except yaml.YAMLError as error:
+        raise _yaml_error(error, max(number, 1)) from None
+
+
+def _yaml_error(error: yaml.YAMLError, number: int) -> WhatIfError:
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    if "nesting depth" in problem:  # libyaml's own limit
+        return WhatIfError("the YAML is nested too deeply", document=number)
+    mark = getattr(error, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return WhatIfError(f"invalid YAML{where}: {problem}", document=number)
+
+
+def count_nodes(value: Any) -> None:
+    """The JSON form's cap: at most OME_WHATIF_MAX_NODES values, counted without recursion."""
+    limit, nodes, pending = settings.OME_WHATIF_MAX_NODES, 0, [value]
+    while pending:
+        item = pending.pop()
+        nodes += 1
+        if nodes > limit:
+            raise _too_many_nodes()
+        if isinstance(item, Mapping):
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
 
 
 def _load_yaml(text: str) -> list[tuple[int, Any]]:
@@ -38,16 +78,14 @@ def _load_yaml(text: str) -> list[tuple[int, Any]]:
     found: list[tuple[int, Any]] = []
     number = 0
     try:
-        for number, value in enumerate(yaml.load_all(text, Loader=_NoAliasLoader), start=1):
+        _check_events(text)
+        for number, value in enumerate(yaml.load_all(text, Loader=_Loader), start=1):
             if value is not None:
                 found.append((number, value))
     except RecursionError:
         raise WhatIfError("the YAML is nested too deeply", document=number + 1) from None
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise WhatIfError(f"invalid YAML{where}: {problem}", document=number + 1) from None
+        raise _yaml_error(error, number + 1) from None
     return found
 
 
@@ -65,8 +103,10 @@ def _documents(source: Any) -> list[tuple[int, Any]]:
             raise WhatIfError(f"the manifests are larger than {limit} bytes")
         return _load_yaml(source)
     if isinstance(source, Mapping):
+        count_nodes(source)
         return [(1, source)]
     if isinstance(source, Sequence):
+        count_nodes([item for item in source if not isinstance(item, str | bytes)])
         found: list[tuple[int, Any]] = []
         for number, item in enumerate(source, start=1):
             if isinstance(item, (str, bytes)):

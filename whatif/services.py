@@ -12,8 +12,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import matching
-from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Resource
+from access.current import current_scope
+from access.scope import Scope
+from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster
 from inventory.parsed import Inventory, load_inventory
+from inventory.selectors import resources_visible
 from matching import ObjectKey, Runtime, key_text
 
 from .diff import diff_row
@@ -23,7 +26,15 @@ from .parse import Parsed, Stored, parse_documents, parse_key
 from .results import MAX_ERROR_TEXTS, ObjectChange, RowDiff, ValueWarning, WhatIfResult
 from .schema import schema_problems
 
-__all__ = ["keep_creation_time", "stored_in", "whatif", "whatif_inventory", "whatif_model_patch"]
+__all__ = [
+    "keep_creation_time",
+    "readable_inventory",
+    "refuse_unreadable",
+    "stored_in",
+    "whatif",
+    "whatif_inventory",
+    "whatif_model_patch",
+]
 
 
 def keep_creation_time(value: Parsed, previous: Parsed | None) -> Parsed:
@@ -160,16 +171,51 @@ def whatif_inventory(
 
 def whatif(cluster: Cluster, documents: Any = (), *, deletions: Iterable[Any] = ()) -> WhatIfResult:
     """Which matrix rows and cells would change if `documents` were applied to the cluster and
-    `deletions` deleted, before anything is applied.
+    `deletions` deleted, before anything is applied. A reader of some namespaces only sees (and
+    may change) those and the cluster-scoped objects: the rest of the cluster is left out.
 
     `documents`: manifest text (YAML or JSON; several documents, `*List` kinds and top-level
     lists allowed; at most OME_WHATIF_MAX_BYTES, default 1 MiB), a mapping, or a list of
     mappings/texts: BaseModels, ClusterBaseModels, ServingRuntimes and ClusterServingRuntimes
     only. `deletions`: keys (see `parse_key`) of objects of the cluster. Raises WhatIfError.
     """
-    return whatif_inventory(
-        load_inventory(cluster), documents, deletions=deletions, cluster_name=cluster.name, stored=stored_in(cluster)
+    result = whatif_inventory(
+        readable_inventory(cluster),
+        documents,
+        deletions=deletions,
+        cluster_name=cluster.name,
+        stored=stored_in(cluster),
     )
+    refuse_unreadable(cluster, [change.key for change in result.objects])
+    return result
+
+
+def refuse_unreadable(cluster: Cluster, keys: Iterable[ObjectKey]) -> None:
+    """WhatIfError for the first key of a namespace the current scope may not read."""
+    scope = current_scope()
+    for key in keys:
+        if not scope.reads(cluster.name, key[1]):
+            raise WhatIfError(
+                f"{key_text(key)}: namespace {key[1]} of cluster {cluster.name} is not readable to you",
+                field="manifests",
+            )
+
+
+def readable_inventory(cluster: Cluster) -> Inventory:
+    """The cluster's inventory as the current scope sees it: whole, or for a reader of some
+    namespaces only those and the cluster-scoped objects, so that a what-if or a check
+    compares, counts and names only their rows (and the cluster-scope row)."""
+    scope = current_scope()
+    inventory = load_inventory(cluster)
+    return inventory if scope.reads_whole(cluster.name) else _readable_part(inventory, scope, cluster.name)
+
+
+def _readable_part(inventory: Inventory, scope: Scope, cluster: str) -> Inventory:
+    part = inventory.copy(fingerprint=f"{inventory.fingerprint}:part")
+    for key in {*part.ids, *part.models, *part.runtimes, *part.isvcs, *part.invalid}:
+        if not scope.reads(cluster, key[1]):
+            part.remove(key)
+    return part
 
 
 def stored_in(cluster: Cluster) -> Stored:
@@ -179,9 +225,16 @@ def stored_in(cluster: Cluster) -> Stored:
         metadata = obj.get("metadata")
         if not isinstance(metadata, Mapping):
             return None
-        found = Resource.objects.filter(
-            cluster=cluster, kind=obj.get("kind"), namespace=metadata.get("namespace") or "", name=metadata.get("name")
-        ).values_list("obj", flat=True)
+        found = (
+            resources_visible()
+            .filter(
+                cluster=cluster,
+                kind=obj.get("kind"),
+                namespace=metadata.get("namespace") or "",
+                name=metadata.get("name"),
+            )
+            .values_list("obj", flat=True)
+        )
         return next(iter(found), None)
 
     return stored
@@ -195,7 +248,7 @@ def whatif_model_patch(cluster: Cluster, model_key: Any, merge_patch: Mapping[st
         raise WhatIfError(f"{key_text(key)} is not a model", field="model")
     if not isinstance(merge_patch, Mapping):
         raise WhatIfError(f"the patch must be a JSON object, got {type(merge_patch).__name__}", field="patch")
-    resource = Resource.objects.filter(cluster=cluster, kind=key[0], namespace=key[1], name=key[2]).first()
+    resource = resources_visible().filter(cluster=cluster, kind=key[0], namespace=key[1], name=key[2]).first()
     if resource is None:
         raise WhatIfError(f"{key_text(key)} is not in the cluster", field="model")
     try:

@@ -11,16 +11,16 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_safe
 
 import matching
+from core.throttle import throttled
 from core.web import is_partial, read_access, scope_namespace, scope_token
 from inventory.models import Resource
-from inventory.parsed import load_inventory
-from inventory.selectors import model_or_404, runtime_or_404
+from inventory.selectors import model_or_404, resources_visible, runtime_or_404
 from matrix.views.runtime import editable_manifest, runtime_context
 
 from .changes import grouped_changes
 from .errors import WhatIfError
 from .fixes import model_near_misses
-from .services import whatif
+from .services import readable_inventory, whatif
 
 SHOWN_IN_FULL = 10
 MAX_FIX_PATCHES = 2  # a fix changes the model, the runtime, or both
@@ -44,7 +44,7 @@ def _fix_manifest(resource: Resource, text: str) -> str:
         if not all(isinstance(part, str) for part in identity):
             raise WhatIfError("each object patch names its kind, namespace and name as text", field="fix")
         kind, namespace, name = identity
-        target = Resource.objects.filter(cluster=resource.cluster, kind=kind, namespace=namespace, name=name).first()
+        target = resources_visible().filter(cluster=resource.cluster, kind=kind, namespace=namespace, name=name).first()
         if target is None:
             raise WhatIfError(f"{kind} {name} is not in the cluster", field="fix")
         try:
@@ -56,6 +56,7 @@ def _fix_manifest(resource: Resource, text: str) -> str:
 
 @require_http_methods(["POST"])
 @read_access
+@throttled("whatif")
 def runtime_whatif(request: HttpRequest, pk: int) -> HttpResponse:
     """The what-if of an edited manifest, or of a fix (`fix`: its patches, filled into the
     manifest box): computed, never applied (POST only because the text is long)."""
@@ -67,7 +68,7 @@ def runtime_whatif(request: HttpRequest, pk: int) -> HttpResponse:
         if request.POST.get("fix"):
             text = _fix_manifest(resource, request.POST["fix"])
         result = whatif(resource.cluster, text)
-        context.update(whatif=result, whatif_changes=grouped_changes(result, load_inventory(resource.cluster).ids))
+        context.update(whatif=result, whatif_changes=grouped_changes(result, readable_inventory(resource.cluster).ids))
     except WhatIfError as error:
         context["whatif_error"] = str(error)
         context["whatif_problems"] = getattr(error, "problems", [])

@@ -2,8 +2,9 @@
 
 Everything here takes and returns plain dicts; errors come out as `KubeError` subclasses (each
 with a machine-readable `code` and an HTTP `status`), never as client or urllib3 exceptions.
-Credentials stay inside the client object: nothing here logs or stores them, and error messages
-are built from the API's `Status` message, not from the exception's text (which carries headers).
+Credentials stay inside the client object: nothing here logs or stores them. Error messages
+are fixed texts with a code (and the HTTP status); the client's own text, which can carry a
+kubeconfig's user entry or headers, goes to the log only, redacted (core.redact).
 """
 
 from __future__ import annotations
@@ -16,10 +17,21 @@ from typing import Any
 import urllib3
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
-from kubernetes.config.config_exception import ConfigException
+from kubernetes.config.kube_config import KubeConfigLoader
 
-from core.errors import DomainError
+from core.redact import redact
 
+# The errors live in kube_errors; callers catch them as kube.KubeError and so on.
+from ..kube_errors import (
+    KubeConfigError,
+    KubeConflict,
+    KubeError,
+    KubeGone,
+    KubeNotFound,
+    KubeUnauthorized,
+    KubeUnavailable,
+)
+from ..kubeconfigs import KubeconfigInvalid, kubeconfig_read
 from ..models import CLUSTER_SCOPED, OME_GROUP, OME_VERSION, PLURALS, Cluster
 
 logger = logging.getLogger(__name__)
@@ -37,87 +49,91 @@ WATCH_READ_MARGIN = 15.0
 LIST_RESTARTS = 2
 
 
-class KubeError(DomainError):
-    """A Kubernetes API call failed. `code` is stable for programs, `http_status` is the HTTP
-    status to answer with, `message` is for people."""
-
-    code = "kube_error"
-    http_status = 502
-
-    def __init__(self, message: str, *, http_status: int | None = None, cluster_wide: bool = False) -> None:
-        super().__init__(message)
-        if http_status is not None:
-            self.http_status = http_status
-        # True when every request to this API server would fail the same way (unreachable,
-        # credentials refused), so there is no point asking about the other kinds.
-        self.cluster_wide = cluster_wide
-
-
-class KubeUnavailable(KubeError):
-    """The API server cannot be reached, or answered 5xx/429: worth retrying later."""
-
-    code = "unavailable"
-    http_status = 503
-
-
-class KubeUnauthorized(KubeError):
-    """The API server refused the credentials (401) or the permission (403)."""
-
-    code = "unauthorized"
-    http_status = 401
-
-
-class KubeNotFound(KubeError):
-    """The object does not exist, or (on a list or watch) the CRD is not installed."""
-
-    code = "not_found"
-    http_status = 404
-
-
-class KubeConflict(KubeError):
-    """The object changed since the resourceVersion the caller sent (409)."""
-
-    code = "conflict"
-    http_status = 409
-
-
-class KubeGone(KubeError):
-    """The resourceVersion is too old (410): list again and watch from the new one."""
-
-    code = "gone"
-    http_status = 410
-
-
-class KubeConfigError(KubeError):
-    """The kubeconfig (or in-cluster service account) cannot be used to build a client."""
-
-    code = "bad_config"
-    http_status = 500
-
-
-def client_for(cluster: Cluster) -> client.CustomObjectsApi:
+def client_for(cluster: Cluster, *, impersonate: tuple[str, tuple[str, ...]] | None = None) -> client.CustomObjectsApi:
     """A client for one cluster: its kubeconfig file and context, or the pod's service account.
+    With `impersonate` = (user, groups) every request carries Impersonate-User and one
+    Impersonate-Group per group, so the cluster's RBAC decides as for that user.
 
     Each call builds a fresh configuration, so several clusters can be used side by side. Close it
-    with `close()`.
+    with `close()`. The kubeconfig is read by inventory.kubeconfigs (directory, size, shape,
+    context), never merged with other files.
     """
+    configuration = client.Configuration()
     try:
         if cluster.source == Cluster.Source.IN_CLUSTER:
-            configuration = client.Configuration()
             config.load_incluster_config(client_configuration=configuration)
-            api_client = client.ApiClient(configuration)
         elif cluster.source == Cluster.Source.KUBECONFIG:
-            # persist_config=False: a refreshed token must never be written back to the file.
-            api_client = config.new_client_from_config(
-                config_file=cluster.kubeconfig, context=cluster.context or None, persist_config=False
-            )
+            path, data = kubeconfig_read(cluster.kubeconfig, cluster.context)
+            # No persister: a refreshed token must never be written back to the file.
+            KubeConfigLoader(
+                config_dict=data, active_context=cluster.context or None, config_base_path=str(path.parent)
+            ).load_and_set(configuration)
         else:
             raise KubeConfigError(f"cluster {cluster.name} is a manifest snapshot, not a live cluster")
-    except ConfigException as error:
-        raise KubeConfigError(f"cannot use {cluster.describe_source()}: {error}") from None
-    except OSError as error:
-        raise KubeConfigError(f"cannot read {cluster.describe_source()}: {error.strerror or error}") from None
+    except KubeconfigInvalid as error:
+        raise KubeConfigError(error.message) from None
+    except KubeConfigError:
+        raise
+    except Exception as error:
+        raise config_failed(cluster, error) from None
+    api_client = client.ApiClient(configuration)
+    if impersonate is not None:
+        _impersonating(api_client, *impersonate)
     return client.CustomObjectsApi(api_client)
+
+
+def config_failed(cluster: Cluster, error: Exception) -> KubeConfigError:
+    """The error for whatever a client loader raises (ConfigException, OSError, a token
+    refresh's network error, ...): a fixed text, since the loader's text can hold the
+    kubeconfig's whole user entry (client-secret, tokens). The detail goes to the log, redacted."""
+    logger.warning("cluster %s: cannot configure a client: %s", cluster.name, redact(str(error)))
+    return KubeConfigError(
+        f"cannot use {cluster.describe_source()}: its credentials cannot be loaded (bad_config; details in the log)"
+    )
+
+
+def _impersonating(api_client: client.ApiClient, user: str, groups: tuple[str, ...]) -> None:
+    """Every request of `api_client` carries the impersonation headers. The generated client
+    keeps headers in a dict (one value per name); urllib3's HTTPHeaderDict sends the repeated
+    Impersonate-Group the API server expects."""
+    rest = api_client.rest_client
+    send = rest.request
+
+    def request(method: str, url: str, headers: Any = None, *args: Any, **kwargs: Any) -> Any:
+        merged = urllib3.HTTPHeaderDict(headers or {})
+        merged["Impersonate-User"] = user
+        for group in groups:
+            merged.add("Impersonate-Group", group)
+        return send(method, url, merged, *args, **kwargs)
+
+    rest.request = request  # type: ignore[method-assign]
+
+
+def subject_access_review(
+    api: client.CustomObjectsApi, *, user: str, groups: tuple[str, ...], verb: str, kind: str, namespace: str, name: str
+) -> tuple[bool, str]:
+    """Ask the cluster whether `user` (in `groups`) may `verb` the object: (allowed, reason).
+    Sent with the dashboard's own credentials, which need `create` on subjectaccessreviews."""
+    attributes = {"group": OME_GROUP, "version": OME_VERSION, "resource": PLURALS[kind], "verb": verb, "name": name}
+    if kind not in CLUSTER_SCOPED:
+        attributes["namespace"] = namespace
+    body = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {"user": user, "groups": list(groups), "resourceAttributes": attributes},
+    }
+    try:
+        # The generated client serializes a plain dict as it does its own model objects.
+        review = client.AuthorizationV1Api(api.api_client).create_subject_access_review(
+            body,  # type: ignore[arg-type]
+            _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT),
+        )
+    except _CLIENT_ERRORS as error:
+        raise _translated(error, plural="subjectaccessreviews", collection=False) from None
+    status = review.status
+    allowed = bool(status is not None and status.allowed and not status.denied)
+    reason = str((status.reason if status is not None else "") or "")
+    return allowed, redact(reason)[:500]
 
 
 def close(api: client.CustomObjectsApi) -> None:
@@ -137,31 +153,38 @@ def _status_message(error: ApiException) -> str:
 
 
 def _translated(error: Exception, *, plural: str, collection: bool) -> KubeError:
-    """Our exception for a client or connection error. `collection`: the call was a list or a
-    watch, where 404 means the resource type itself is not served."""
+    """Our exception for a client or connection error: a fixed message per case (with the
+    HTTP status), never the client's text. That text (the Status message, the connection error,
+    which may name hosts, users or headers) is logged, redacted. `collection`: the call was a
+    list or a watch, where 404 means the resource type itself is not served."""
+    logger.info("Kubernetes API error on %s: %s", plural, redact(_detail(error)))
     if isinstance(error, urllib3.exceptions.ProtocolError):
         # The server accepted the request, then the connection broke (e.g. a watch stream cut).
-        return KubeUnavailable(f"connection to the API server broke: {error}")
+        return KubeUnavailable("connection to the API server broke (unavailable)")
     if not isinstance(error, ApiException):
-        reason = getattr(error, "reason", None) or error
-        return KubeUnavailable(f"API server unreachable: {reason}", cluster_wide=True)
+        return KubeUnavailable(f"API server unreachable ({type(error).__name__})", cluster_wide=True)
     status = int(error.status or 0)
-    message = _status_message(error)
     if status == 401:
         return KubeUnauthorized("credentials refused (401)", http_status=401, cluster_wide=True)
     if status == 403:
-        return KubeUnauthorized(f"permission denied (403): {message}", http_status=403)
+        return KubeUnauthorized(f"permission denied on {plural} (403)", http_status=403)
     if status == 404:
         if collection:
             return KubeNotFound(f"OME CRD {plural} not installed (404)")
-        return KubeNotFound(f"not found (404): {message}")
+        return KubeNotFound(f"{plural}: not found (404)")
     if status == 409:
-        return KubeConflict(f"conflict (409): {message}")
+        return KubeConflict(f"{plural}: conflict (409), the object was modified")
     if status == 410:
-        return KubeGone(f"resourceVersion expired (410): {message}")
+        return KubeGone("resourceVersion expired (410)")
     if status == 429 or status >= 500:
-        return KubeUnavailable(f"API server error ({status}): {message}", http_status=status)
-    return KubeError(f"API request failed ({status}): {message}", http_status=status)
+        return KubeUnavailable(f"API server error ({status})", http_status=status)
+    return KubeError(f"API request failed ({status})", http_status=status)
+
+
+def _detail(error: Exception) -> str:
+    if isinstance(error, ApiException):
+        return f"{error.status} {_status_message(error)}"
+    return f"{type(error).__name__}: {getattr(error, 'reason', None) or error}"
 
 
 # What the client raises: ApiException for HTTP errors; urllib3 errors (MaxRetryError,

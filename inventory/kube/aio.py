@@ -17,9 +17,10 @@ from typing import Any
 import aiohttp
 from kubernetes.aio import client, config
 from kubernetes.aio.client.exceptions import ApiException
-from kubernetes.aio.config.config_exception import ConfigException
+from kubernetes.aio.config.kube_config import KubeConfigLoader
 from kubernetes.client.exceptions import ApiException as BlockingApiException
 
+from ..kubeconfigs import KubeconfigInvalid, kubeconfig_read
 from ..models import CLUSTER_SCOPED, OME_GROUP, OME_VERSION, PLURALS, Cluster
 from . import (
     LIST_PAGE_SIZE,
@@ -32,6 +33,7 @@ from . import (
     KubeUnavailable,
     _translated,
     _with_identity,
+    config_failed,
 )
 
 # What aiohttp raises for connections that fail, break or time out.
@@ -39,23 +41,28 @@ _CONNECTION_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
 
 
 async def client_for(cluster: Cluster) -> client.CustomObjectsApi:
-    """An asyncio client for one cluster (see inventory.kube.client_for); close it with `close()`."""
+    """An asyncio client for one cluster, configured as inventory.kube.client_for does (the
+    kubeconfig read by inventory.kubeconfigs, never merged; errors as fixed texts); close it
+    with `close()`."""
+    configuration = client.Configuration()
     try:
         if cluster.source == Cluster.Source.IN_CLUSTER:
-            configuration = client.Configuration()
             config.load_incluster_config(client_configuration=configuration)
-            api_client = client.ApiClient(configuration)
         elif cluster.source == Cluster.Source.KUBECONFIG:
-            api_client = await config.new_client_from_config(
-                config_file=cluster.kubeconfig, context=cluster.context or None, persist_config=False
+            path, data = kubeconfig_read(cluster.kubeconfig, cluster.context)
+            loader = KubeConfigLoader(
+                config_dict=data, active_context=cluster.context or None, config_base_path=str(path.parent)
             )
+            await loader.load_and_set(configuration)
         else:
             raise KubeConfigError(f"cluster {cluster.name} is a manifest snapshot, not a live cluster")
-    except ConfigException as error:
-        raise KubeConfigError(f"cannot use {cluster.describe_source()}: {error}") from None
-    except OSError as error:
-        raise KubeConfigError(f"cannot read {cluster.describe_source()}: {error.strerror or error}") from None
-    return client.CustomObjectsApi(api_client)
+    except KubeconfigInvalid as error:
+        raise KubeConfigError(error.message) from None
+    except KubeConfigError:
+        raise
+    except Exception as error:
+        raise config_failed(cluster, error) from None
+    return client.CustomObjectsApi(client.ApiClient(configuration))
 
 
 async def close(api: client.CustomObjectsApi) -> None:

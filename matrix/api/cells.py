@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import viewsets
 from rest_framework.request import Request
@@ -127,17 +129,21 @@ class SelectionView(MatrixView):
 class MatrixBuildViewSet(MatrixHeaders, viewsets.ReadOnlyModelViewSet):
     """Matrix builds: the current (newest succeeded) one per cluster, and any running."""
 
-    queryset = matrix_build_list()
     serializer_class = BuildSerializer
     filterset_class = filters.MatrixBuildFilterSet
     ordering_fields = ["started_at", "finished_at"]
+
+    def get_queryset(self) -> Any:
+        return matrix_build_list()
 
 
 class CellChangeViewSet(MatrixHeaders, viewsets.ReadOnlyModelViewSet):
     """Cells whose status changed, newest first, with the inventory change that caused it
     (`cause` is empty for a full rebuild)."""
 
-    queryset = cell_change_list()
     serializer_class = CellChangeSerializer
     filterset_class = filters.CellChangeFilterSet
     ordering_fields = ["changed_at"]
+
+    def get_queryset(self) -> Any:
+        return cell_change_list()

@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 import matching
+from access.current import current_scope
 from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.selectors import cluster_choose
@@ -36,8 +37,10 @@ def page_key(request: Request) -> str:
     """What a page depends on besides its build: who asks, in which format, the whole URL
     (query and host: the page links to the next one), and the OME behaviour."""
     user = request.user.pk if request.user.is_authenticated else "anonymous"
+    # The reader's rights, not only who they are: a grant or revocation must not serve old pages.
+    rights = current_scope().fingerprint()
     media = request.accepted_renderer.media_type if getattr(request, "accepted_renderer", None) else ""
-    parts = (matching.OME_BEHAVIOUR["commit"], user, media, request.build_absolute_uri())
+    parts = (matching.OME_BEHAVIOUR["commit"], user, rights, media, request.build_absolute_uri())
     return hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()
 
 

@@ -123,6 +123,7 @@ class MatrixCellExport(CellFilterView):
     """The filtered matrix as a file, streamed: every cell, no pages."""
 
     content_negotiation_class = _JsonErrors
+    throttle_scope = "export"
     media_type: ClassVar[str] = ""
     extension: ClassVar[str] = ""
 

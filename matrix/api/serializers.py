@@ -8,6 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from access.current import current_scope
 from core.api import ScopeField
 from core.cache import VersionedCache
 from core.web import CLUSTER_SCOPE, scope_token
@@ -49,6 +50,13 @@ class BuildSerializer(serializers.ModelSerializer):
             "chunks_done",
             "error",
         ]
+
+    def to_representation(self, instance: MatrixBuild) -> dict[str, Any]:
+        data = dict(super().to_representation(instance))
+        if not current_scope().reads_whole(instance.cluster.name):
+            # The cluster's totals: only for readers of all of it.
+            data.update(models_count=None, runtimes_count=None, rows_count=None)
+        return data
 
 
 class ObjectKeySerializer(serializers.Serializer):
@@ -192,5 +200,6 @@ def selection_data(model: tuple[str, str, str], selection: Selection, excluded: 
 
 
 def build_data(build: MatrixBuild) -> dict[str, Any]:
-    version = tuple(getattr(build, name) for name in _BUILD_FIELDS)
+    # Readers of part of the cluster see no totals (BuildSerializer), so that is part of the version.
+    version = (*(getattr(build, name) for name in _BUILD_FIELDS), current_scope().reads_whole(build.cluster.name))
     return dict(_BUILD_DATA.get(build.pk, version, lambda _stale: dict(BuildSerializer(build).data)))

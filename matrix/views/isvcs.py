@@ -12,6 +12,7 @@ from core.web import poll_seconds, read_access
 from inventory.filters import InferenceServiceFilterSet
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
 from inventory.parsed import load_inventory, pipeline_fixable
+from inventory.selectors import clusters_visible
 from inventory.views import page_cluster
 from isvcs.explain import GROUPS, error_parts, group_of, verdict_label
 from isvcs.services import isvc_at_risk, isvc_verdicts
@@ -66,7 +67,7 @@ def isvcs(request: HttpRequest) -> HttpResponse:
         )
     context = {
         "cluster": cluster,
-        "clusters": Cluster.objects.order_by("name"),
+        "clusters": clusters_visible(),
         "filter": found,
         "groups": [(name, heading, text, groups[name]) for name, heading, text in GROUPS],
         "count": len(verdicts),

@@ -17,7 +17,7 @@ from django_filters import rest_framework as filters
 from core.web import CLUSTER_SCOPE, is_partial, poll_seconds, read_access, scope_namespace, scope_token
 from inventory.filters import ModelFilterSet
 from inventory.models import MODEL_KINDS, Cluster, Resource
-from inventory.selectors import cluster_or_404
+from inventory.selectors import cluster_or_404, clusters_visible
 
 from ..filters import CellFilterSet, NamespaceUnknown
 from ..grid import GridPage, matrix_grid, matrix_namespaces, matrix_summary, model_facets
@@ -65,7 +65,7 @@ def _model_filter(params: QueryDict, cluster: Cluster) -> ModelFilterSet:
 
 def matrix_context(params: QueryDict) -> dict[str, Any]:
     """Everything the matrix template needs for a query; `error` says why there is no grid."""
-    clusters = list(Cluster.objects.order_by("name"))
+    clusters = list(clusters_visible())
     context: dict[str, Any] = {
         "clusters": clusters,
         "legend": LEGEND,

@@ -1,4 +1,5 @@
-"""Log formatters that blank out secrets, as plain lines or one JSON object per line.
+"""Log formatters that blank out secrets (core.redact, the one redaction function), as plain
+lines or one JSON object per line.
 
 LOGGING loads this module before the apps: it must not import models.
 """
@@ -7,29 +8,12 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from datetime import UTC, datetime
 from typing import Any
 
-# What a secret looks like in a log line, and the part of it that stays. Tokens come from
-# kubeconfigs and service accounts, passwords from DATABASE_URL / REDIS_URL.
-_SECRET_PATTERNS = [
-    (re.compile(r"(?i)(\bbearer\s+)[^\s'\",;]+"), r"\1[redacted]"),
-    (
-        re.compile(
-            r"(?i)(\b(?:token|password|passwd|secret|api[_-]?key|client-key-data|client-certificate-data)[\"']?\s*[:=]\s*[\"']?)[^\s'\",;}]+"
-        ),
-        r"\1[redacted]",
-    ),
-    (re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)[^@/\s]+@"), r"\1[redacted]@"),
-]
+from core.redact import MARK, redact, redact_value
 
-
-def redact(text: str) -> str:
-    """`text` with bearer tokens, `token: ...`/`password=...` values and URL passwords blanked."""
-    for pattern, replacement in _SECRET_PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
+__all__ = ["JsonFormatter", "RedactingFormatter", "redact"]
 
 
 class RedactingFormatter(logging.Formatter):
@@ -58,9 +42,15 @@ class JsonFormatter(logging.Formatter):
         }
         for key, value in vars(record).items():
             if key not in _RECORD_FIELDS and not key.startswith("_"):
-                entry[key] = value if isinstance(value, str | int | float | bool | type(None)) else redact(repr(value))
+                # Extras are structured: a secret-named key is blanked whole, others redacted inside.
+                entry[key] = redact_value({key: value})[key] if isinstance(value, str) else _extra(value)
         if record.exc_info:
             entry["exc_info"] = redact(self.formatException(record.exc_info))
         if record.stack_info:
             entry["stack_info"] = redact(self.formatStack(record.stack_info))
         return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def _extra(value: Any) -> Any:
+    redacted = redact_value(value)
+    return redacted if isinstance(redacted, str | int | float | bool | list | dict | type(None)) else MARK

@@ -4,6 +4,11 @@ A collector reads the database (sync state, matrix builds, the patch audit log),
 process reports the same numbers whichever process did the work: no multiprocess mode, no
 counters kept in memory. Label values are cluster and kind names, statuses and results: no
 manifests, no credentials.
+
+Who scrapes decides what is reported (access.scope): with METRICS_TOKEN, every cluster; a
+local copy (DEBUG on, no token) reports what anonymous users read. A cluster appears only for
+a scope that reads all of it, since every figure is a total over its namespaces. With DEBUG
+off, /metrics answers nobody until METRICS_TOKEN is set.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from access.scope import SYSTEM, Scope, anonymous_scope
 from core.cache import VersionedCache
 from inventory.models import Cluster, SyncState
 from matrix.models import MatrixBuild, MatrixRow
@@ -40,10 +46,11 @@ _CELL_COUNTS: VersionedCache[tuple[object, ...], Counter[str]] = VersionedCache(
 
 
 def _cell_counts(build: MatrixBuild) -> Counter[str]:
-    return _CELL_COUNTS.get(build.cluster_id, build.generation, lambda _stale: cell_status_counts(build))
+    # Counted over every row: only scopes that read the whole cluster get here.
+    return _CELL_COUNTS.get(build.cluster_id, build.generation, lambda _stale: cell_status_counts(build, SYSTEM))
 
 
-def _sync_families() -> Iterator[Metric]:
+def _sync_families(scope: Scope) -> Iterator[Metric]:
     labels = ["cluster", "kind"]
     info = GaugeMetricFamily("ome_cluster_info", "Registered clusters and their source.", labels=["cluster", "source"])
     lag = GaugeMetricFamily(
@@ -63,9 +70,10 @@ def _sync_families() -> Iterator[Metric]:
         "ome_inventory_invalid_objects", "Stored objects that cannot be evaluated.", labels=labels
     )
     now = timezone.now()
-    for cluster in Cluster.objects.order_by("name"):
+    for cluster in Cluster.objects.filter(scope.q_whole("name")).order_by("name"):
         info.add_metric([cluster.name, cluster.source], 1)
-    for state in SyncState.objects.select_related("cluster").order_by("cluster__name", "kind"):
+    states = SyncState.objects.filter(scope.q_whole("cluster__name")).select_related("cluster")
+    for state in states.order_by("cluster__name", "kind"):
         key = [state.cluster.name, state.kind]
         lag.add_metric(key, (now - state.last_list_at).total_seconds() if state.last_list_at else math.inf)
         if state.last_list_at:
@@ -80,7 +88,7 @@ def _sync_families() -> Iterator[Metric]:
     yield from (info, lag, listed, event, error, connected, reconnects, objects, invalid)
 
 
-def _matrix_families() -> Iterator[Metric]:
+def _matrix_families(scope: Scope) -> Iterator[Metric]:
     duration = GaugeMetricFamily(
         "ome_matrix_build_duration_seconds",
         "How long the full recompute of the current matrix took.",
@@ -108,7 +116,7 @@ def _matrix_families() -> Iterator[Metric]:
         .values("cluster__name")
         .annotate(n=Count("pk"))
     }
-    for cluster in Cluster.objects.order_by("name"):
+    for cluster in Cluster.objects.filter(scope.q_whole("name")).order_by("name"):
         running.add_metric([cluster.name], running_counts.get(cluster.name, 0))
         build = current_build(cluster)
         if build is None:
@@ -130,18 +138,22 @@ def _matrix_families() -> Iterator[Metric]:
     yield from (duration, finished, updated, running, rows, by_status)
 
 
-def _patch_families() -> Iterator[Metric]:
+def _patch_families(scope: Scope) -> Iterator[Metric]:
     attempts = CounterMetricFamily(
         "ome_patch_attempts", "Pipeline patches applied, by outcome (the audit log).", labels=["cluster", "result"]
     )
-    grouped = PatchAttempt.objects.order_by().values("cluster_name", "result").annotate(n=Count("pk"))
+    attempts_seen = PatchAttempt.objects.filter(scope.q_whole("cluster_name"))
+    grouped = attempts_seen.order_by().values("cluster_name", "result").annotate(n=Count("pk"))
     for entry in sorted(grouped, key=lambda e: (e["cluster_name"], e["result"])):
         attempts.add_metric([entry["cluster_name"], entry["result"]], entry["n"])
     yield attempts
 
 
 class DatabaseCollector(Collector):
-    """Reads the numbers from the database at each scrape."""
+    """Reads the numbers from the database at each scrape, of the clusters `scope` reads whole."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
 
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("ome_metrics_database_up", "1 when the database answered this scrape.")
@@ -157,29 +169,36 @@ class DatabaseCollector(Collector):
         yield from families
 
     def _families(self) -> Iterable[Metric]:
-        yield from _sync_families()
-        yield from _matrix_families()
-        yield from _patch_families()
+        yield from _sync_families(self.scope)
+        yield from _matrix_families(self.scope)
+        yield from _patch_families(self.scope)
 
 
-REGISTRY = CollectorRegistry(auto_describe=False)
-REGISTRY.register(DatabaseCollector())
+def registry_for(scope: Scope) -> CollectorRegistry:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(DatabaseCollector(scope))
+    return registry
 
 
-def _metrics_allowed(request: HttpRequest) -> bool:
+def _metrics_scope(request: HttpRequest) -> Scope | None:
+    """SYSTEM for the bearer METRICS_TOKEN; without a token configured, what anonymous users
+    read while DEBUG is on; None (refused) otherwise."""
     token = str(getattr(settings, "METRICS_TOKEN", "") or "")
     if not token:
-        return True
+        return anonymous_scope() if settings.DEBUG else None
     sent = request.headers.get("Authorization", "")
-    return hmac.compare_digest(sent.encode(), f"Bearer {token}".encode())
+    return SYSTEM if hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()) else None
 
 
 @never_cache
 @require_safe
 def metrics(request: HttpRequest) -> HttpResponse:
-    """The Prometheus text format. With METRICS_TOKEN set, only for `Authorization: Bearer <it>`."""
-    if not _metrics_allowed(request):
-        response = HttpResponse("metrics need the bearer token\n", status=401, content_type="text/plain")
+    """The Prometheus text format. With METRICS_TOKEN set, only for `Authorization: Bearer <it>`;
+    with DEBUG off and no METRICS_TOKEN, for nobody."""
+    scope = _metrics_scope(request)
+    if scope is None:
+        text = "metrics need the bearer token\n" if settings.METRICS_TOKEN else "set METRICS_TOKEN to scrape metrics\n"
+        response = HttpResponse(text, status=401, content_type="text/plain")
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
-    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)
+    return HttpResponse(generate_latest(registry_for(scope)), content_type=CONTENT_TYPE_LATEST)

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 import yaml
-from django.contrib.auth.models import Permission
 from playwright.sync_api import Page, expect
 
 import matching
@@ -19,6 +18,7 @@ from inventory.models import Cluster, Resource
 from matrix.models import MatrixRow
 from patches.models import PatchAttempt
 from tests.fakes.kube_api import FakeKubeAPI
+from tests.support.access import grant
 from tests.support.grid import cell_class, cell_xpath
 
 pytestmark = pytest.mark.browser
@@ -38,9 +38,7 @@ def cell(page: Page, model: str, runtime: str) -> Any:
 def make_user(django_user_model: Any, username: str, *, may_patch: bool) -> Any:
     user = django_user_model.objects.create_user(username=username, password=PASSWORD)
     if may_patch:
-        user.user_permissions.add(
-            Permission.objects.get(codename="apply_pipeline_patch", content_type__app_label="patches")
-        )
+        grant(user, "patcher")
     return user
 
 
@@ -158,7 +156,7 @@ def test_a_user_without_the_permission_is_refused_plainly_and_nothing_is_sent(
     page.get_by_role("button", name="Confirm: apply the patch").click()
 
     expect(page.locator("#outcome h2")).to_have_text("Permission denied: nothing was changed")
-    expect(page.locator("#outcome")).to_contain_text("patches.apply_pipeline_patch")
+    expect(page.locator("#outcome")).to_contain_text("needs the patcher role")
     screenshot(page, "patch-denied")
     assert patch_requests(fake_cluster) == []
     assert "diffusionPipeline" not in fake_cluster.get("clusterbasemodels", MODEL)["spec"]

@@ -28,15 +28,18 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-s
 
 def ensure_user() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings")
+    # The tour shows the demo as `make run` serves it.
+    os.environ.setdefault("DEBUG", "true")
+    os.environ.setdefault("API_ANONYMOUS_READ", "true")
     django.setup()
-    from django.contrib.auth.models import Permission, User
+    from django.contrib.auth.models import User
 
     user, _ = User.objects.get_or_create(username=USER)
     user.set_password(PASSWORD)
     user.save()
-    user.user_permissions.add(
-        Permission.objects.get(content_type__app_label="patches", codename="apply_pipeline_patch")
-    )
+    from access.models import Grant, Role
+
+    Grant.objects.get_or_create(user=user, cluster="*", namespace="", defaults={"role": Role.PATCHER})
 
 
 def tour(url: str, out: Path, chromium: str) -> None:

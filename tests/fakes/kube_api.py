@@ -24,6 +24,10 @@ HTTP surface (all JSON; errors are ``Status`` objects like a real apiserver):
   and writes to ``/status`` change only ``status``. The test-side helpers ignore this rule.
 * Discovery: ``/version``, ``/api``, ``/api/v1``, ``/apis``, ``/apis/ome.io``,
   ``/apis/ome.io/v1beta1``, and ``/healthz`` (enough for ``kubectl get`` against it).
+* RBAC, a rule table (:meth:`FakeKubeAPI.allow`): ``POST /apis/authorization.k8s.io/v1/
+  subjectaccessreviews`` is answered from it, and a request carrying ``Impersonate-User`` (and
+  ``Impersonate-Group`` headers) is refused with 403 unless a rule lets that user or one of
+  those groups do it. Requests without impersonation act as the dashboard's own account.
 
 Run by hand: ``python -m tests.fakes.kube_api --manifests DIR [--port N] [--kubeconfig-out PATH]``.
 """
@@ -601,6 +605,7 @@ class FakeKubeAPI:
         self._compacted = 0
         self._removed: set[str] = set()
         self._faults: list[dict] = []
+        self._rbac: list[dict] = []
         self._delays: list[dict] = []
         self._drops: list[dict] = []
         self._watches: set[_Watch] = set()
@@ -971,6 +976,78 @@ class FakeKubeAPI:
             self._removed.discard(info.plural)
             self._cond.notify_all()
 
+    # ---- RBAC: SubjectAccessReviews and impersonation ------------------------------------------
+
+    def allow(
+        self,
+        *,
+        users: Iterable[str] | None = None,
+        groups: Iterable[str] | None = None,
+        verbs: Iterable[str] = ("patch",),
+        kinds: Iterable[str] | None = None,
+        namespaces: Iterable[str] | None = None,
+    ) -> None:
+        """Add a rule: the ``users`` or members of ``groups`` (None: nobody by that criterion;
+        give at least one) may ``verbs`` on ``kinds`` (None: every OME kind) in ``namespaces``
+        (None: every namespace and cluster scope; "" is cluster scope)."""
+        rule = {
+            "users": set(users or ()),
+            "groups": set(groups or ()),
+            "verbs": set(verbs),
+            "kinds": None if kinds is None else {self._info(kind).plural for kind in kinds},
+            "namespaces": None if namespaces is None else set(namespaces),
+        }
+        with self._cond:
+            self._rbac.append(rule)
+
+    def rbac_allows(self, user: str, groups: Iterable[str], verb: str, plural: str, namespace: str) -> bool:
+        groups = set(groups)
+        with self._cond:
+            rules = list(self._rbac)
+        return any(
+            (user in rule["users"] or groups & rule["groups"])
+            and verb in rule["verbs"]
+            and (rule["kinds"] is None or plural in rule["kinds"])
+            and (rule["namespaces"] is None or namespace in rule["namespaces"])
+            for rule in rules
+        )
+
+    def _review(self, body: Any) -> dict:
+        spec = body.get("spec") if isinstance(body, dict) else None
+        attributes = spec.get("resourceAttributes") if isinstance(spec, dict) else None
+        if not isinstance(attributes, dict) or not isinstance(spec.get("user"), str):
+            raise KubeError(
+                400, "SubjectAccessReview: spec.user and spec.resourceAttributes are required", "BadRequest"
+            )
+        allowed = attributes.get("group") == GROUP and self.rbac_allows(
+            spec["user"],
+            spec.get("groups") or (),
+            str(attributes.get("verb") or ""),
+            str(attributes.get("resource") or ""),
+            str(attributes.get("namespace") or ""),
+        )
+        return {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": spec,
+            "status": {"allowed": allowed, "reason": "allowed by a FakeKubeAPI rule" if allowed else ""},
+        }
+
+    def _check_impersonation(self, rec: RecordedRequest, r: _Route) -> None:
+        user = rec.headers.get("impersonate-user")
+        if user is None:
+            return
+        groups = [value for name, value in rec.header_items if name.lower() == "impersonate-group"]
+        plural = r.info.plural if r.info is not None else ""
+        if r.verb in (None, "discovery") or not self.rbac_allows(user, groups, r.verb, plural, r.ns or ""):
+            where = f'in the namespace "{r.ns}"' if r.ns else "at the cluster scope"
+            raise KubeError(
+                403,
+                f'{plural}.{GROUP} "{r.name or ""}" is forbidden: User "{user}" cannot {r.verb} resource '
+                f'"{plural}" in API group "{GROUP}" {where}',
+                "Forbidden",
+            )
+
     # ---- observation ---------------------------------------------------------------------------
 
     @property
@@ -1292,6 +1369,9 @@ class FakeKubeAPI:
             r.verb = "discovery"
             r.discovery = "/" + "/".join(segs)
             return r
+        if method == "POST" and segs == ["apis", "authorization.k8s.io", "v1", "subjectaccessreviews"]:
+            r.verb = "review"
+            return r
         if len(segs) < 4 or segs[:3] != ["apis", GROUP, VERSION]:
             r.error = KubeError(404, NOT_FOUND_PATH, "NotFound")
             return r
@@ -1426,6 +1506,9 @@ class FakeKubeAPI:
                 raise r.error
             if r.discovery is not None:
                 return self._send(h, rec, 200, self._discovery(r.discovery))
+            if r.verb == "review":
+                return self._send(h, rec, 201, self._review(body))
+            self._check_impersonation(rec, r)
             if body_error is not None and r.verb in ("create", "update", "patch"):
                 raise KubeError(400, f"error decoding body: {body_error}", "BadRequest")
             if r.verb == "watch":

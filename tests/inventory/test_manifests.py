@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -13,6 +14,7 @@ from inventory.models import Cluster, Resource, SyncState
 from inventory.selectors import ClusterChoiceError, ClusterNotFound, cluster_choose
 from inventory.services import ClusterSpec, cluster_register, manifests_load, parse_cluster_setting
 from inventory.signals import inventory_changed
+from tests.support.kubeconfigs import write_kubeconfig
 
 pytestmark = pytest.mark.django_db
 
@@ -231,13 +233,15 @@ def test_the_cluster_default_rule_is_the_callers_choice(cluster: Cluster) -> Non
     assert {unnamed.value.field, missing.value.field, unknown.value.field} == {"cluster"}
 
 
-def test_add_cluster_registers_each_kind_of_source() -> None:
-    call_command("add_cluster", "prod", "--kubeconfig", "/etc/ome/kubeconfig", "--context", "prod", stdout=StringIO())
+def test_add_cluster_registers_each_kind_of_source(settings: Any, tmp_path: Path) -> None:
+    settings.OME_KUBECONFIG_DIR = tmp_path
+    write_kubeconfig(tmp_path / "kubeconfig", context="prod")
+    call_command("add_cluster", "prod", "--kubeconfig", "kubeconfig", "--context", "prod", stdout=StringIO())
     call_command("add_cluster", "local", "--in-cluster", stdout=StringIO())
     call_command("add_cluster", "snap", "--manifests", "a", "b", stdout=StringIO())
 
     clusters = {c.name: c for c in Cluster.objects.all()}
-    assert (clusters["prod"].kubeconfig, clusters["prod"].context) == ("/etc/ome/kubeconfig", "prod")
+    assert (clusters["prod"].kubeconfig, clusters["prod"].context) == (str(tmp_path / "kubeconfig"), "prod")
     assert clusters["local"].source == "in-cluster"
     assert clusters["snap"].manifests == ["a", "b"]
 

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from celery import Celery
 from django.conf import settings
-from django.contrib.auth.models import Permission
 from django.core.signals import request_finished, request_started
 from django.db import OperationalError, connections, transaction
 from django.test import Client
@@ -36,6 +35,7 @@ from tests.fakes.kube_api import FakeKubeAPI
 from tests.ops import pg
 from tests.ops.conftest import StoppableRedis
 from tests.patches.seed import MODEL, PIPELINE, SEED_FILES, SEED_PATCH, documents
+from tests.support.access import grant
 from tests.support.celery_worker import running_worker
 
 # ---- Redis down ---------------------------------------------------------------------------------
@@ -77,7 +77,7 @@ def test_an_inventory_change_while_redis_is_down_answers_the_request_and_keeps_t
 ) -> None:
     settings.MATRIX_UPDATE_ON_CHANGE = True
     user = django_user_model.objects.create_user("ada")
-    user.user_permissions.add(Permission.objects.get(codename="apply_pipeline_patch"))
+    grant(user, "patcher")
     api = APIClient(raise_request_exception=False)
     api.force_authenticate(django_user_model.objects.get(pk=user.pk))
     model = Resource.objects.get(cluster=seed_committed, name="qwen-image-pvc")

@@ -23,6 +23,7 @@ from tests.ops import files
 APP_PACKAGES = (
     "ome_dashboard",
     "core",
+    "access",
     "matching",
     "inventory",
     "lint",

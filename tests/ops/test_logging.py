@@ -105,7 +105,7 @@ def log_line(**env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", SHOW_LOG],
         cwd=settings.BASE_DIR,
-        env={"PATH": os.environ["PATH"], "DJANGO_SETTINGS_MODULE": "ome_dashboard.settings", **env},
+        env={"PATH": os.environ["PATH"], "DJANGO_SETTINGS_MODULE": "ome_dashboard.settings", "DEBUG": "true", **env},
         capture_output=True,
         text=True,
         timeout=60,

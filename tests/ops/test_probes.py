@@ -27,6 +27,13 @@ from tests.support.matrix import matrix_cells
 POD_IP_HOST = "10.42.0.17:8000"
 
 
+@pytest.fixture(autouse=True)
+def _local_copy(settings: Any) -> None:
+    # As `make run` serves it: DEBUG on, so /metrics answers without METRICS_TOKEN (with DEBUG
+    # off it needs one: tests/security/test_hardening.py).
+    settings.DEBUG = True
+
+
 def metrics_of(client: Client, **headers: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
     """name -> {sorted labels: value} of every sample /metrics returns."""
     response = client.get("/metrics", **headers)

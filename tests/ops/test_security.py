@@ -322,7 +322,7 @@ def security_settings(**env: str) -> dict[str, Any]:
 def test_with_debug_off_cookies_are_secure_and_tls_settings_come_from_the_environment() -> None:
     defaults = security_settings(DEBUG="false", SECRET_KEY="k", ALLOWED_HOSTS="ome.example")
     behind_tls = security_settings(SECRET_KEY="k", **PRODUCTION)
-    development = security_settings()
+    development = security_settings(DEBUG="true")
 
     assert defaults == {
         "SESSION_COOKIE_SECURE": True,
@@ -340,7 +340,7 @@ def test_with_debug_off_cookies_are_secure_and_tls_settings_come_from_the_enviro
 
 
 def test_a_malformed_proxy_header_setting_refuses_to_start() -> None:
-    result = manage("check", SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto")
+    result = manage("check", DEBUG="true", SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto")
 
     assert result.returncode != 0
     assert "SECURE_PROXY_SSL_HEADER must be HEADER,VALUE" in result.stderr

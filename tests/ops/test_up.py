@@ -24,6 +24,7 @@ from tests.support.net import free_port, http_get
 from tests.support.processes import OutputWatcher, environ_without, wait_for_pids_gone
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
+METRICS_TOKEN = "make-up-test-metrics-token"
 
 
 def test_make_up_serves_the_dashboard_with_gunicorn_workers_and_beat_and_stops_on_sigterm(tmp_path: Path) -> None:
@@ -31,6 +32,8 @@ def test_make_up_serves_the_dashboard_with_gunicorn_workers_and_beat_and_stops_o
     env = environ_without("REDIS_URL", "DATABASE_URL", "DEBUG")
     env.update(
         DEBUG="false",
+        # With DEBUG off /metrics needs the token (this test scrapes it).
+        METRICS_TOKEN=METRICS_TOKEN,
         SECRET_KEY="make-up-test-key",
         ALLOWED_HOSTS="localhost,127.0.0.1",
         SECURE_COOKIES="false",
@@ -90,7 +93,8 @@ def _wait_for_matrix_rows(base: str, *, cluster: str, timeout: float) -> float:
     deadline = time.monotonic() + timeout
     pattern = re.compile(rf'^ome_matrix_rows\{{cluster="{cluster}",outcome="[^"]+"\}} (\S+)$', re.MULTILINE)
     while True:
-        with urllib.request.urlopen(f"{base}/metrics", timeout=5) as response:
+        scrape = urllib.request.Request(f"{base}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
+        with urllib.request.urlopen(scrape, timeout=5) as response:
             rows = sum(float(value) for value in pattern.findall(response.read().decode()))
         if rows or time.monotonic() > deadline:
             return rows

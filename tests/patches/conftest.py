@@ -15,6 +15,7 @@ from inventory.models import Cluster
 from inventory.services import ClusterSpec, cluster_register, manifests_load
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.patches.seed import SEED_FILES, TEAM_MODEL, documents
+from tests.support.access import grant
 
 
 @pytest.fixture(autouse=True)
@@ -61,12 +62,18 @@ def live(db: None, fake: FakeKubeAPI, tmp_path: Path) -> Cluster:
 @pytest.fixture
 def applier(django_user_model: Any) -> Any:
     user = django_user_model.objects.create_user("ada")  # no password: hashing one takes a second
-    user.user_permissions.add(
-        Permission.objects.get(codename="apply_pipeline_patch", content_type__app_label="patches")
-    )
+    grant(user, "patcher")
     return django_user_model.objects.get(pk=user.pk)  # a fresh instance: no cached permissions
 
 
 @pytest.fixture
 def reader(django_user_model: Any) -> Any:
     return django_user_model.objects.create_user("bob")
+
+
+@pytest.fixture
+def auditor(django_user_model: Any) -> Any:
+    """May read the audit log (patches.view_patchattempt), and has no role."""
+    user = django_user_model.objects.create_user("eve")
+    user.user_permissions.add(Permission.objects.get(codename="view_patchattempt"))
+    return django_user_model.objects.get(pk=user.pk)

@@ -32,10 +32,10 @@ def superuser_client(django_user_model: Any) -> Client:
     return client
 
 
-def test_the_only_permissions_are_view_and_apply() -> None:
+def test_the_only_permission_is_view_since_applying_needs_a_role() -> None:
     codenames = set(Permission.objects.filter(content_type__app_label="patches").values_list("codename", flat=True))
 
-    assert codenames == {"view_patchattempt", "apply_pipeline_patch"}
+    assert codenames == {"view_patchattempt"}
 
 
 def test_the_admin_grants_nobody_add_change_or_delete(rf: Any, django_user_model: Any) -> None:

@@ -281,8 +281,8 @@ def audit(client: APIClient, **query: str) -> Any:
     return client.get(reverse("api:patch-audit-list"), query)
 
 
-def test_the_audit_log_lists_every_attempt_newest_first(history: None, reader: Any) -> None:
-    response = audit(client_for(reader))
+def test_the_audit_log_lists_every_attempt_newest_first(history: None, auditor: Any) -> None:
+    response = audit(client_for(auditor))
 
     assert response.status_code == 200
     rows = response.json()["results"]
@@ -305,9 +305,9 @@ def test_the_audit_log_lists_every_attempt_newest_first(history: None, reader: A
     ],
 )
 def test_the_audit_log_filters_by_cluster_model_user_and_result(
-    history: None, reader: Any, query: dict[str, str], expected: list[str]
+    history: None, auditor: Any, query: dict[str, str], expected: list[str]
 ) -> None:
-    response = audit(client_for(reader), **query)
+    response = audit(client_for(auditor), **query)
 
     assert [row["result"] for row in response.json()["results"]] == expected
 

@@ -437,7 +437,9 @@ def test_an_unavailable_cluster_is_reported_and_recorded(live: Cluster, fake: Fa
     outcome = apply(live, applier)
 
     assert (outcome.result, outcome.http_status) == ("unavailable", 503)
-    assert "etcd is down" in outcome.attempt.detail
+    # A fixed text with the status; the server's own message goes to the log only.
+    assert "API server error (500)" in outcome.attempt.detail
+    assert "etcd is down" not in outcome.attempt.detail
     assert PatchAttempt.objects.get().result == "unavailable"
 
 

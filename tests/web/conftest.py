@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission
 from django.test import Client
 
 from inventory.models import Cluster, Resource
 from matrix.models import MatrixBuild
 from ome_dashboard.celery import app as celery_app
+from tests.support.access import grant
 
 SEED_MODEL = "qwen-image-pvc"
 SEED_RUNTIME = "srt-qwen-image-pipeline"
@@ -46,11 +46,10 @@ def build(cluster: Cluster) -> MatrixBuild:
     return MatrixBuild.objects.get(cluster=cluster, status=MatrixBuild.Status.SUCCEEDED)
 
 
-def _user(django_user_model: Any, username: str, *permissions: str) -> Any:
+def _user(django_user_model: Any, username: str, *roles: str) -> Any:
     user = django_user_model.objects.create_user(username=username, password=PASSWORD)
-    for permission in permissions:
-        app_label, codename = permission.split(".")
-        user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+    for role in roles:
+        grant(user, role)
     return user
 
 
@@ -62,8 +61,8 @@ def viewer(django_user_model: Any, db: None) -> Any:
 
 @pytest.fixture
 def patcher(django_user_model: Any, db: None) -> Any:
-    """Signed in, may apply pipeline patches."""
-    return _user(django_user_model, "patcher", "patches.apply_pipeline_patch")
+    """Signed in, may apply pipeline patches (patcher on every cluster)."""
+    return _user(django_user_model, "patcher", "patcher")
 
 
 @pytest.fixture

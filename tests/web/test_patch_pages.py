@@ -89,7 +89,7 @@ def test_an_anonymous_apply_goes_to_the_login_page_and_changes_nothing(
     assert not PatchAttempt.objects.exists()
 
 
-def test_a_user_without_the_permission_is_warned_and_refused_plainly(
+def test_a_user_without_the_patcher_role_is_warned_and_refused_plainly(
     viewer_client: Client, cluster: Cluster, seed_model: Resource, seed_runtime: Resource
 ) -> None:
     preview = viewer_client.get(preview_url(seed_model, seed_runtime)).content.decode()
@@ -100,7 +100,7 @@ def test_a_user_without_the_permission_is_warned_and_refused_plainly(
     assert 'id="no-permission"' in preview
     assert response.status_code == 403
     assert "Permission denied: nothing was changed" in html
-    assert "patches.apply_pipeline_patch" in html
+    assert "needs the patcher role" in html
     assert PatchAttempt.objects.get().result == PatchAttempt.Result.DENIED
     seed_model.refresh_from_db()
     assert "diffusionPipeline" not in seed_model.obj["spec"]

@@ -22,6 +22,7 @@ from rest_framework.test import APIClient
 
 from inventory.models import Cluster, Kind, Resource
 from inventory.sync import snapshot_apply
+from tests.support.access import grant
 from tests.support.demo import DEMO_FOLDERS
 
 ROOT = Path(django_settings.BASE_DIR)
@@ -189,6 +190,7 @@ def test_bad_options_exit_2(demo: Cluster, tmp_path: Path, args: list[str], expe
 @pytest.fixture
 def ci_token(db: None) -> str:
     user = User.objects.create_user("ci")
+    grant(user, "viewer")  # a CI account reads the clusters it checks
     return Token.objects.create(user=user).key
 
 

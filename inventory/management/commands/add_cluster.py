@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from inventory.models import Cluster
 from inventory.services import ClusterSpec, cluster_register
@@ -14,7 +14,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
         source = parser.add_mutually_exclusive_group(required=True)
-        source.add_argument("--kubeconfig", metavar="PATH")
+        source.add_argument(
+            "--kubeconfig", metavar="PATH", help="a file of the kubeconfig directory (OME_KUBECONFIG_DIR)"
+        )
         source.add_argument("--in-cluster", action="store_true")
         source.add_argument("--manifests", metavar="DIR", nargs="+")
         parser.add_argument("--context", default="", help="kubeconfig context (with --kubeconfig)")
@@ -26,5 +28,8 @@ class Command(BaseCommand):
             spec = ClusterSpec(options["name"], Cluster.Source.IN_CLUSTER)
         else:
             spec = ClusterSpec(options["name"], Cluster.Source.MANIFESTS, manifests=tuple(options["manifests"]))
-        cluster = cluster_register(spec)
+        try:
+            cluster = cluster_register(spec)
+        except ValueError as error:  # a kubeconfig outside the directory, unreadable, or no such context
+            raise CommandError(str(error)) from None
         self.stdout.write(f"cluster {cluster.name}: {cluster.describe_source()}")

@@ -61,11 +61,11 @@ def test_list_kind_pages_through_limit_and_continue(fake, api) -> None:
     ("status", "error_class", "code", "message"),
     [
         (401, KubeUnauthorized, "unauthorized", "credentials refused (401)"),
-        (403, KubeUnauthorized, "unauthorized", "permission denied (403): clusterbasemodels.ome.io is forbidden"),
+        (403, KubeUnauthorized, "unauthorized", "permission denied on clusterbasemodels (403)"),
         (404, KubeNotFound, "not_found", "OME CRD clusterbasemodels not installed (404)"),
-        (410, KubeGone, "gone", "resourceVersion expired (410): too old resource version"),
-        (500, KubeUnavailable, "unavailable", "API server error (500): Internal error occurred"),
-        (429, KubeUnavailable, "unavailable", "API server error (429): Too many requests"),
+        (410, KubeGone, "gone", "resourceVersion expired (410)"),
+        (500, KubeUnavailable, "unavailable", "API server error (500)"),
+        (429, KubeUnavailable, "unavailable", "API server error (429)"),
     ],
     ids=lambda value: str(value) if isinstance(value, int) else None,
 )
@@ -77,7 +77,8 @@ def test_list_errors_become_kube_errors_with_code_status_and_message(fake, api, 
 
     assert caught.value.code == code
     assert caught.value.http_status == status
-    assert caught.value.message.startswith(message)
+    # A fixed text: the server's own message goes to the log only, redacted.
+    assert caught.value.message == message
 
 
 def test_missing_crd_is_named_in_the_error(fake, api) -> None:
@@ -95,8 +96,7 @@ def test_server_down_is_unavailable(tmp_path: Path) -> None:
         kube.list_kind(api, Kind.CLUSTER_BASE_MODEL)
 
     assert caught.value.http_status == 503
-    assert caught.value.message.startswith("API server unreachable: ")
-    assert "Connection refused" in caught.value.message
+    assert caught.value.message == "API server unreachable (MaxRetryError)"
 
 
 def test_refused_credentials_do_not_leak_the_token_into_the_message(start_fake, tmp_path: Path) -> None:
@@ -146,7 +146,7 @@ def test_get_object_and_not_found(fake, api) -> None:
 
     assert obj["metadata"]["name"] == "rt"
     assert obj["kind"] == "ServingRuntime"
-    with pytest.raises(KubeNotFound, match=re.escape('not found (404): servingruntimes.ome.io "rt" not found')):
+    with pytest.raises(KubeNotFound, match=re.escape("servingruntimes: not found (404)")):
         kube.get_object(api, Kind.SERVING_RUNTIME, "team-b", "rt")
 
 

@@ -116,7 +116,7 @@ def test_a_server_error_on_one_kind_is_recorded_for_that_kind_only(fake, cluster
     assert isinstance(result.transient_error(), kube.KubeUnavailable)
     by_kind = states(cluster)
     failed = by_kind.pop(Kind.SERVING_RUNTIME)
-    assert failed.last_error.startswith("API server error (500): Internal error occurred")
+    assert failed.last_error == "API server error (500)"
     assert failed.last_error_at is not None
     assert failed.last_list_at is None
     assert all(state.last_error == "" and state.last_list_at for state in by_kind.values())
@@ -165,7 +165,7 @@ def test_an_unreachable_server_is_reported_and_other_clusters_keep_syncing(fake,
     assert set(down_result.errors) == set(Kind.values)
     messages = {state.last_error for state in states(down).values()}
     assert len(messages) == 1
-    assert messages.pop().startswith("API server unreachable: ")
+    assert messages.pop() == "API server unreachable (MaxRetryError)"
     assert healthy_result.errors == {}
     assert list(stored(healthy)) == [(Kind.CLUSTER_BASE_MODEL, "", "llama")]
 
@@ -177,7 +177,7 @@ def test_an_unusable_kubeconfig_is_reported_for_every_kind(db, tmp_path: Path) -
 
     assert set(result.errors) == set(Kind.values)
     message = states(cluster)[Kind.BASE_MODEL].last_error
-    assert message.startswith(f"cannot use kubeconfig {tmp_path / 'none'}: ")
+    assert message == f"kubeconfig {tmp_path / 'none'}: cannot read it (No such file or directory)"
 
 
 def test_two_clusters_with_the_same_object_names_are_kept_apart(start_fake, cluster_for) -> None:

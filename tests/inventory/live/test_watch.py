@@ -221,7 +221,7 @@ def test_an_unreachable_server_is_retried_with_backoff_until_the_deadline(db, cl
     assert run.report.ended == "deadline"
     assert run.report.reconnects >= 2
     after = state(down)
-    assert after.last_error.startswith("API server unreachable: ")
+    assert after.last_error.startswith("API server unreachable (")
     assert after.watch_reconnects == run.report.reconnects
     assert after.watch_connected is False
 

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class AccessConfig(AppConfig):
+    name = "access"
+    verbose_name = "Access: roles per cluster and namespace"
+    default_auto_field = "django.db.models.BigAutoField"

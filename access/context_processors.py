@@ -1,0 +1,10 @@
+"""What every page may say about sign-in: whether anonymous reads are on, whether SSO is."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpRequest
+
+
+def access(request: HttpRequest) -> dict[str, bool]:
+    return {"anonymous_read": bool(settings.API_ANONYMOUS_READ), "oidc_enabled": bool(settings.OIDC_ENABLED)}

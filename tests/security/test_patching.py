@@ -1,0 +1,186 @@
+"""Patch rights: the patcher role per namespace (a ClusterBaseModel needs it on the cluster),
+nothing but spec.diffusionPipeline, and on a delegating cluster the cluster's own RBAC, asked
+with a SubjectAccessReview and applied by impersonating the user."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pytest_django import Settings
+
+from access.models import Delegation, Identity
+from inventory.models import Cluster, Resource
+from patches.lookup import version_of
+from patches.models import PatchAttempt
+from patches.services import patch_apply
+from tests.fakes.kube_api import FakeKubeAPI
+from tests.patches.seed import MODEL, PIPELINE, SEED_PATCH
+
+from .conftest import signed_in, user_with
+
+pytestmark = pytest.mark.django_db
+TEAM = "BaseModel/team-a/qwen-image-team"
+TEAM_PATCH = {"spec": {"diffusionPipeline": PIPELINE}}
+
+
+def apply(cluster: Cluster, user: Any, model: str = MODEL, patch: Any = SEED_PATCH) -> Any:
+    name = model.rsplit("/", 1)[-1]
+    version = version_of(cluster, Resource.objects.get(cluster=cluster, name=name))
+    return patch_apply(cluster, model=model, patch=patch, resource_version=version, user=user)
+
+
+def patches_sent(api: FakeKubeAPI) -> list[Any]:
+    return [request for request in api.requests if request.method == "PATCH"]
+
+
+def test_a_namespace_patcher_patches_its_namespace_but_not_a_cluster_scoped_model(
+    live: Cluster, fake: FakeKubeAPI, django_user_model: Any
+) -> None:
+    user = user_with(django_user_model, "ns-patcher", "patcher", cluster="live", namespace="team-a")
+
+    own = apply(live, user, TEAM, TEAM_PATCH)
+    cluster_scoped = apply(live, user)
+
+    assert own.result == "applied"
+    assert (cluster_scoped.result, cluster_scoped.http_status) == ("denied", 403)
+    assert "needs the patcher role on cluster live" in cluster_scoped.attempt.detail
+    assert [request.name for request in patches_sent(fake)] == ["qwen-image-team"]
+
+
+def test_another_namespace_or_another_cluster_is_not_found(
+    live: Cluster, snapshot: Cluster, fake: FakeKubeAPI, django_user_model: Any
+) -> None:
+    other_team = user_with(django_user_model, "team-b-patcher", "patcher", cluster="live", namespace="team-b")
+    other_cluster = user_with(django_user_model, "seed-patcher", "patcher", cluster="seed")
+
+    team = apply(live, other_team, TEAM, TEAM_PATCH)
+    cluster = apply(live, other_cluster)
+
+    assert (team.result, cluster.result) == ("not_found", "not_found")
+    assert patches_sent(fake) == []
+
+
+def test_a_viewer_is_denied_and_nothing_is_sent(live: Cluster, fake: FakeKubeAPI, django_user_model: Any) -> None:
+    viewer = user_with(django_user_model, "viewer", "viewer", cluster="live")
+
+    outcome = apply(live, viewer)
+
+    assert (outcome.result, outcome.http_status) == ("denied", 403)
+    assert patches_sent(fake) == []
+
+
+@pytest.mark.parametrize(
+    ("patch", "field"),
+    [
+        ({"spec": {"modelFormat": {"name": "onnx"}}}, "patch.spec.modelFormat"),
+        ({"spec": {"diffusionPipeline": PIPELINE, "storage": {"storageUri": "hf://x/y"}}}, "patch.spec.storage"),
+        ({"metadata": {"labels": {"owner": "eve"}}}, "patch.metadata"),
+        (
+            {"spec": {"diffusionPipeline": {"className": "X", "command": ["sh"]}}},
+            "patch.spec.diffusionPipeline.command",
+        ),
+    ],
+)
+def test_a_field_other_than_the_pipeline_is_rejected_before_anything_is_sent(
+    live: Cluster, fake: FakeKubeAPI, django_user_model: Any, patch: Any, field: str
+) -> None:
+    admin = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
+
+    outcome = apply(live, admin, patch=patch)
+
+    assert (outcome.result, outcome.field) == ("rejected", field)
+    assert patches_sent(fake) == []
+
+
+def test_the_api_refuses_another_namespaces_model_as_missing(live: Cluster, django_user_model: Any) -> None:
+    user = user_with(django_user_model, "team-b-patcher", "patcher", cluster="live", namespace="team-b")
+    model = Resource.objects.get(cluster=live, name="qwen-image-team")
+    body = {"cluster": "live", "model": model.pk, "patch": TEAM_PATCH, "resource_version": model.resource_version}
+
+    response = signed_in(user).post("/api/v1/patches/apply/", body, "application/json")
+
+    assert response.status_code == 404
+    assert "qwen-image-team" not in response.json()["detail"]
+
+
+# ---- delegation to the cluster's RBAC ---------------------------------------------------------
+
+
+@pytest.fixture
+def delegating(live: Cluster) -> Cluster:
+    Delegation.objects.create(cluster=live.name)
+    return live
+
+
+def reviews(api: FakeKubeAPI) -> list[dict[str, Any]]:
+    return [request.body["spec"] for request in api.requests if request.verb == "review"]
+
+
+def impersonation(request: Any) -> tuple[str | None, list[str]]:
+    groups = [value for name, value in request.header_items if name.lower() == "impersonate-group"]
+    return request.headers.get("impersonate-user"), groups
+
+
+def test_a_user_the_cluster_allows_patches_as_themselves(
+    delegating: Cluster, fake: FakeKubeAPI, django_user_model: Any, settings: Settings
+) -> None:
+    settings.OME_KUBE_USER_PREFIX = settings.OME_KUBE_GROUP_PREFIX = "oidc:"
+    user = user_with(django_user_model, "alice", "viewer", cluster="live")
+    Identity.objects.create(user=user, subject="s-1", name="alice@corp.example", groups=["ml-platform", "staff"])
+    fake.allow(groups=["oidc:ml-platform"], kinds=["clusterbasemodels"])
+
+    outcome = apply(delegating, user)
+
+    assert outcome.result == "applied", outcome.attempt.detail
+    [review] = reviews(fake)
+    assert (review["user"], review["groups"]) == ("oidc:alice@corp.example", ["oidc:ml-platform", "oidc:staff"])
+    assert review["resourceAttributes"] == {
+        "group": "ome.io",
+        "version": "v1beta1",
+        "resource": "clusterbasemodels",
+        "verb": "patch",
+        "name": "qwen-image-pvc",
+    }
+    [sent] = patches_sent(fake)
+    assert impersonation(sent) == ("oidc:alice@corp.example", ["oidc:ml-platform", "oidc:staff"])
+    attempt = PatchAttempt.objects.get()
+    assert (attempt.identity, attempt.groups) == ("oidc:alice@corp.example", ["oidc:ml-platform", "oidc:staff"])
+
+
+def test_a_user_the_cluster_denies_is_denied_without_a_patch(
+    delegating: Cluster, fake: FakeKubeAPI, django_user_model: Any
+) -> None:
+    user = user_with(django_user_model, "mallory", "viewer", cluster="live")
+    fake.allow(users=["someone-else"])
+
+    outcome = apply(delegating, user)
+
+    assert (outcome.result, outcome.http_status) == ("denied", 403)
+    assert "the cluster's RBAC does not let mallory" in outcome.attempt.detail
+    assert [review["user"] for review in reviews(fake)] == ["mallory"]
+    assert patches_sent(fake) == []
+
+
+def test_dashboard_rights_without_cluster_rights_are_denied_by_the_cluster(
+    delegating: Cluster, fake: FakeKubeAPI, django_user_model: Any
+) -> None:
+    user = user_with(django_user_model, "dash-admin", "admin", cluster="live")
+    fake.allow(users=["dash-admin"], namespaces=["team-a"])  # rights elsewhere only
+
+    outcome = apply(delegating, user)
+
+    assert outcome.result == "denied"
+    assert patches_sent(fake) == []
+
+
+def test_the_cluster_refuses_an_impersonated_patch_its_rbac_does_not_allow(live: Cluster, fake: FakeKubeAPI) -> None:
+    # Without the SubjectAccessReview (a cluster that changed its RBAC in between): the cluster
+    # itself refuses the impersonated request.
+    from inventory import kube
+
+    api = kube.client_for(live, impersonate=("mallory", ("staff",)))
+    with pytest.raises(kube.KubeUnauthorized):
+        kube.patch_object(api, "ClusterBaseModel", "", "qwen-image-pvc", SEED_PATCH)
+    kube.close(api)
+    assert "diffusionPipeline" not in fake.get("clusterbasemodels", "qwen-image-pvc")["spec"]
