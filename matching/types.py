@@ -155,6 +155,8 @@ class Runtime:
     engine_mode: str | None = None
     decoder_mode: str | None = None
     created: str = ""
+    inherit_from: str | None = None
+    """The parent named by the `ome.io/inherit-from` annotation (spec U9)."""
 
     @property
     def key(self) -> ObjectKey:
