@@ -38,8 +38,8 @@ from .isvc_lookup import (
     select_for,
     webhook_model_lookup,
 )
-from .named import lookup_order
 from .keys import key_text
+from .named import lookup_order
 from .patches import pipeline_patch
 from .results import Selection
 from .rules import SHARDED

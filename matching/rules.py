@@ -175,8 +175,7 @@ def deployment_mode_problem(runtime: Runtime, isvc: InferenceService | None, beh
     valid = behaviour.deployment_modes
     pairs = (("engine", runtime.engine_mode, isvc.engine_mode), ("decoder", runtime.decoder_mode, isvc.decoder_mode))
     for component, offered, requested in pairs:
-        if offered in valid and requested in valid and offered != requested:
-            assert offered is not None and requested is not None
+        if offered and requested and offered in valid and requested in valid and offered != requested:
             return reasons.deployment_mode_mismatch(component, offered, requested)
     return None
 
