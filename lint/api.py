@@ -9,9 +9,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-import matching
 from core.permissions import CanRead
 from inventory.api import ClusterQuerySerializer
+from inventory.ome_release import ome_description
 
 from .selectors import lint_report_get
 
@@ -24,8 +24,9 @@ class LintView(APIView):
 
     @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        report = lint_report_get(ClusterQuerySerializer(data=request.query_params).chosen_cluster())
-        return Response({"ome": matching.OME_BEHAVIOUR, **report.to_dict()})
+        cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster()
+        report = lint_report_get(cluster)
+        return Response({"ome": ome_description(cluster), **report.to_dict()})
 
 
 urlpatterns = [path("matrix/lint/", LintView.as_view(), name="matrix-lint")]

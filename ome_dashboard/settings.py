@@ -271,6 +271,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {}
 OME_CLUSTERS: str = env.str("OME_CLUSTERS", default="demo=manifests:catalog/runtimes,demo")
 # How often celery beat resyncs every cluster fully (seconds); watches apply changes between.
 OME_RESYNC_INTERVAL: int = env.int("OME_RESYNC_INTERVAL", default=300)
+# The namespace of OME's control plane in every live cluster: its controller Deployment's
+# image tag tells which OME runs there (inventory.ome_release).
+OME_NAMESPACE: str = env.str("OME_NAMESPACE", default="ome")
 # Watches (inventory.tasks.watch_kind, on the `watch` queue): each runs OME_WATCH_DURATION
 # seconds and exits; ensure_watches starts the next one from the stored resourceVersion. A watch
 # holds a lease of OME_WATCH_LEASE seconds, renewed while it runs, so only one runs per cluster

@@ -9,10 +9,10 @@ from rest_framework import serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-import matching
 from core.api import ApiError
 from core.web import CLUSTER_SCOPE
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Resource
+from inventory.ome_release import ome_description
 
 from .. import filters
 from ..selectors import (
@@ -109,7 +109,7 @@ class MatrixCellDetail(MatrixView):
         breakdown = [] if trace is None else [{"entry": i, "breakdown": text} for i, text in enumerate(trace.breakdown)]
         return Response(
             {
-                "ome": dict(matching.OME_BEHAVIOUR),
+                "ome": ome_description(self.build.cluster),
                 "build": build_data(self.build),
                 **cell_data(cell, cell_reasoner(self.build)),
                 "check": None if trace is None else trace.check.to_dict(),

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from inventory.models import Cluster
 from inventory.services import ClusterSpec, cluster_register
@@ -18,6 +19,13 @@ class Command(BaseCommand):
         source.add_argument("--in-cluster", action="store_true")
         source.add_argument("--manifests", metavar="DIR", nargs="+")
         parser.add_argument("--context", default="", help="kubeconfig context (with --kubeconfig)")
+        parser.add_argument(
+            "--ome-version",
+            default="",
+            metavar="VERSION",
+            help="the OME the cluster runs: a release tag (v0.1.5) or a behaviour profile name; wins over "
+            "detection (manifest snapshots default to the newest profile)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["kubeconfig"]:
@@ -26,5 +34,9 @@ class Command(BaseCommand):
             spec = ClusterSpec(options["name"], Cluster.Source.IN_CLUSTER)
         else:
             spec = ClusterSpec(options["name"], Cluster.Source.MANIFESTS, manifests=tuple(options["manifests"]))
-        cluster = cluster_register(spec)
+        spec = dataclasses.replace(spec, ome_version=options["ome_version"])
+        try:
+            cluster = cluster_register(spec)
+        except ValueError as error:
+            raise CommandError(f"--ome-version: {error}") from error
         self.stdout.write(f"cluster {cluster.name}: {cluster.describe_source()}")
