@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+import matching
 from inventory.models import Cluster, Resource
+from inventory.parsed import load_inventory
 from inventory.sync import event_apply
 from isvcs.models import InferenceServiceVerdict
 from isvcs.services import (
@@ -17,8 +19,6 @@ from isvcs.services import (
     isvc_verdicts,
     isvc_verdicts_refresh,
 )
-import matching
-from inventory.parsed import load_inventory
 from matching import ADVISORY, BLOCKED, NAMED, SELECTED
 from tests.support.inventory import inventory_from_objects
 from tests.support.manifests import llama_model as model
