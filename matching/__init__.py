@@ -36,6 +36,7 @@ from .score import entry_score, model_size_value, score_breakdown, size_score
 from .select import check, model_error, score, select, validate
 from .sizes import go_parse_float
 from .types import NAMED_COMPONENTS, Component, Entry, FormatRef, InferenceService, Model, ObjectKey, Pipeline, Runtime
+from .upgrade import Difference, behaviour_diff
 from .versions import operator_problem, version_problem
 
 OME_BEHAVIOUR: dict[str, object] = BEHAVIOURS[DEFAULT_BEHAVIOUR].to_dict()
@@ -59,6 +60,7 @@ __all__ = [
     "CheckOutcome",
     "CheckReport",
     "Component",
+    "Difference",
     "Entry",
     "EntryReport",
     "FormatRef",
@@ -76,6 +78,7 @@ __all__ = [
     "Runtime",
     "Selection",
     "as_behaviour",
+    "behaviour_diff",
     "changes_between",
     "check",
     "entry_could_match",

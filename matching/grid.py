@@ -123,10 +123,11 @@ class Grid:
             found[key] = position
         return found
 
-    def panic(self, model_key: ObjectKey, runtime_key: ObjectKey) -> str | None:
-        """Where this OME crashes on the pair instead of answering, the error that says so."""
+    def panics(self, model_key: ObjectKey) -> dict[ObjectKey, str]:
+        """The runtimes this OME crashes on for the model instead of answering, with the error
+        that says so (a half-open size range before U1)."""
         self.compatible_entries(model_key)
-        return self._panics.get(self._signature_id(model_key), {}).get(runtime_key)
+        return self._panics.get(self._signature_id(model_key), {})
 
     def verdict(self, model_key: ObjectKey, runtime_key: ObjectKey) -> Verdict:
         entry = self.compatible_entries(model_key).get(runtime_key)

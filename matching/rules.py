@@ -34,7 +34,14 @@ def versions_match(model_version: str | None, required: FormatRef) -> bool:
 
 def cache_provider_problem(model: Model, entry: Entry, behaviour: Behaviour) -> str | None:
     """U3: a Sharded model needs the configured provider on the entry (none is configurable)."""
-    if model.distribution != SHARDED or not behaviour.has("U3"):
+    if not behaviour.has("U3"):
+        return None
+    return provider_problem(model, entry)
+
+
+def provider_problem(model: Model, entry: Entry) -> str | None:
+    """The model-cache-provider test of newer OME (`model_cache.go`), whatever the profile."""
+    if model.distribution != SHARDED:
         return None
     if not CACHE_PROVIDER:
         return reasons.NO_CACHE_PROVIDER
@@ -268,3 +275,16 @@ def runtime_panic(model: Model, runtime: Runtime, isvc: InferenceService | None,
     if size_panic(model, runtime, behaviour) is None or first_passing_entry(model, runtime, behaviour) is None:
         return None
     return size_panic(model, runtime, behaviour)
+
+
+def reason_behaviours(model: Model, runtime: Runtime) -> frozenset[str]:
+    """The behaviours (U-numbers) that can change this pair's reason text without an
+    InferenceService: U1 for a sized model against a half-open range, U3 for a Sharded model.
+    Keep in step with the rules above; tests/matching/test_behaviours.py checks it."""
+    found = set()
+    size_range = runtime.size_range
+    if model.size is not None and size_range is not None and None in (size_range.min_text, size_range.max_text):
+        found.add("U1")
+    if model.distribution == SHARDED:
+        found.add("U3")
+    return frozenset(found)

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 
 from .behaviour import DEFAULT_BEHAVIOUR, Behaviour, BehaviourInput, as_behaviour
-from .rules import SHARDED, cache_provider_problem, versions_match
+from .rules import SHARDED, provider_problem, versions_match
 from .sizes import parse_size
 from .types import Entry, Model, Runtime
 
@@ -23,7 +23,7 @@ def skipped_by_scorer(model: Model, entry: Entry, behaviour: Behaviour) -> bool:
     """U3s: newer OME's scorer gives 0 to formats that fail a Sharded model's cache-provider test."""
     if model.distribution != SHARDED or not behaviour.has("U3s"):
         return False
-    return cache_provider_problem(model, entry, behaviour) is not None
+    return provider_problem(model, entry) is not None
 
 
 def entry_score(model: Model, entry: Entry, priority: int, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR) -> int:
