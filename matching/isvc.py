@@ -21,15 +21,13 @@ keys of malformed objects with their errors.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from . import reasons
-from .behaviour import DEFAULT_BEHAVIOUR, Behaviour, BehaviourInput, as_behaviour
-from .candidates import runtime_could_match
+from .behaviour import DEFAULT_BEHAVIOUR, BehaviourInput, as_behaviour
 from .grid import Grid
+from .isvc_hints import no_runtime_fix, pipeline_fix
 from .isvc_lookup import (
     IsvcObjects,
     model_lookup,
@@ -40,13 +38,10 @@ from .isvc_lookup import (
 )
 from .keys import key_text
 from .named import lookup_order
-from .patches import pipeline_patch
-from .results import Selection
 from .rules import SHARDED
 from .select import check, model_error, validate_found
 from .types import (
     BASE_MODEL,
-    SERVING_RUNTIME,
     InferenceService,
     Model,
     ObjectKey,
@@ -151,54 +146,6 @@ def _kind_notes(isvc: InferenceService, draft: _Draft) -> None:
         draft.fix = f"set spec.model.kind: {draft.webhook_model[0]}"
 
 
-def _pipeline_fix(model: Model, runtime: Runtime, behaviour: Behaviour) -> str | None:
-    if not any(entry.pipeline is not None for entry in runtime.entries):
-        return None
-    plan = pipeline_patch(model, runtime, behaviour=behaviour)
-    if plan.patch is None:
-        return None
-    patch = json.dumps(plan.patch, separators=(",", ":"), sort_keys=True)
-    return f"patch the model's diffusionPipeline ({patch}) so that {runtime.name} matches it"
-
-
-def _manual_only_fix(manual_keys: Mapping[ObjectKey, str]) -> str:
-    names = [key[2] for key in sorted(manual_keys, key=lambda key: (key[0] != SERVING_RUNTIME, key[2]))]
-    listed = ", ".join(names[:3]) + (f" (or one of {len(names) - 3} more)" if len(names) > 3 else "")
-    if len(names) == 1:
-        return (
-            f"set autoSelect: true on runtime {listed} or name it in spec.runtime.name (it matches but is manual-only)"
-        )
-    return (
-        f"set autoSelect: true on one of the runtimes {listed} or name it in spec.runtime.name "
-        "(they match but are manual-only)"
-    )
-
-
-def _no_runtime_fix(
-    objects: IsvcObjects, model_key: ObjectKey, model: Model, selection: Selection, isvc: InferenceService
-) -> str:
-    if selection.manual_keys:
-        return _manual_only_fix(selection.manual_keys)
-    scope = sorted(objects.in_scope(isvc.namespace), key=lambda rt: (rt.is_cluster, rt.name))
-    candidates = [rt for rt in scope if runtime_could_match(rt, model)]
-    for runtime in candidates:
-        hint = None if runtime.is_disabled else _pipeline_fix(model, runtime, objects.behaviour)
-        if hint:
-            return hint
-    if needs_isvc_checks(isvc):
-        for runtime in candidates:
-            if not runtime.is_disabled and objects.grid.verdict(model_key, runtime.key)[0]:
-                return (
-                    f"runtime {runtime.name} matches the model but not the service's accelerator class or "
-                    "deployment mode: add the class to its acceleratorRequirements, or change the service"
-                )
-    for runtime in candidates:
-        enabled = dataclasses.replace(runtime, disabled=False)
-        if runtime.is_disabled and check(model, enabled, behaviour=objects.behaviour).compatible:
-            return f"enable runtime {runtime.name} (it is disabled) or add a runtime for the model"
-    return "no runtime in scope matches the model: see the excluded runtimes in OME's error"
-
-
 # --------------------------------------------------------------------------------------------
 # One service
 
@@ -278,7 +225,7 @@ def _named(
             blocking,
             "set distribution: PerNode on the model: no model cache provider is configured for Sharded models",
         )
-    fix = _pipeline_fix(model, runtime, objects.behaviour) or (
+    fix = pipeline_fix(model, runtime, objects.behaviour) or (
         f"name a runtime that declares support for the model, or add an entry for it to {name}"
     )
     if not objects.behaviour.has("U5"):
@@ -298,7 +245,7 @@ def _auto(objects: IsvcObjects, isvc: InferenceService, model_key: ObjectKey, mo
     event = (reasons.EVENT_RUNTIME_NOT_FOUND, error)
     if not objects.behaviour.has("U6"):
         event = (reasons.EVENT_RUNTIME_SELECTION, reasons.selection_failed(isvc.model_name or "", error))
-    return draft.block("no-runtime", error, event, _no_runtime_fix(objects, model_key, model, selection, isvc))
+    return draft.block("no-runtime", error, event, no_runtime_fix(objects, model_key, model, selection, isvc))
 
 
 def _without_model(objects: IsvcObjects, isvc: InferenceService, draft: _Draft) -> _Draft:
@@ -321,7 +268,8 @@ def _evaluate(objects: IsvcObjects, isvc: InferenceService, *, pinned: bool = Fa
     draft.model = model_key
     if model_key is None:
         error = lookup_error or reasons.model_not_found(spec_model)
-        failure = "unsupported-kind" if error.startswith("unsupported") else "model-not-found"
+        failure = "unsupported-kind" if error.startswith("unsupported Model kind") else "model-not-found"
+        failure = "unsupported-group" if error.startswith("unsupported Model API group") else failure
         event = (reasons.EVENT_MODEL_RECONCILE, error)
         return draft.block(failure, error, event, f"create model {spec_model} or fix spec.model.name")
     if model_key in objects.invalid:

@@ -61,6 +61,9 @@ def model_lookup(objects: IsvcObjects, isvc: InferenceService) -> tuple[ObjectKe
         candidates = [(BASE_MODEL, isvc.namespace, name), (CLUSTER_BASE_MODEL, "", name)]
     else:
         return None, reasons.model_kind_unsupported(kind)
+    group = isvc.model_api_group or ""
+    if objects.behaviour.has("U7") and group not in ("", "ome.io"):
+        return None, reasons.model_group_unsupported(group)
     for key in candidates:
         if objects.exists(key):
             return key, None

@@ -284,6 +284,7 @@ def parse_isvc(obj: Mapping[str, Any]) -> InferenceService:
         name=reader.name,
         model_name=reader.string(model.get("name"), "spec.model.name"),
         model_kind=reader.string(model.get("kind"), "spec.model.kind"),
+        model_api_group=reader.string(model.get("apiGroup"), "spec.model.apiGroup"),
         runtime_name=reader.string(runtime.get("name"), "spec.runtime.name"),
         runtime_kind=reader.string(runtime.get("kind"), "spec.runtime.kind"),
         accelerator_classes=_required_accelerators(reader, spec),

@@ -162,6 +162,10 @@ def model_kind_unsupported(kind: str) -> str:
     return f'unsupported Model kind "{kind}"'
 
 
+def model_group_unsupported(group: str) -> str:
+    return f'unsupported Model API group "{group}"'
+
+
 def base_model_disabled(name: str) -> str:
     return f"specified base model {name} is disabled"
 

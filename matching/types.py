@@ -184,6 +184,7 @@ class InferenceService:
     name: str
     model_name: str | None = None
     model_kind: str | None = None
+    model_api_group: str | None = None
     runtime_name: str | None = None
     runtime_kind: str | None = None
     accelerator_classes: tuple[str, ...] = ()
