@@ -95,7 +95,8 @@ def test_u1_ome_17b77eda_crashes_on_any_range_without_both_bounds(k, size_range,
     crash = "OME 17b77eda crashes (nil pointer dereference) on runtime rt: its modelSizeRange "
     assert report.compatible is False
     assert report.reasons == ()
-    assert report.error is not None and report.error.startswith(crash)
+    assert report.error is not None
+    assert report.error.startswith(crash)
     assert (selection.selected, selection.error) == (None, report.error)
     assert matching.validate("rt", model_obj, [runtime], namespace=NS, behaviour=OLD) == report.error
     grid = matching.grid([model_obj], [runtime], behaviour=OLD)
@@ -215,7 +216,8 @@ def test_u3_newer_ome_rejects_a_sharded_model_without_a_configured_cache_provide
     newer = matching.validate("cache-runtime", _sharded(k), [_cache_runtime(k)], namespace="default")
     older = matching.validate("cache-runtime", _sharded(k), [_cache_runtime(k)], namespace="default", behaviour=OLD)
 
-    assert newer is not None and NO_PROVIDER in newer
+    assert newer is not None
+    assert NO_PROVIDER in newer
     assert older is None  # 17b77eda has no distribution field: the model matches as any other
 
 

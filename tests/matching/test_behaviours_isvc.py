@@ -47,7 +47,8 @@ def test_u4_a_declared_cluster_kind_validates_the_cluster_runtime_on_a_name_coll
 
     error = matching.validate("rt-collide", model_obj, _collision(k), declaring)
 
-    assert error is not None and "not in supported formats" in error
+    assert error is not None
+    assert "not in supported formats" in error
     assert matching.validate("rt-collide", model_obj, _collision(k), bare) is None
     assert matching.validate("rt-collide", model_obj, _collision(k), declaring, behaviour=OLD) is None
 
@@ -90,11 +91,13 @@ def test_u5_an_incompatible_named_runtime_is_used_anyway_by_newer_ome_only(k) ->
     older = outcome(_llama_model(k), _generic_runtime(k), named, behaviour=OLD)
 
     assert (newer.verdict, newer.behaviour) == (matching.ADVISORY, NEW)
-    assert newer.event is not None and newer.event[0] == "RuntimeCompatibilityAdvisory"
+    assert newer.event is not None
+    assert newer.event[0] == "RuntimeCompatibilityAdvisory"
     assert "does not declare support for model" in newer.event[1]
     assert "proceeding because the runtime was named explicitly" in newer.event[1]
     assert (older.verdict, older.failure, older.behaviour) == (matching.BLOCKED, "incompatible", OLD)
-    assert older.event is not None and older.event[0] == "RuntimeValidationError"
+    assert older.event is not None
+    assert older.event[0] == "RuntimeValidationError"
 
 
 def test_u5_a_missing_named_runtime_blocks_under_both(k) -> None:
