@@ -300,16 +300,16 @@ def evaluate_isvc(
     isvc: InferenceService,
     invalid: Mapping[ObjectKey, str] | None = None,
     *,
-    pinned: bool = False,
+    pinned: bool | None = None,
     behaviour: BehaviourInput | None = None,
 ) -> IsvcOutcome:
     """The service under one OME: `behaviour` (default: the grid's, itself by default
-    `DEFAULT_BEHAVIOUR`). `invalid`: malformed objects' errors by key; `pinned`:
-    `spec.runtime.autoSync: false` (the runtime comes from a stored revision, since U5)."""
+    `DEFAULT_BEHAVIOUR`). `invalid`: malformed objects' errors by key; `pinned` (default: the
+    service's `spec.runtime.autoSync: false`): the runtime comes from a stored revision (U5)."""
     if behaviour is not None and as_behaviour(behaviour) != grid.behaviour:
         grid = Grid(grid.models.values(), grid.runtimes.values(), grid.isvcs.values(), behaviour=behaviour)
     objects = IsvcObjects(grid, invalid or {})
-    draft = _evaluate(objects, isvc, pinned=pinned)
+    draft = _evaluate(objects, isvc, pinned=isvc.pinned if pinned is None else pinned)
     if objects.behaviour.has("U7"):
         _kind_notes(isvc, draft)
     return IsvcOutcome(

@@ -290,6 +290,7 @@ def parse_isvc(obj: Mapping[str, Any]) -> InferenceService:
         accelerator_classes=_required_accelerators(reader, spec),
         engine_mode=_isvc_mode(reader, spec, "engine"),
         decoder_mode=_isvc_mode(reader, spec, "decoder"),
+        pinned=reader.boolean(runtime.get("autoSync"), "spec.runtime.autoSync") is False,
     )
 
 

@@ -190,6 +190,8 @@ class InferenceService:
     accelerator_classes: tuple[str, ...] = ()
     engine_mode: str | None = None
     decoder_mode: str | None = None
+    pinned: bool = False
+    """`spec.runtime.autoSync: false`: newer OME runs a stored revision of the runtime (U5)."""
 
     @property
     def key(self) -> ObjectKey:

@@ -11,7 +11,7 @@ named (or, failing that, all that differ), marked as acting together.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from .behaviour import CHANGES, Behaviour, BehaviourInput, as_behaviour, changes_between
@@ -117,9 +117,9 @@ def _error_outline(grid: Grid, model: ObjectKey, namespace: str, codes: frozense
     return outline
 
 
-def _isvc_probes(isvc: ObjectKey, invalid: Mapping[ObjectKey, str], pinned: Collection[ObjectKey]) -> dict[str, Probe]:
+def _isvc_probes(isvc: ObjectKey, invalid: Mapping[ObjectKey, str]) -> dict[str, Probe]:
     def outcome(g: Grid) -> tuple[object, ...]:
-        found = evaluate_isvc(g, g.isvcs[isvc], invalid, pinned=isvc in pinned)
+        found = evaluate_isvc(g, g.isvcs[isvc], invalid)
         return (found.verdict, found.runtime, found.score, found.error)
 
     def part(index: int) -> Probe:
@@ -182,13 +182,11 @@ def behaviour_diff(
     grid: Grid,
     other: BehaviourInput,
     invalid: Mapping[ObjectKey, str] | None = None,
-    *,
-    pinned: Collection[ObjectKey] = (),
 ) -> list[Difference]:
     """Everything `other` decides differently from the grid's own profile: cells (verdict,
     score of compatible pairs, crash), selections per model and namespace (pick, error) and
     InferenceServices (verdict, runtime, score, error). `invalid`: malformed objects' errors
-    by key; `pinned`: services with `spec.runtime.autoSync: false`."""
+    by key."""
     old_behaviour, new_behaviour = grid.behaviour, as_behaviour(other)
     if old_behaviour == new_behaviour:
         return []
@@ -198,7 +196,7 @@ def behaviour_diff(
     found: list[Difference] = []
     invalid = invalid or {}
     subjects = list(_subjects(grid, frozenset(explainer.codes)))
-    subjects += [(ISVC, {"isvc": key}, _isvc_probes(key, invalid, pinned), {}) for key in sorted(grid.isvcs)]
+    subjects += [(ISVC, {"isvc": key}, _isvc_probes(key, invalid), {}) for key in sorted(grid.isvcs)]
     for subject, where, probes, shortcuts in subjects:
         for field, probe in probes.items():
             shortcut = shortcuts.get(field)

@@ -36,7 +36,8 @@ def _resource_get(cluster: Cluster, value: Any, kinds: tuple[str, ...], what: st
         if value.cluster_id != cluster.pk or value.kind not in kinds:
             raise PatchInvalid(f"{value} is not a {what} of cluster {cluster}", field=what)
         return value
-    found = Resource.objects.filter(cluster=cluster, kind__in=kinds)
+    # With its cluster: the plan reads the profile that judges the cluster.
+    found = Resource.objects.filter(cluster=cluster, kind__in=kinds).select_related("cluster")
     is_id = isinstance(value, int) and not isinstance(value, bool)
     if is_id or (isinstance(value, str) and value.strip().isdecimal()):
         resource = found.filter(pk=int(value)).first()

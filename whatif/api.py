@@ -16,8 +16,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-import matching
 from core.permissions import CanRead
+from inventory.ome_release import ome_description
 from inventory.selectors import cluster_choose
 
 from .errors import WhatIfError
@@ -50,15 +50,14 @@ class WhatIfView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         documents: Any = values.get("objects") or values.get("manifests") or ()
+        cluster = cluster_choose(values.get("cluster"), default="only")
         try:
-            result = whatif(
-                cluster_choose(values.get("cluster"), default="only"), documents, deletions=values.get("deletions", ())
-            )
+            result = whatif(cluster, documents, deletions=values.get("deletions", ()))
         except WhatIfError as error:
             # The exception handler answers; an error without a field is about the manifests.
             error.field = error.field or "manifests"
             raise
-        return Response({"ome": matching.OME_BEHAVIOUR, **result.to_dict()})
+        return Response({"ome": ome_description(cluster), **result.to_dict()})
 
 
 urlpatterns = [path("matrix/whatif/", WhatIfView.as_view(), name="matrix-whatif")]
