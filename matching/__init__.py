@@ -21,7 +21,7 @@ from .behaviour import (
     changes_between,
 )
 from .candidates import CandidateIndex, entry_could_match, in_scope, runtime_could_match
-from .crd import with_crd_defaults
+from .crd import DEFAULT_NAMESPACE, as_applied, with_crd_defaults
 from .errors import ManifestError, ModelIndexError
 from .files import read_documents
 from .grid import Grid, grid
@@ -48,6 +48,7 @@ __all__ = [
     "BLOCKED",
     "CHANGES",
     "DEFAULT_BEHAVIOUR",
+    "DEFAULT_NAMESPACE",
     "NAMED",
     "NAMED_COMPONENTS",
     "NEWEST_BEHAVIOUR",
@@ -77,6 +78,7 @@ __all__ = [
     "Pipeline",
     "Runtime",
     "Selection",
+    "as_applied",
     "as_behaviour",
     "behaviour_diff",
     "changes_between",

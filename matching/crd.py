@@ -1,8 +1,10 @@
-"""The defaults OME's CRDs apply on a live cluster, for objects read from manifest files.
+"""What applying a manifest file to a cluster does to its objects, for objects read from files.
 
 On a cluster every present `modelFormat` and `modelFramework` object carries `operator: Equal`
-and `weight: 1`, which changes scores (quirk Q21); InferenceService references default their
-kinds. Applying these to manifests makes a folder and a cluster give the same verdicts.
+and `weight: 1` (the CRDs' defaults), which changes scores (quirk Q21); InferenceService
+references default their kinds; a namespaced object without a namespace lands in `default`.
+Applying these to manifests makes a folder and a cluster give the same verdicts: the one home
+of these rules for the dashboard's loaders and the command line.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from .types import ISVC_KIND, MODEL_KINDS, RUNTIME_KINDS
+from .types import CLUSTER_KINDS, ISVC_KIND, MODEL_KINDS, RUNTIME_KINDS
 
 FORMAT_DEFAULTS = {"operator": "Equal", "weight": 1}
+DEFAULT_NAMESPACE = "default"
+"""Where `kubectl apply` puts a namespaced object whose manifest names no namespace."""
 
 
 def _default_format(holder: Any) -> None:
@@ -52,4 +56,14 @@ def with_crd_defaults(obj: Mapping[str, Any]) -> dict[str, Any]:
     elif kind == ISVC_KIND:
         _default_reference(spec, "model", "ClusterBaseModel")
         _default_reference(spec, "runtime", "ClusterServingRuntime")
+    return result
+
+
+def as_applied(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `obj` as a cluster would hold it once applied: CRD defaults, and namespace
+    `default` for a namespaced object that names none."""
+    result = with_crd_defaults(obj)
+    metadata = result.get("metadata")
+    if isinstance(metadata, dict) and result.get("kind") not in CLUSTER_KINDS and not metadata.get("namespace"):
+        metadata["namespace"] = DEFAULT_NAMESPACE
     return result

@@ -91,12 +91,8 @@ def _unpack(documents: list[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
 
 
 def normalise(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """What loading a manifest does to it: CRD defaults, and namespace "default" when absent."""
-    result = matching.with_crd_defaults(obj)
-    metadata = result.get("metadata")
-    if isinstance(metadata, dict) and result.get("kind") not in CLUSTER_SCOPED and not metadata.get("namespace"):
-        metadata["namespace"] = DEFAULT_NAMESPACE
-    return result
+    """What loading a manifest does to it (`matching.as_applied`)."""
+    return matching.as_applied(obj)
 
 
 def parse_documents(source: Any) -> list[tuple[dict[str, Any], Parsed]]:

@@ -150,7 +150,7 @@ def test_the_management_command_shows_sets_and_detects(fake: FakeKubeAPI, cluste
     )
     call_command("ome_version", cluster.name, "--set", matching.NEWEST_BEHAVIOUR)
     assert f"profile {matching.NEWEST_BEHAVIOUR}" in capsys.readouterr().out
-    with pytest.raises(CommandError, match="--set: 'v.x' is neither"):
+    with pytest.raises(CommandError, match=r"--set: 'v\.x' is neither"):
         call_command("ome_version", cluster.name, "--set", "v.x")
 
 
