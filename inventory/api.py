@@ -13,6 +13,7 @@ from rest_framework.routers import SimpleRouter
 
 from . import filters, selectors
 from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
+from .ome_release import ome_description
 from .selectors import cluster_choose
 from .services import cluster_register, parse_cluster_setting
 
@@ -58,10 +59,16 @@ class ClusterSerializer(serializers.ModelSerializer):
     sync = SyncStateSerializer(
         source="sync_by_kind", many=True, read_only=True, help_text="One entry per kind listed so far."
     )
+    ome = serializers.SerializerMethodField(
+        help_text="The OME behaviour profile that judges the cluster, and why (inventory.ome_release)."
+    )
 
     class Meta:
         model = Cluster
-        fields = ["name", "source", "description", "kubeconfig", "context", "manifests", "created_at", "sync"]
+        fields = ["name", "source", "description", "kubeconfig", "context", "manifests", "created_at", "sync", "ome"]
+
+    def get_ome(self, cluster: Cluster) -> dict[str, object]:
+        return ome_description(cluster)
 
 
 class ClusterCreateSerializer(serializers.Serializer):

@@ -62,3 +62,17 @@ def test_an_unknown_profile_is_a_400_page_and_the_value_is_escaped(client: Clien
     html = response.content.decode()
     assert HOSTILE not in html
     assert "unknown OME behaviour" in html
+
+
+def test_the_sync_page_and_the_clusters_api_say_which_profile_judges_each_cluster(
+    client: Client, cluster: Cluster
+) -> None:
+    from rest_framework.test import APIClient
+
+    html = client.get("/sync/").content.decode()
+    body = APIClient().get("/api/v1/clusters/").json()
+
+    assert f'data-profile="{matching.NEWEST_BEHAVIOUR}"' in html
+    listed = body["results"] if isinstance(body, dict) else body
+    [demo] = [item for item in listed if item["name"] == cluster.name]
+    assert (demo["ome"]["profile"], demo["ome"]["source"]) == (matching.NEWEST_BEHAVIOUR, "registration")
