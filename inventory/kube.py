@@ -377,33 +377,18 @@ def _as_dict(obj: object) -> dict[str, Any]:
     return obj
 
 
-# OME's controller, as its Helm chart and kustomize config install it (charts/ome-resources,
-# config/manager at 17b77eda): Deployment ome-controller-manager, container "manager".
-OME_CONTROLLER_DEPLOYMENT = "ome-controller-manager"
-OME_CONTROLLER_CONTAINER = "manager"
-
-
-def controller_image(api: client.CustomObjectsApi, namespace: str) -> str | None:
-    """The image of OME's controller (its `manager` container, else the first), or None when
-    the Deployment has no container. Needs `get` on deployments in OME's namespace."""
-    apps = client.AppsV1Api(api.api_client)
+def read_object(api: client.CustomObjectsApi, plural: str, namespace: str, name: str) -> dict[str, Any]:
+    """A Deployment (`plural="deployments"`) or a CRD (`"customresourcedefinitions"`, cluster
+    scoped) as a plain dict: what tells a cluster's OME release (inventory.ome_release)."""
+    timeout = (CONNECT_TIMEOUT, READ_TIMEOUT)
+    obj: object
     try:
-        deployment = apps.read_namespaced_deployment(
-            OME_CONTROLLER_DEPLOYMENT, namespace, _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT)
-        )
+        if plural == "deployments":
+            obj = client.AppsV1Api(api.api_client).read_namespaced_deployment(name, namespace, _request_timeout=timeout)
+        else:
+            obj = client.ApiextensionsV1Api(api.api_client).read_custom_resource_definition(
+                name, _request_timeout=timeout
+            )
     except _CLIENT_ERRORS as error:
-        raise _translated(error, plural="deployments", collection=False) from None
-    template = deployment.spec.template.spec if deployment.spec and deployment.spec.template else None
-    containers = list(template.containers or []) if template is not None else []
-    chosen = next((c for c in containers if c.name == OME_CONTROLLER_CONTAINER), containers[0] if containers else None)
-    return None if chosen is None else chosen.image
-
-
-def crd_object(api: client.CustomObjectsApi, name: str) -> dict[str, Any]:
-    """A CustomResourceDefinition as a plain dict. Needs `get` on that CRD."""
-    extensions = client.ApiextensionsV1Api(api.api_client)
-    try:
-        crd = extensions.read_custom_resource_definition(name, _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT))
-    except _CLIENT_ERRORS as error:
-        raise _translated(error, plural="customresourcedefinitions", collection=False) from None
-    return _as_dict(api.api_client.sanitize_for_serialization(crd))
+        raise _translated(error, plural=plural, collection=False) from None
+    return _as_dict(api.api_client.sanitize_for_serialization(obj))

@@ -31,6 +31,10 @@ from .signals import inventory_changed
 from .sync import Change
 
 MODELS_CRD = "clusterbasemodels.ome.io"
+# OME's controller, as its Helm chart and kustomize config install it (charts/ome-resources,
+# config/manager at 17b77eda): Deployment ome-controller-manager, container "manager".
+CONTROLLER_DEPLOYMENT = "ome-controller-manager"
+CONTROLLER_CONTAINER = "manager"
 # BaseModelSpec fields that OME added after 17b77eda (spec 10, U3).
 NEWER_MODEL_FIELDS = ("distribution",)
 
@@ -121,10 +125,21 @@ def image_tag(image: str) -> str | None:
     return name.split(":", 1)[1] if ":" in name else None
 
 
+def controller_image(deployment: dict[str, Any]) -> str | None:
+    """The image of the controller's `manager` container, else of its first one."""
+    template = (deployment.get("spec") or {}).get("template") or {}
+    containers = [c for c in (template.get("spec") or {}).get("containers") or [] if isinstance(c, dict)]
+    chosen = next(
+        (c for c in containers if c.get("name") == CONTROLLER_CONTAINER), containers[0] if containers else None
+    )
+    image = None if chosen is None else chosen.get("image")
+    return image if isinstance(image, str) else None
+
+
 def _from_image(api: Any, namespace: str, problems: list[str]) -> Detection | None:
-    where = f"Deployment {namespace}/{kube.OME_CONTROLLER_DEPLOYMENT}"
+    where = f"Deployment {namespace}/{CONTROLLER_DEPLOYMENT}"
     try:
-        image = kube.controller_image(api, namespace)
+        image = controller_image(kube.read_object(api, "deployments", namespace, CONTROLLER_DEPLOYMENT))
     except kube.KubeError as error:
         problems.append(f"{where}: {error.message}")
         return None
@@ -151,7 +166,7 @@ def _model_fields(crd: dict[str, object]) -> set[str]:
 
 def _from_crds(api: Any, problems: list[str]) -> Detection | None:
     try:
-        crd = kube.crd_object(api, MODELS_CRD)
+        crd = kube.read_object(api, "customresourcedefinitions", "", MODELS_CRD)
     except kube.KubeError as error:
         problems.append(f"CRD {MODELS_CRD}: {error.message}")
         return None
