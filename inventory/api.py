@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -67,6 +68,7 @@ class ClusterSerializer(serializers.ModelSerializer):
         model = Cluster
         fields = ["name", "source", "description", "kubeconfig", "context", "manifests", "created_at", "sync", "ome"]
 
+    @extend_schema_field(OpenApiTypes.OBJECT)
     def get_ome(self, cluster: Cluster) -> dict[str, object]:
         return ome_description(cluster)
 
