@@ -14,10 +14,6 @@ from matching import read_documents
 from .models import Kind
 from .records import identity
 
-# kubectl apply puts a namespaced object without a namespace into the context's namespace,
-# which is "default" unless configured otherwise.
-DEFAULT_NAMESPACE = matching.DEFAULT_NAMESPACE
-
 
 @dataclass
 class ManifestSnapshot:

@@ -5,6 +5,8 @@ The files are read as a cluster would hold them once applied (`matching.as_appli
 defaults, namespace `default`), as the dashboard's `manage.py load_manifests` reads them, so
 the same files give the same verdicts and scores in both places; `--raw` reads them as
 written. `--behaviour` picks the OME whose rules judge them.
+
+`python -m matching diff BASE_PATH HEAD_PATH`: see `cli_diff`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR
+from .cli_diff import add_diff_command
 from .crd import as_applied
 from .errors import ManifestError
 from .files import read_documents
@@ -160,9 +163,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_BEHAVIOUR,
         help=f"the OME whose rules judge the files: {', '.join(BEHAVIOURS)} (default {DEFAULT_BEHAVIOUR}, the newest)",
     )
+    command.set_defaults(run=explain)
+    add_diff_command(commands)
     args = parser.parse_args(argv)
     try:
-        return explain(args)
+        return int(args.run(args))
     except InputError as error:
         print(str(error), file=sys.stderr)
         return 2

@@ -1,10 +1,8 @@
-"""What applying a manifest file to a cluster does to its objects, for objects read from files.
+"""The defaults OME's CRDs apply on a live cluster, for objects read from manifest files.
 
 On a cluster every present `modelFormat` and `modelFramework` object carries `operator: Equal`
-and `weight: 1` (the CRDs' defaults), which changes scores (quirk Q21); InferenceService
-references default their kinds; a namespaced object without a namespace lands in `default`.
-Applying these to manifests makes a folder and a cluster give the same verdicts: the one home
-of these rules for the dashboard's loaders and the command line.
+and `weight: 1`, which changes scores (quirk Q21); InferenceService references default their
+kinds. Applying these to manifests makes a folder and a cluster give the same verdicts.
 """
 
 from __future__ import annotations
@@ -16,8 +14,6 @@ from typing import Any
 from .types import CLUSTER_KINDS, ISVC_KIND, MODEL_KINDS, RUNTIME_KINDS
 
 FORMAT_DEFAULTS = {"operator": "Equal", "weight": 1}
-DEFAULT_NAMESPACE = "default"
-"""Where `kubectl apply` puts a namespaced object whose manifest names no namespace."""
 
 
 def _default_format(holder: Any) -> None:
@@ -59,9 +55,15 @@ def with_crd_defaults(obj: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
+DEFAULT_NAMESPACE = "default"
+"""Where `kubectl apply` puts a namespaced object whose manifest names no namespace (the
+context's namespace, "default" unless configured otherwise)."""
+
+
 def as_applied(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of `obj` as a cluster would hold it once applied: CRD defaults, and namespace
-    `default` for a namespaced object that names none."""
+    """A manifest as the API server stores it: the CRD defaults, and a namespaced object
+    without a namespace in DEFAULT_NAMESPACE. The one normalisation of manifests read from
+    files, for `load_manifests`, the what-if and `python -m matching`."""
     result = with_crd_defaults(obj)
     metadata = result.get("metadata")
     if isinstance(metadata, dict) and result.get("kind") not in CLUSTER_KINDS and not metadata.get("namespace"):

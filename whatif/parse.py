@@ -12,7 +12,6 @@ from django.conf import settings
 
 import matching
 from inventory.models import CLUSTER_SCOPED, MODEL_KINDS, RUNTIME_KINDS
-from inventory.sources import DEFAULT_NAMESPACE
 from matching import Model, ObjectKey, Runtime
 
 from .errors import WhatIfError
@@ -90,8 +89,14 @@ def _unpack(documents: list[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
             yield number, value
 
 
+def read_documents(source: Any) -> list[tuple[int, Any]]:
+    """(1-based document number, value) of every item of the input, lists unpacked, with the
+    what-if's limits and YAML rules. Raises WhatIfError."""
+    return list(_unpack(_documents(source)))
+
+
 def normalise(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """What loading a manifest does to it (`matching.as_applied`)."""
+    """What loading a manifest does to it: CRD defaults, and namespace "default" when absent."""
     return matching.as_applied(obj)
 
 
@@ -148,5 +153,5 @@ def parse_key(value: Any) -> ObjectKey:
     if kind in CLUSTER_SCOPED:
         namespace = ""
     elif not namespace:
-        namespace = DEFAULT_NAMESPACE
+        namespace = matching.DEFAULT_NAMESPACE
     return (kind, namespace, name)
