@@ -1,4 +1,5 @@
-"""Benchmark of matching.grid: the bundled catalog grid and a synthetic 5,000 x 500 grid.
+"""Benchmark of matching.grid: the bundled catalog grid and a synthetic 5,000 x 500 grid, under
+the default (newest) OME profile and under 17b77eda, and the upgrade diff between them.
 
 Run: `python -m benchmarks.grid` (or `make bench`). Prints pairs per second and peak memory;
 it asserts nothing about time.
@@ -22,7 +23,9 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def evaluate(models: Sequence[dict[str, Any]], runtimes: Sequence[dict[str, Any]]) -> dict[str, float]:
+def evaluate(
+    models: Sequence[dict[str, Any]], runtimes: Sequence[dict[str, Any]], behaviour: str = matching.DEFAULT_BEHAVIOUR
+) -> dict[str, float]:
     """Parse, build the grid, and select for every model in its namespace (verdicts and scores
     of every pair); then the reason texts of a sample of incompatible pairs."""
     gc.collect()
@@ -30,7 +33,7 @@ def evaluate(models: Sequence[dict[str, Any]], runtimes: Sequence[dict[str, Any]
     parsed_models = [parse_model(matching.with_crd_defaults(obj)) for obj in models]
     parsed_runtimes = [parse_runtime(matching.with_crd_defaults(obj)) for obj in runtimes]
     parsed = time.perf_counter()
-    result = matching.grid(parsed_models, parsed_runtimes)
+    result = matching.grid(parsed_models, parsed_runtimes, behaviour=behaviour)
     selected = 0
     for key in result.models:
         if result.select(key).selected is not None:
@@ -56,6 +59,20 @@ def evaluate(models: Sequence[dict[str, Any]], runtimes: Sequence[dict[str, Any]
         "reason_texts_per_s": texts / max(explained - evaluated, 1e-9),
         "peak_rss_mib": peak_rss_mib(),
     }
+
+
+def upgrade_diff(models: Sequence[dict[str, Any]], runtimes: Sequence[dict[str, Any]]) -> None:
+    """What the upgrade page computes: every difference between the two profiles, explained."""
+    parsed = [parse_model(matching.with_crd_defaults(obj)) for obj in models]
+    grid = matching.grid(
+        parsed, [parse_runtime(matching.with_crd_defaults(obj)) for obj in runtimes], behaviour="17b77eda"
+    )
+    started = time.perf_counter()
+    found = matching.behaviour_diff(grid, matching.NEWEST_BEHAVIOUR)
+    elapsed = time.perf_counter() - started
+    print(
+        f"\nUpgrade diff of the demo grid, 17b77eda -> {matching.NEWEST_BEHAVIOUR}: {len(found)} differences in {elapsed:.2f} s"
+    )
 
 
 def report(title: str, figures: dict[str, float]) -> None:
@@ -102,6 +119,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     report(f"Synthetic grid, {args.signatures} signatures", grid_figures)
     distinct = synthetic_models(args.models, runtimes, signatures=args.models, seed=3)
     report("Synthetic grid, every model distinct", evaluate(distinct, runtimes))
+
+    older = evaluate(models, runtimes, behaviour="17b77eda")
+    report(f"Synthetic grid, {args.signatures} signatures, judged as OME 17b77eda", older)
+    print(
+        f"  17b77eda / {matching.DEFAULT_BEHAVIOUR} pairs per second: {older['pairs_per_s'] / grid_figures['pairs_per_s']:.2f}"
+    )
+    upgrade_diff(demo_models, catalog_runtimes)
 
     baseline = pairwise_baseline(models, runtimes, limit=20)
     print(

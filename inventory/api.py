@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,6 +17,7 @@ from core.api import ScopeField
 from . import filters, selectors
 from .kubeconfigs import KubeconfigInvalid, kubeconfig_read
 from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
+from .ome_release import ome_description
 from .selectors import cluster_choose
 from .services import cluster_register, parse_cluster_setting
 
@@ -64,10 +66,17 @@ class ClusterSerializer(serializers.ModelSerializer):
     sync = SyncStateSerializer(
         source="sync_by_kind", many=True, read_only=True, help_text="One entry per kind listed so far."
     )
+    ome = serializers.SerializerMethodField(
+        help_text="The OME behaviour profile that judges the cluster, and why (inventory.ome_release)."
+    )
 
     class Meta:
         model = Cluster
-        fields = ["name", "source", "description", "kubeconfig", "context", "manifests", "created_at", "sync"]
+        fields = ["name", "source", "description", "kubeconfig", "context", "manifests", "created_at", "sync", "ome"]
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_ome(self, cluster: Cluster) -> dict[str, object]:
+        return ome_description(cluster)
 
 
 class ClusterCreateSerializer(serializers.Serializer):

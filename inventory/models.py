@@ -49,6 +49,22 @@ class Cluster(models.Model):
     # reads only the objects whose `version` is above N to catch up.
     inventory_version = models.BigIntegerField(default=0)
 
+    class OmeSource(models.TextChoices):
+        """How the cluster's OME version was learned (inventory.ome_release)."""
+
+        IMAGE = "image", "the OME controller Deployment's image tag"
+        CRD = "crd", "the OME CRDs' schemas"
+
+    # Which OME the cluster runs, which decides the behaviour profile that judges it. Detected
+    # (`ome_version` + `ome_version_source` + `ome_version_evidence`), unless an administrator
+    # (or, for a manifest snapshot, its registration) set `ome_version_admin`, which wins.
+    ome_version = models.CharField(max_length=128, blank=True, help_text="Release tag or profile name, as detected.")
+    ome_version_source = models.CharField(max_length=16, choices=OmeSource.choices, blank=True)
+    ome_version_evidence = models.CharField(max_length=512, blank=True, help_text="What the detection read, in words.")
+    ome_version_admin = models.CharField(
+        max_length=128, blank=True, help_text="Release tag or profile name set by an administrator; wins."
+    )
+
     class Meta:
         ordering = ["name"]
 

@@ -13,6 +13,7 @@ from core.cache import Entry, VersionedCache
 from matching import InferenceService, Model, ObjectKey, Runtime
 
 from .models import MODEL_KINDS, Cluster, Kind, Resource
+from .ome_release import Judgement, judge
 
 Parsed = Model | Runtime | InferenceService
 
@@ -31,6 +32,8 @@ class Inventory:
     invalid: dict[ObjectKey, str] = field(default_factory=dict)
     ids: dict[ObjectKey, int] = field(default_factory=dict)
     fingerprint: str = ""
+    behaviour: matching.Behaviour = field(default_factory=lambda: matching.as_behaviour(matching.DEFAULT_BEHAVIOUR))
+    """The OME profile that judges this cluster (inventory.ome_release.judge)."""
 
     @cached_property
     def keys(self) -> dict[int, ObjectKey]:
@@ -38,7 +41,13 @@ class Inventory:
 
     @cached_property
     def grid(self) -> matching.Grid:
-        return matching.grid(self.models.values(), self.runtimes.values(), self.isvcs.values())
+        return self.grid_for(self.behaviour)
+
+    def grid_for(self, behaviour: matching.BehaviourInput) -> matching.Grid:
+        """The grid under another OME's behaviour (the cluster's own is `grid`)."""
+        if matching.as_behaviour(behaviour) == self.behaviour and "grid" in self.__dict__:
+            return self.grid
+        return matching.grid(self.models.values(), self.runtimes.values(), self.isvcs.values(), behaviour=behaviour)
 
     @property
     def model_keys(self) -> list[ObjectKey]:
@@ -63,6 +72,7 @@ class Inventory:
             invalid=dict(self.invalid),
             ids=dict(self.ids),
             fingerprint=fingerprint,
+            behaviour=self.behaviour,
         )
 
     # `put` and `remove` are for an Inventory being built: `grid` and `keys` are read once.
@@ -92,18 +102,27 @@ def _parse_cached(resource_id: int, content_hash: str, obj: dict | None) -> Pars
     return _PARSED.get(resource_id, content_hash, parse)
 
 
-def _fingerprint(cluster: Cluster, version: int) -> str:
-    """Names the inventory's contents: unique per cluster incarnation and inventory version."""
-    return f"{cluster.pk}@{cluster.created_at.timestamp()}:v{version}"
+def _fingerprint(cluster: Cluster, version: int, behaviour: str) -> str:
+    """Names what the inventory's verdicts depend on: unique per cluster incarnation, inventory
+    version and the OME profile that judges the cluster."""
+    return f"{cluster.pk}@{cluster.created_at.timestamp()}:v{version}:{behaviour}"
 
 
-def _version(cluster: Cluster) -> int:
-    return int(Cluster.objects.values_list("inventory_version", flat=True).get(pk=cluster.pk))
+_STATE_FIELDS = ("inventory_version", "source", "ome_version", "ome_version_source", "ome_version_evidence")
+
+
+def cluster_state(cluster: Cluster) -> tuple[int, Judgement]:
+    """The cluster's inventory version and the profile judging it, read fresh (one query)."""
+    row = Cluster.objects.values(*_STATE_FIELDS, "ome_version_admin").get(pk=cluster.pk)
+    fresh = Cluster(pk=cluster.pk, **{key: value for key, value in row.items() if key != "inventory_version"})
+    return int(row["inventory_version"]), judge(fresh)
 
 
 def inventory_fingerprint(cluster: Cluster) -> str:
-    """Changes whenever any object of the cluster is added, changed or removed."""
-    return _fingerprint(cluster, _version(cluster))
+    """Changes whenever any object of the cluster is added, changed or removed, and whenever
+    the profile that judges the cluster changes."""
+    version, judgement = cluster_state(cluster)
+    return _fingerprint(cluster, version, judgement.behaviour.name)
 
 
 # (cluster id, cluster creation time) -> the Inventory at an inventory version; reused while
@@ -132,8 +151,9 @@ def _bodies(heads: list[tuple[int, str, str, str, str, str]]) -> dict[int, dict]
     return bodies
 
 
-def _full_load(cluster: Cluster, version: int) -> Inventory:
-    inventory = Inventory(cluster_id=cluster.pk, fingerprint=_fingerprint(cluster, version))
+def _full_load(cluster: Cluster, version: int, behaviour: matching.Behaviour) -> Inventory:
+    fingerprint = _fingerprint(cluster, version, behaviour.name)
+    inventory = Inventory(cluster_id=cluster.pk, fingerprint=fingerprint, behaviour=behaviour)
     heads = list(Resource.objects.filter(cluster=cluster).values_list(*_HEAD_FIELDS))
     bodies = _bodies(heads)
     for head in heads:
@@ -145,7 +165,7 @@ def _catch_up(cluster: Cluster, since: int, previous: Inventory, version: int) -
     """A new Inventory: `previous` plus the objects changed after version `since`, minus the
     removed ones. Applying a change twice is harmless, so a concurrent writer cannot make it
     miss anything that the next catch-up would not bring."""
-    inventory = previous.copy(fingerprint=_fingerprint(cluster, version))
+    inventory = previous.copy(fingerprint=_fingerprint(cluster, version, previous.behaviour.name))
     present = set(Resource.objects.filter(cluster=cluster).values_list("id", flat=True))
     changed = list(Resource.objects.filter(cluster=cluster, version__gt=since).values_list(*_HEAD_FIELDS))
     changed_ids = {head[0] for head in changed}
@@ -165,16 +185,17 @@ def load_inventory(cluster: Cluster) -> Inventory:
     Inside a transaction the cache is neither read nor filled: the transaction may see, or
     make, changes that a rollback would undo while their version number gets reused.
     """
-    version = _version(cluster)  # read before the objects: a later change is caught next time
+    version, judgement = cluster_state(cluster)  # read before the objects: a later change is caught next time
+    behaviour = judgement.behaviour
     if connection.in_atomic_block:
-        return _full_load(cluster, version)
+        return _full_load(cluster, version, behaviour)
 
     def load(stale: Entry[int, Inventory] | None) -> Inventory:
         if stale is not None and stale.version < version:
             return _catch_up(cluster, stale.version, stale.value, version)
-        return _full_load(cluster, version)
+        return _full_load(cluster, version, behaviour)
 
-    return _LOADED.get((cluster.pk, cluster.created_at), version, load)
+    return _LOADED.get((cluster.pk, cluster.created_at, behaviour.name), version, load)
 
 
 def pipeline_fixable(
@@ -185,6 +206,8 @@ def pipeline_fixable(
     fixable = set()
     for model_key, runtime_key in pairs:
         model, runtime = inventory.models.get(model_key), inventory.runtimes.get(runtime_key)
-        if model is not None and runtime is not None and matching.pipeline_patch(model, runtime).patch is not None:
+        if model is None or runtime is None:
+            continue
+        if matching.pipeline_patch(model, runtime, behaviour=inventory.behaviour).patch is not None:
             fixable.add((model_key, runtime_key))
     return fixable

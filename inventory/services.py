@@ -10,6 +10,7 @@ from django.conf import settings
 
 from .kubeconfigs import kubeconfig_read
 from .models import Cluster, Kind
+from .ome_release import profile_for
 from .sources import ManifestSnapshot, read_manifests
 from .sync import ApplyResult, record_list, snapshot_apply
 
@@ -21,6 +22,8 @@ class ClusterSpec:
     kubeconfig: str = ""
     context: str = ""
     manifests: tuple[str, ...] = ()
+    ome_version: str = ""
+    """The OME the cluster runs (a release tag or a profile name), if the registration says."""
 
 
 def _resolve_path(text: str) -> str:
@@ -31,8 +34,10 @@ def _resolve_path(text: str) -> str:
 def parse_cluster_setting(text: str) -> list[ClusterSpec]:
     """Parse OME_CLUSTERS: entries separated by `;` or new lines, each one of
     `NAME=manifests:PATH[,PATH...]`, `NAME=kubeconfig:PATH[#CONTEXT]` or `NAME=in-cluster`.
-    Manifest paths are relative to the project folder; kubeconfig paths to the kubeconfig
-    directory (settings.OME_KUBECONFIG_DIR), checked when the cluster is registered."""
+    `NAME@VERSION=...` also says which OME the cluster runs (a release tag such as v0.1.5, or
+    a behaviour profile name); it wins over detection. Manifest paths are relative to the project
+    folder; kubeconfig paths to the kubeconfig directory (settings.OME_KUBECONFIG_DIR), checked
+    when the cluster is registered."""
     specs = []
     for raw in text.replace("\n", ";").split(";"):
         entry = raw.strip()
@@ -41,16 +46,19 @@ def parse_cluster_setting(text: str) -> list[ClusterSpec]:
         name, sep, source = entry.partition("=")
         if not sep or not name.strip():
             raise ValueError(f"OME_CLUSTERS entry {entry!r}: expected NAME=SOURCE")
-        name, source = name.strip(), source.strip()
+        name, _, ome_version = name.strip().partition("@")
+        source = source.strip()
         kind, _, argument = source.partition(":")
         if kind == Cluster.Source.IN_CLUSTER and not argument:
-            specs.append(ClusterSpec(name, kind))
+            specs.append(ClusterSpec(name, kind, ome_version=ome_version))
         elif kind == Cluster.Source.MANIFESTS and argument:
             paths = tuple(_resolve_path(part) for part in argument.split(",") if part.strip())
-            specs.append(ClusterSpec(name, kind, manifests=paths))
+            specs.append(ClusterSpec(name, kind, manifests=paths, ome_version=ome_version))
         elif kind == Cluster.Source.KUBECONFIG and argument:
             path, _, context = argument.partition("#")
-            specs.append(ClusterSpec(name, kind, kubeconfig=path.strip(), context=context.strip()))
+            specs.append(
+                ClusterSpec(name, kind, kubeconfig=path.strip(), context=context.strip(), ome_version=ome_version)
+            )
         else:
             raise ValueError(
                 f"OME_CLUSTERS entry {entry!r}: the source must be manifests:PATH, kubeconfig:PATH[#CONTEXT] or in-cluster"
@@ -60,20 +68,24 @@ def parse_cluster_setting(text: str) -> list[ClusterSpec]:
 
 def cluster_register(spec: ClusterSpec) -> Cluster:
     """Create the cluster, or update its source; idempotent. A kubeconfig must be a file of the
-    kubeconfig directory defining the context (inventory.kubeconfigs): KubeconfigInvalid else."""
+    kubeconfig directory defining the context (inventory.kubeconfigs): KubeconfigInvalid else.
+    An OME version in the spec is recorded as the administrator's (it wins over detection);
+    without one, a version set earlier stays."""
+    if spec.ome_version:
+        profile_for(spec.ome_version)
     kubeconfig = ""
     if spec.source == Cluster.Source.KUBECONFIG:
         path, _ = kubeconfig_read(spec.kubeconfig, spec.context)
         kubeconfig = str(path)
-    cluster, _ = Cluster.objects.update_or_create(
-        name=spec.name,
-        defaults={
-            "source": spec.source,
-            "kubeconfig": kubeconfig,
-            "context": spec.context,
-            "manifests": list(spec.manifests),
-        },
-    )
+    defaults: dict[str, object] = {
+        "source": spec.source,
+        "kubeconfig": kubeconfig,
+        "context": spec.context,
+        "manifests": list(spec.manifests),
+    }
+    if spec.ome_version:
+        defaults["ome_version_admin"] = spec.ome_version
+    cluster, _ = Cluster.objects.update_or_create(name=spec.name, defaults=defaults)
     return cluster
 
 

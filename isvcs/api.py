@@ -9,10 +9,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-import matching
 from core.api import scope_tokens
 from core.permissions import CanRead
 from inventory.api import ClusterQuerySerializer
+from inventory.ome_release import ome_description
 
 from .services import isvc_verdicts
 
@@ -25,9 +25,10 @@ class InferenceServiceVerdictsView(APIView):
 
     @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        verdicts = isvc_verdicts(ClusterQuerySerializer(data=request.query_params).chosen_cluster())
+        cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster()
+        verdicts = isvc_verdicts(cluster)
         return Response(
-            {"ome": matching.OME_BEHAVIOUR, "results": scope_tokens([verdict.to_dict() for verdict in verdicts])}
+            {"ome": ome_description(cluster), "results": scope_tokens([verdict.to_dict() for verdict in verdicts])}
         )
 
 

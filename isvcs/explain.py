@@ -36,7 +36,7 @@ def group_of(verdict: IsvcVerdict) -> str:
 
 def verdict_label(verdict: str) -> str:
     """The words for a verdict (selected, named, advisory, blocked), as today's column says them."""
-    return IsvcOutcome(verdict=verdict, legacy_verdict=verdict).label
+    return IsvcOutcome(verdict=verdict, behaviour="").label
 
 
 @dataclass(frozen=True)

@@ -151,7 +151,8 @@ class IsvcVerdict(IsvcOutcome):
             "name": self.name,
             "uid": self.uid,
             "model": key_dict(self.model),
-            "legacy_model": key_dict(self.legacy_model),
+            "behaviour": self.behaviour,
+            "webhook_model": key_dict(self.webhook_model),
             "runtime": key_dict(self.runtime),
             "runtime_named": self.runtime_named,
             "score": self.score,
@@ -160,8 +161,6 @@ class IsvcVerdict(IsvcOutcome):
             "failure": self.failure,
             "error": self.error,
             "event": None if self.event is None else {"reason": self.event[0], "message": self.event[1]},
-            "legacy_verdict": self.legacy_verdict,
-            "legacy_error": self.legacy_error,
             "observed": self.observed.to_dict() if self.observed.present else None,
             "first": None if self.first is None else self.first.to_dict(),
             "drift": self.drift,
@@ -262,7 +261,7 @@ def evaluate_isvcs(
         observed, first = observed_from(obj), first_seen.get((key[1], key[2], uid))
         service = inventory.isvcs.get(key)
         if service is None:
-            now, drift = matching.invalid_isvc(inventory.invalid[key]), _NO_DRIFT
+            now, drift = matching.invalid_isvc(inventory.invalid[key], behaviour=inventory.behaviour), _NO_DRIFT
         else:
             now = matching.evaluate_isvc(inventory.grid, service, inventory.invalid, pinned=_pinned(obj))
             drift = _drift(inventory, service, now, observed, first)

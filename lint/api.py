@@ -10,10 +10,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-import matching
 from core.api import scope_tokens
 from core.permissions import CanRead, HasPermissionOrReadOnly
 from inventory.api import ClusterQuerySerializer
+from inventory.ome_release import ome_description
 from inventory.selectors import cluster_choose
 
 from .models import ACKNOWLEDGE_PERMISSION, LintAcknowledgement
@@ -32,7 +32,7 @@ class LintView(APIView):
     @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster()
-        data = {"ome": matching.OME_BEHAVIOUR, **lint_report_get(cluster).to_dict()}
+        data = {"ome": ome_description(cluster), **lint_report_get(cluster).to_dict()}
         states = {state.group.key: state for state in lint_group_states(cluster)}
         for group in data["groups"]:  # type: ignore[attr-defined]
             state = states[group["key"]]

@@ -1,14 +1,25 @@
 """OME's runtime selection, ported faithfully: a pure library (standard library only).
 
 The public functions are a contract that other tools call; keep names and return shapes.
-Verdicts follow OME at commit 17b77edad23bae262e0c9adb7f12039397a5d33d (spec sections 1-9),
-plus the newer behaviour that spec section 10 recommends where it only concerns inputs that
-older OME could not evaluate (OME_BEHAVIOUR says which).
+Verdicts follow one OME's behaviour, chosen per call with `behaviour=` (a profile of
+`BEHAVIOURS` or its name, default `DEFAULT_BEHAVIOUR`): "17b77eda" is OME at commit
+17b77edad23bae262e0c9adb7f12039397a5d33d (spec sections 1-9); the newest adds spec section
+10's U1-U9. `OME_BEHAVIOUR` describes the default profile.
 """
 
 from __future__ import annotations
 
 from . import reasons
+from .behaviour import (
+    BEHAVIOURS,
+    CHANGES,
+    DEFAULT_BEHAVIOUR,
+    NEWEST_BEHAVIOUR,
+    Behaviour,
+    BehaviourInput,
+    as_behaviour,
+    changes_between,
+)
 from .candidates import CandidateIndex, entry_could_match, in_scope, runtime_could_match
 from .crd import DEFAULT_NAMESPACE, as_applied, with_crd_defaults
 from .diff import diff
@@ -35,31 +46,31 @@ from .select import check, model_error, score, select, validate
 from .sizes import go_parse_float
 from .tree import Objects, TreeError, is_ome_object, isvc_pinned, objects_of, read_objects, read_tree
 from .types import NAMED_COMPONENTS, Component, Entry, FormatRef, InferenceService, Model, ObjectKey, Pipeline, Runtime
+from .upgrade import Difference, behaviour_diff
 from .values import unmatchable_values
 from .versions import operator_problem, version_problem
 
-OME_BEHAVIOUR = {
-    "commit": "17b77edad23bae262e0c9adb7f12039397a5d33d",
-    "date": "2026-05-06",
-    "summary": (
-        "OME runtime selection at commit 17b77eda (v1.2.x), plus from newer OME (v1.3): "
-        "one-bound modelSizeRange (U1), deployment-mode check (U2), Sharded models need a "
-        "model cache provider (U3)"
-    ),
-}
+OME_BEHAVIOUR: dict[str, object] = BEHAVIOURS[DEFAULT_BEHAVIOUR].to_dict()
+"""The default profile's description (name, commit, date, summary, changes)."""
 
 __all__ = [
     "ADVISORY",
+    "BEHAVIOURS",
     "BLOCKED",
+    "CHANGES",
+    "DEFAULT_BEHAVIOUR",
     "DEFAULT_NAMESPACE",
     "DIFF_CONDITIONS",
     "EXIT_BAD_INPUT",
     "NAMED",
     "NAMED_COMPONENTS",
+    "NEWEST_BEHAVIOUR",
     "OME_BEHAVIOUR",
     "REPORT_FORMATS",
     "SELECTED",
     "SHARDED",
+    "Behaviour",
+    "BehaviourInput",
     "CandidateIndex",
     "CheckOutcome",
     "CheckReport",
@@ -68,6 +79,7 @@ __all__ = [
     "DiffCell",
     "DiffIsvc",
     "DiffRow",
+    "Difference",
     "Entry",
     "EntryReport",
     "Fix",
@@ -95,6 +107,9 @@ __all__ = [
     "Verdict",
     "add_report_options",
     "as_applied",
+    "as_behaviour",
+    "behaviour_diff",
+    "changes_between",
     "check",
     "diff",
     "emit",

@@ -1,5 +1,13 @@
 """`python -m matching explain MODEL_FILE RUNTIME_PATH...`: which runtime OME would pick, and why
-not every other one; `python -m matching diff BASE_PATH HEAD_PATH`: see `cli_diff`."""
+not every other one.
+
+The files are read as a cluster would hold them once applied (`matching.as_applied`: the CRDs'
+defaults, namespace `default`), as the dashboard's `manage.py load_manifests` reads them, so
+the same files give the same verdicts and scores in both places; `--raw` reads them as
+written. `--behaviour` picks the OME whose rules judge them.
+
+`python -m matching diff BASE_PATH HEAD_PATH`: see `cli_diff`.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +16,9 @@ import json
 import sys
 from collections.abc import Sequence
 
+from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .cli_diff import add_diff_command
+from .crd import as_applied
 from .errors import ManifestError
 from .files import read_documents
 from .parse import parse_object
@@ -20,7 +30,7 @@ class InputError(Exception):
     """A bad input file; printed as one line, exit status 2."""
 
 
-def _load(paths: Sequence[str]) -> list[Model | Runtime | InferenceService]:
+def _load(paths: Sequence[str], *, raw: bool) -> list[Model | Runtime | InferenceService]:
     found: list[Model | Runtime | InferenceService] = []
     problems = []
     for document in read_documents(paths):
@@ -30,7 +40,7 @@ def _load(paths: Sequence[str]) -> list[Model | Runtime | InferenceService]:
         if document.obj.get("apiVersion", "").split("/")[0] != "ome.io":
             continue
         try:
-            found.append(parse_object(document.obj))
+            found.append(parse_object(document.obj if raw else as_applied(document.obj)))
         except ManifestError as error:
             problems.append(f"{document.where}: {error}")
     if problems:
@@ -79,17 +89,21 @@ def _table(rows: list[tuple[str, ...]]) -> str:
 
 
 def explain(args: argparse.Namespace) -> int:
-    model = _only(_load([args.model]), Model, args.model)[0]
-    runtimes = _only(_load(args.runtimes), Runtime, " ".join(args.runtimes))
-    isvc = _only(_load([args.isvc]), InferenceService, args.isvc)[0] if args.isvc else None
-    selection = select(model, runtimes, isvc=isvc, namespace=args.namespace)
+    model = _only(_load([args.model], raw=args.raw), Model, args.model)[0]
+    runtimes = _only(_load(args.runtimes, raw=args.raw), Runtime, " ".join(args.runtimes))
+    isvc = _only(_load([args.isvc], raw=args.raw), InferenceService, args.isvc)[0] if args.isvc else None
+    selection = select(model, runtimes, isvc=isvc, namespace=args.namespace, behaviour=args.behaviour)
     result = selection.to_dict()
     named = isvc.runtime_name if isvc is not None and isvc.names_runtime else None
     if named:
-        result["namedRuntime"] = {"name": named, "error": validate(named, model, runtimes, isvc, args.namespace)}
+        error = validate(named, model, runtimes, isvc, args.namespace, behaviour=args.behaviour)
+        result["namedRuntime"] = {"name": named, "error": error}
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
+    defaults = "files as written (--raw)" if args.raw else "CRD defaults applied, as on a cluster"
+    profile = BEHAVIOURS[args.behaviour]
+    print(f"OME: profile {profile.name} (commit {profile.commit[:8]}); {defaults}")
     print(f"Model: {model.kind} {model.name} (namespace: {selection.namespace or '-'})")
     if named:
         error = result["namedRuntime"]["error"]  # type: ignore[index]
@@ -101,14 +115,54 @@ def explain(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m matching", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    command = commands.add_parser("explain", help="explain OME's runtime selection for one model")
-    command.add_argument("model", metavar="MODEL_FILE")
-    command.add_argument("runtimes", metavar="RUNTIME_PATH", nargs="+")
-    command.add_argument("--isvc", metavar="FILE")
-    command.add_argument("--namespace", metavar="NS")
-    command.add_argument("--json", action="store_true", help="print select(...).to_dict()")
+    parser = argparse.ArgumentParser(
+        prog="python -m matching", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    command = commands.add_parser(
+        "explain",
+        help="explain OME's runtime selection for one model",
+        description="Which runtime OME would pick for one model, with its score, and why every other runtime "
+        "is not picked (manual-only, or excluded with OME's reason).",
+    )
+    command.add_argument(
+        "model",
+        metavar="MODEL_FILE",
+        help="a YAML or JSON file holding the BaseModel or ClusterBaseModel (the first one)",
+    )
+    command.add_argument(
+        "runtimes",
+        metavar="RUNTIME_PATH",
+        nargs="+",
+        help="files or folders of ServingRuntimes and ClusterServingRuntimes (folders are read recursively; "
+        "other kinds are skipped)",
+    )
+    command.add_argument(
+        "--isvc",
+        metavar="FILE",
+        help="an InferenceService: its namespace, accelerator classes and deployment modes take part, and the "
+        "runtime it names in spec.runtime is validated",
+    )
+    command.add_argument(
+        "--namespace",
+        metavar="NS",
+        help="the namespace to select in (default: the InferenceService's, else the model's)",
+    )
+    command.add_argument("--json", action="store_true", help="print select(...).to_dict() as JSON instead of a table")
+    command.add_argument(
+        "--raw",
+        action="store_true",
+        help="read the files as written, without the CRD defaults an API server fills in (weight 1, operator "
+        "Equal, the InferenceService's reference kinds) and without namespace default; scores then differ from "
+        "the dashboard's (section 1.2 of the spec)",
+    )
+    command.add_argument(
+        "--behaviour",
+        metavar="NAME",
+        choices=sorted(BEHAVIOURS),
+        default=DEFAULT_BEHAVIOUR,
+        help=f"the OME whose rules judge the files: {', '.join(BEHAVIOURS)} (default {DEFAULT_BEHAVIOUR}, the newest)",
+    )
     command.set_defaults(run=explain)
     add_diff_command(commands)
     args = parser.parse_args(argv)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .behaviour import DEFAULT_BEHAVIOUR, Behaviour, BehaviourInput, as_behaviour
 from .errors import ManifestError
 from .jsonpatch import Operation, json_patch, merge_operations, pointer
 from .nearmiss import Miss, NearMiss, near_miss
@@ -317,7 +318,11 @@ def _patched(obj: Mapping[str, Any], changes: tuple[Change, ...], side: str) -> 
 
 
 def _fix(
-    miss: NearMiss, model: Model, changes: tuple[Change, ...], objects: tuple[Mapping[str, Any], Mapping[str, Any]]
+    miss: NearMiss,
+    model: Model,
+    changes: tuple[Change, ...],
+    objects: tuple[Mapping[str, Any], Mapping[str, Any]],
+    behaviour: Behaviour,
 ) -> Fix | None:
     """The fix the changes make, when applying them makes OME auto-select the runtime."""
     model_obj, runtime_obj = objects
@@ -327,7 +332,7 @@ def _fix(
         parsed_runtime = parse_runtime(new_runtime if new_runtime is not None else runtime_obj)
     except ManifestError:
         return None
-    if parsed_model.key != model.key or near_miss(parsed_model, parsed_runtime) is not None:
+    if parsed_model.key != model.key or near_miss(parsed_model, parsed_runtime, behaviour) is not None:
         return None
     sides = {change.side for change in changes}
     patches = tuple(
@@ -344,13 +349,15 @@ def _fix(
     return Fix(side, miss.runtime, miss.checks, texts, patches, pipeline, caveats)
 
 
-def propose_fixes(model: Mapping[str, Any], runtime: Mapping[str, Any]) -> tuple[Fix, ...]:
+def propose_fixes(
+    model: Mapping[str, Any], runtime: Mapping[str, Any], behaviour: BehaviourInput = DEFAULT_BEHAVIOUR
+) -> tuple[Fix, ...]:
     """The verified fixes that make OME auto-select the runtime for the model, fewest
     operations first; () when it already does, or when no small fix exists (another format,
     a Sharded model without a cache provider). Both objects as stored (Kubernetes dicts);
     ManifestError when either is malformed."""
-    parsed_model, parsed_runtime = parse_model(model), parse_runtime(runtime)
-    miss = near_miss(parsed_model, parsed_runtime)
+    parsed_model, parsed_runtime, profile = parse_model(model), parse_runtime(runtime), as_behaviour(behaviour)
+    miss = near_miss(parsed_model, parsed_runtime, profile)
     if miss is None:
         return ()
     planner = _Planner(model, parsed_model, parsed_runtime, miss.entry)
@@ -359,7 +366,7 @@ def propose_fixes(model: Mapping[str, Any], runtime: Mapping[str, Any]) -> tuple
         return ()
     found: dict[str, Fix] = {}
     for changes in _combinations(options):
-        fix = _fix(miss, parsed_model, changes, (model, runtime))
+        fix = _fix(miss, parsed_model, changes, (model, runtime), profile)
         if fix is not None:
             found.setdefault(repr(fix.patches), fix)
     return tuple(sorted(found.values(), key=lambda fix: sum(len(patch.operations) for patch in fix.patches)))

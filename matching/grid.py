@@ -11,11 +11,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .behaviour import DEFAULT_BEHAVIOUR, BehaviourInput, as_behaviour
 from .candidates import MatchKey, entry_match_key, model_match_key
 from .parse import as_isvc, as_model, as_runtime
 from .pipeline import pipeline_mismatch
 from .results import CheckReport, Selection
-from .rules import SHARDED, runtime_reason, size_problem, versions_match
+from .rules import SHARDED, runtime_panic, runtime_reason, size_problem, versions_match
 from .score import fetch_order, runtime_score
 from .select import build_selection, check, excluded_reasons, invalid_selection, model_error
 from .types import Entry, InferenceService, Model, ObjectKey, Runtime
@@ -43,7 +44,10 @@ class Grid:
         models: Iterable[Model | Mapping[str, Any]],
         runtimes: Iterable[Runtime | Mapping[str, Any]],
         isvcs: Iterable[InferenceService | Mapping[str, Any]] = (),
+        *,
+        behaviour: BehaviourInput = DEFAULT_BEHAVIOUR,
     ) -> None:
+        self.behaviour = as_behaviour(behaviour)
         self.models: dict[ObjectKey, Model] = {m.key: m for m in map(as_model, models)}
         self.runtimes: dict[ObjectKey, Runtime] = {r.key: r for r in map(as_runtime, runtimes)}
         self.isvcs: dict[ObjectKey, InferenceService] = {}
@@ -78,6 +82,8 @@ class Grid:
         self._signature_ids: dict[tuple[object, ...], int] = {}
         self._signature: dict[ObjectKey, int] = {}
         self._verdicts: dict[int, dict[ObjectKey, int]] = {}
+        # Runtimes this OME crashes on, per signature (a half-open size range before U1).
+        self._panics: dict[int, dict[ObjectKey, str]] = {}
         self._scores: dict[tuple[int, ObjectKey], int] = {}
         self._reasons: dict[tuple[int, ObjectKey], str] = {}
         self._checks: dict[tuple[int, ObjectKey], CheckReport] = {}
@@ -94,11 +100,11 @@ class Grid:
         signature = self._signature_id(model_key)
         found = self._verdicts.get(signature)
         if found is None:
-            found = self._verdicts[signature] = self._evaluate(self.models[model_key])
+            found = self._verdicts[signature] = self._evaluate(signature, self.models[model_key])
         return found
 
-    def _evaluate(self, model: Model) -> dict[ObjectKey, int]:
-        if model.distribution == SHARDED:
+    def _evaluate(self, signature: int, model: Model) -> dict[ObjectKey, int]:
+        if model.distribution == SHARDED and self.behaviour.has("U3"):
             return {}
         found: dict[ObjectKey, int] = {}
         rejected_by_size: set[ObjectKey] = set()
@@ -108,11 +114,20 @@ class Grid:
                 continue
             if not _candidate_passes(model, entry):
                 continue
-            if size_problem(model, runtime) is not None:
+            if size_problem(model, runtime, self.behaviour) is not None:
                 rejected_by_size.add(key)
+                panic = runtime_panic(model, runtime, None, self.behaviour)
+                if panic is not None:
+                    self._panics.setdefault(signature, {})[key] = panic
                 continue
             found[key] = position
         return found
+
+    def panics(self, model_key: ObjectKey) -> dict[ObjectKey, str]:
+        """The runtimes this OME crashes on for the model instead of answering, with the error
+        that says so (a half-open size range before U1)."""
+        self.compatible_entries(model_key)
+        return self._panics.get(self._signature_id(model_key), {})
 
     def verdict(self, model_key: ObjectKey, runtime_key: ObjectKey) -> Verdict:
         entry = self.compatible_entries(model_key).get(runtime_key)
@@ -122,7 +137,8 @@ class Grid:
         memo_key = (self._signature_id(model_key), runtime_key)
         points = self._scores.get(memo_key)
         if points is None:
-            points = self._scores[memo_key] = runtime_score(self.models[model_key], self.runtimes[runtime_key])
+            model, runtime = self.models[model_key], self.runtimes[runtime_key]
+            points = self._scores[memo_key] = runtime_score(model, runtime, self.behaviour)
         return points
 
     def reason(self, model_key: ObjectKey, runtime_key: ObjectKey) -> str | None:
@@ -133,26 +149,32 @@ class Grid:
         text = self._reasons.get(memo_key)
         if text is None:
             model, runtime = self.models[model_key], self.runtimes[runtime_key]
-            text = self._reasons[memo_key] = runtime_reason(model, runtime, None) or ""
+            text = self._reasons[memo_key] = runtime_reason(model, runtime, None, self.behaviour) or ""
         return text
 
     def check(self, model_key: ObjectKey, runtime_key: ObjectKey) -> CheckReport:
-        """Exactly `matching.check(model, runtime)`."""
+        """Exactly `matching.check(model, runtime, behaviour=self.behaviour)`."""
         memo_key = (self._signature_id(model_key), runtime_key)
         report = self._checks.get(memo_key)
         if report is None:
-            report = self._checks[memo_key] = check(self.models[model_key], self.runtimes[runtime_key])
+            model, runtime = self.models[model_key], self.runtimes[runtime_key]
+            report = self._checks[memo_key] = check(model, runtime, behaviour=self.behaviour)
         return report
 
     def select(self, model_key: ObjectKey, namespace: str | None = None) -> Selection:
-        """Exactly `matching.select(model, runtimes, namespace=namespace)`."""
+        """Exactly `matching.select(model, runtimes, namespace=namespace, behaviour=self.behaviour)`."""
         model = self.models[model_key]
         ns = model.namespace if namespace is None else namespace
         error = model_error(model)
         if error is not None:
-            return invalid_selection(model, ns, error)
+            return invalid_selection(model, ns, error, self.behaviour)
         namespaced = self._namespaced.get(ns, [])
         found = self.compatible_entries(model_key)
+        panics = self._panics.get(self._signature_id(model_key))
+        if panics:
+            for runtime in namespaced + self._cluster:
+                if runtime.key in panics:
+                    return invalid_selection(model, ns, panics[runtime.key], self.behaviour)
         in_scope = [
             (self.runtimes[key], entry) for key, entry in found.items() if key[1] == ns or self.runtimes[key].is_cluster
         ]
@@ -166,6 +188,7 @@ class Grid:
             excluded=lambda: excluded_reasons(
                 namespaced, self._cluster, found, lambda rt: self.reason(model_key, rt.key) or ""
             ),
+            behaviour=self.behaviour,
         )
 
 
@@ -173,6 +196,8 @@ def grid(
     models: Iterable[Model | Mapping[str, Any]],
     runtimes: Iterable[Runtime | Mapping[str, Any]],
     isvcs: Iterable[InferenceService | Mapping[str, Any]] = (),
+    *,
+    behaviour: BehaviourInput = DEFAULT_BEHAVIOUR,
 ) -> Grid:
-    """Evaluate the whole grid at once; see `Grid`."""
-    return Grid(models, runtimes, isvcs)
+    """Evaluate the whole grid at once under one OME's behaviour; see `Grid`."""
+    return Grid(models, runtimes, isvcs, behaviour=behaviour)

@@ -2,48 +2,46 @@
 OME would pick for it now, and OME's exact error and event when that fails (spec sections 5,
 7 and 10).
 
-- Model lookup: newer OME's controller honours `spec.model.kind` (U7: `BaseModel` -> the
+Each rule follows the chosen behaviour profile (`matching.behaviour`):
+
+- Model lookup: since U7 the controller honours `spec.model.kind` (`BaseModel` -> the
   namespace's BaseModel only, `ClusterBaseModel` -> the ClusterBaseModel only, absent -> the
   BaseModel first, then the ClusterBaseModel). The admission webhook, `kubectl ome runtime
-  explain` and OME v1.2 ignore the kind and look in the namespace first (`legacy_model`); a
-  note flags the difference.
-- A named runtime is looked up by `spec.runtime.kind` (U4) and checked with ValidateRuntime.
-  Newer OME uses an incompatible named runtime anyway, with an advisory (U5): verdict
-  `advisory`. Blocking: runtime not found, disabled, a model without a format, a Sharded
-  model. OME v1.2 blocks every failure (`legacy_verdict`).
+  explain` and older OME ignore the kind and look in the namespace first (`webhook_model`);
+  a note flags the difference.
+- A named runtime is looked up as `validate` does (U4 kind, U9 inheritance) and checked with
+  ValidateRuntime. Since U5 OME uses an incompatible named runtime anyway, with an advisory:
+  verdict `advisory`; blocking are: runtime not found, disabled, a model without a format, a
+  Sharded model. Older OME blocks every failure.
 - Otherwise OME auto-selects with the service's accelerator classes and deployment modes.
 
-The objects come as a `Grid` (its models and runtimes, by key) and the keys of malformed
-objects with their errors.
+The objects come as a `Grid` (its models and runtimes, by key, and its behaviour) and the
+keys of malformed objects with their errors.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from . import reasons
-from .candidates import runtime_could_match
+from .behaviour import DEFAULT_BEHAVIOUR, BehaviourInput, as_behaviour
 from .grid import Grid
+from .isvc_hints import no_runtime_fix, pipeline_fix
 from .isvc_lookup import (
     IsvcObjects,
-    legacy_model_lookup,
     model_lookup,
     named_runtime_lookup,
     needs_isvc_checks,
-    runtime_candidates,
     select_for,
+    webhook_model_lookup,
 )
 from .keys import key_text
-from .patches import pipeline_patch
-from .results import Selection
+from .named import lookup_order
 from .rules import SHARDED
-from .select import check, model_error, validate
+from .select import check, model_error, validate_found
 from .types import (
     BASE_MODEL,
-    SERVING_RUNTIME,
     InferenceService,
     Model,
     ObjectKey,
@@ -72,27 +70,26 @@ Event = tuple[str, str]
 
 @dataclass(frozen=True, kw_only=True)
 class IsvcOutcome:
-    """One InferenceService under newer OME, with OME v1.2's verdict beside it.
+    """One InferenceService under one OME (`behaviour`, a profile name).
 
     `verdict`: selected | named | advisory | blocked (`label` in words). `failure` (blocked
     only): invalid-manifest, no-model, unsupported-kind, model-not-found, model-invalid,
-    model-disabled, runtime-not-found, runtime-disabled, sharded, no-runtime. `error`: OME's
-    exact text (ValidateRuntime, SelectRuntime or the model lookup); `event`: the Event newer
-    OME records. `legacy_verdict`/`legacy_error`: OME v1.2 (kinds ignored, every named-runtime
-    failure blocks). `fix`: a short hint.
+    model-disabled, runtime-not-found, runtime-disabled, incompatible, sharded, no-runtime.
+    `error`: OME's exact text (ValidateRuntime, SelectRuntime or the model lookup); `event`:
+    the Event OME records. `webhook_model`: the model the admission webhook finds (namespace
+    first, whatever the kind). `fix`: a short hint.
     """
 
     verdict: str
-    legacy_verdict: str
+    behaviour: str
     model: ObjectKey | None = None
-    legacy_model: ObjectKey | None = None
+    webhook_model: ObjectKey | None = None
     runtime: ObjectKey | None = None
     runtime_named: bool = False
     score: int | None = None
     failure: str | None = None
     error: str | None = None
     event: Event | None = None
-    legacy_error: str | None = None
     fix: str | None = None
     notes: tuple[str, ...] = ()
 
@@ -108,7 +105,7 @@ class IsvcOutcome:
 @dataclass
 class _Draft:
     model: ObjectKey | None = None
-    legacy_model: ObjectKey | None = None
+    webhook_model: ObjectKey | None = None
     runtime: ObjectKey | None = None
     runtime_named: bool = False
     score: int | None = None
@@ -129,95 +126,48 @@ class _Draft:
 
 
 def _kind_notes(isvc: InferenceService, draft: _Draft) -> None:
-    """U7: flag a model reference whose kind makes newer OME resolve it differently."""
-    if draft.model == draft.legacy_model or not isvc.model_name:
+    """U7: flag a model reference whose kind makes the controller resolve it differently from
+    the admission webhook."""
+    if draft.model == draft.webhook_model or not isvc.model_name:
         return
     name = isvc.model_name
-    if draft.legacy_model is not None and draft.legacy_model[0] == BASE_MODEL:
+    if draft.webhook_model is not None and draft.webhook_model[0] == BASE_MODEL:
         found = "" if draft.model is not None else " (which does not exist)"
         draft.notes.append(
             f"BaseModel {isvc.namespace}/{name} is referenced without kind: BaseModel: the admission webhook and "
-            f"OME v1.2 use it, newer OME's controller looks only for the ClusterBaseModel {name}{found}"
+            f"older OME use it, this OME's controller looks only for the ClusterBaseModel {name}{found}"
         )
         draft.fix = "set spec.model.kind: BaseModel"
-    elif draft.model is None and draft.legacy_model is not None:
+    elif draft.model is None and draft.webhook_model is not None:
         draft.notes.append(
-            f"spec.model.kind is {isvc.model_kind}, but only {key_text(draft.legacy_model)} exists: newer OME's "
+            f"spec.model.kind is {isvc.model_kind}, but only {key_text(draft.webhook_model)} exists: this OME's "
             "controller does not fall back to the other scope"
         )
-        draft.fix = f"set spec.model.kind: {draft.legacy_model[0]}"
-
-
-def _pipeline_fix(model: Model, runtime: Runtime) -> str | None:
-    if not any(entry.pipeline is not None for entry in runtime.entries):
-        return None
-    plan = pipeline_patch(model, runtime)
-    if plan.patch is None:
-        return None
-    patch = json.dumps(plan.patch, separators=(",", ":"), sort_keys=True)
-    return f"patch the model's diffusionPipeline ({patch}) so that {runtime.name} matches it"
-
-
-def _manual_only_fix(manual_keys: Mapping[ObjectKey, str]) -> str:
-    names = [key[2] for key in sorted(manual_keys, key=lambda key: (key[0] != SERVING_RUNTIME, key[2]))]
-    listed = ", ".join(names[:3]) + (f" (or one of {len(names) - 3} more)" if len(names) > 3 else "")
-    if len(names) == 1:
-        return (
-            f"set autoSelect: true on runtime {listed} or name it in spec.runtime.name (it matches but is manual-only)"
-        )
-    return (
-        f"set autoSelect: true on one of the runtimes {listed} or name it in spec.runtime.name "
-        "(they match but are manual-only)"
-    )
-
-
-def _no_runtime_fix(
-    objects: IsvcObjects, model_key: ObjectKey, model: Model, selection: Selection, isvc: InferenceService
-) -> str:
-    if selection.manual_keys:
-        return _manual_only_fix(selection.manual_keys)
-    scope = sorted(objects.in_scope(isvc.namespace), key=lambda rt: (rt.is_cluster, rt.name))
-    candidates = [rt for rt in scope if runtime_could_match(rt, model)]
-    for runtime in candidates:
-        hint = None if runtime.is_disabled else _pipeline_fix(model, runtime)
-        if hint:
-            return hint
-    if needs_isvc_checks(isvc):
-        for runtime in candidates:
-            if not runtime.is_disabled and objects.grid.verdict(model_key, runtime.key)[0]:
-                return (
-                    f"runtime {runtime.name} matches the model but not the service's accelerator class or "
-                    "deployment mode: add the class to its acceleratorRequirements, or change the service"
-                )
-    for runtime in candidates:
-        if runtime.is_disabled and check(model, dataclasses.replace(runtime, disabled=False)).compatible:
-            return f"enable runtime {runtime.name} (it is disabled) or add a runtime for the model"
-    return "no runtime in scope matches the model: see the excluded runtimes in OME's error"
+        draft.fix = f"set spec.model.kind: {draft.webhook_model[0]}"
 
 
 # --------------------------------------------------------------------------------------------
 # One service
 
 
-def _runtime_missing(
-    objects: IsvcObjects, isvc: InferenceService, missing: str, draft: _Draft, *, legacy: bool
-) -> _Draft:
+def _runtime_missing(objects: IsvcObjects, isvc: InferenceService, missing: str, draft: _Draft) -> _Draft:
     name = isvc.runtime_name or ""
     other = next(
         (
             objects.grid.runtimes[key]
-            for key in runtime_candidates(name, isvc.namespace, None)
+            for key in lookup_order(name, isvc.namespace, None, objects.behaviour)
             if key in objects.grid.runtimes
         ),
         None,
     )
-    fix = (
-        f"set spec.runtime.kind: {other.kind}"
-        if other is not None
-        else f"create runtime {name} or fix spec.runtime.name"
-    )
+    if other is not None:
+        fix = f"set spec.runtime.kind: {other.kind}"
+    elif missing.startswith("runtime") or missing.startswith("ServingRuntime"):
+        fix = f"create runtime {name} or fix spec.runtime.name"
+    else:
+        fix = f"fix the ome.io/inherit-from chain of runtime {name}"
     event = (reasons.EVENT_RUNTIME_NOT_FOUND, missing)
-    if legacy:
+    if not objects.behaviour.has("U6"):
         event = (reasons.EVENT_RUNTIME_VALIDATION, reasons.runtime_rejects_model(name, isvc.model_name or "", missing))
     return draft.block("runtime-not-found", missing, event, fix)
 
@@ -248,7 +198,6 @@ def _named(
     model: Model | None,
     draft: _Draft,
     *,
-    legacy: bool,
     pinned: bool = False,
 ) -> _Draft:
     name = isvc.runtime_name or ""
@@ -256,11 +205,11 @@ def _named(
     draft.runtime_named = True
     runtime, missing = named_runtime_lookup(objects, isvc)
     if runtime is None:
-        return _runtime_missing(objects, isvc, missing, draft, legacy=legacy)
+        return _runtime_missing(objects, isvc, missing or "", draft)
     draft.runtime = runtime.key
     if model is None or pinned:
         return _unvalidated(runtime, draft, pinned=pinned)
-    error = validate(name, model, [runtime], isvc)
+    error = model_error(model) or validate_found(name, model, runtime, isvc, objects.behaviour)
     if error is None:
         draft.verdict = NAMED
         return draft
@@ -269,26 +218,24 @@ def _named(
         return draft.block("model-invalid", error, blocking, f"set spec.modelFormat on model {spec_model}")
     if runtime.is_disabled:
         return draft.block("runtime-disabled", error, blocking, f"enable runtime {name} or name another runtime")
-    if model.distribution == SHARDED:
+    if model.distribution == SHARDED and objects.behaviour.has("U3"):
         return draft.block(
             "sharded",
             error,
             blocking,
             "set distribution: PerNode on the model: no model cache provider is configured for Sharded models",
         )
-    fix = _pipeline_fix(model, runtime) or (
+    fix = pipeline_fix(model, runtime, objects.behaviour) or (
         f"name a runtime that declares support for the model, or add an entry for it to {name}"
     )
-    if legacy:
+    if not objects.behaviour.has("U5"):
         return draft.block("incompatible", error, blocking, fix)
     draft.verdict, draft.error, draft.fix = ADVISORY, error, fix
     draft.event = (reasons.EVENT_ADVISORY, reasons.advisory(name, spec_model, error))
     return draft
 
 
-def _auto(
-    objects: IsvcObjects, isvc: InferenceService, model_key: ObjectKey, model: Model, draft: _Draft, *, legacy: bool
-) -> _Draft:
+def _auto(objects: IsvcObjects, isvc: InferenceService, model_key: ObjectKey, model: Model, draft: _Draft) -> _Draft:
     selection = select_for(objects, model_key, isvc)
     if selection.compatible:
         best = selection.compatible[0]
@@ -296,34 +243,33 @@ def _auto(
         return draft
     error = selection.error or ""
     event = (reasons.EVENT_RUNTIME_NOT_FOUND, error)
-    if legacy:
+    if not objects.behaviour.has("U6"):
         event = (reasons.EVENT_RUNTIME_SELECTION, reasons.selection_failed(isvc.model_name or "", error))
-    return draft.block("no-runtime", error, event, _no_runtime_fix(objects, model_key, model, selection, isvc))
+    return draft.block("no-runtime", error, event, no_runtime_fix(objects, model_key, model, selection, isvc))
 
 
-def _without_model(objects: IsvcObjects, isvc: InferenceService, draft: _Draft, *, legacy: bool) -> _Draft:
-    if isvc.names_runtime and not legacy:
-        return _named(objects, isvc, None, draft, legacy=legacy)
-    error = reasons.MODEL_REFERENCE_REQUIRED if legacy else reasons.LEAN_WITHOUT_RUNTIME
-    event = reasons.EVENT_MODEL_RECONCILE if legacy else reasons.EVENT_RUNTIME_SELECTION
+def _without_model(objects: IsvcObjects, isvc: InferenceService, draft: _Draft) -> _Draft:
+    lean = objects.behaviour.has("U8")
+    if isvc.names_runtime and lean:
+        return _named(objects, isvc, None, draft)
+    error = reasons.LEAN_WITHOUT_RUNTIME if lean else reasons.MODEL_REFERENCE_REQUIRED
+    event = reasons.EVENT_RUNTIME_SELECTION if lean else reasons.EVENT_MODEL_RECONCILE
     return draft.block("no-model", error, (event, error), "set spec.model.name or spec.runtime.name")
 
 
-def _evaluate(objects: IsvcObjects, isvc: InferenceService, *, legacy: bool = False, pinned: bool = False) -> _Draft:
-    """One service under newer OME's rules, or with `legacy` under OME v1.2's: kinds ignored
-    (namespace first), every failure of a named runtime blocks, no pinning."""
-    if legacy:
-        isvc = dataclasses.replace(isvc, model_kind=None, runtime_kind=None)
+def _evaluate(objects: IsvcObjects, isvc: InferenceService, *, pinned: bool = False) -> _Draft:
+    """One service under the objects' OME behaviour."""
     draft = _Draft()
     spec_model = isvc.model_name or ""
     if not spec_model:
-        return _without_model(objects, isvc, draft, legacy=legacy)
-    draft.legacy_model = legacy_model_lookup(objects, isvc)
+        return _without_model(objects, isvc, draft)
+    draft.webhook_model = webhook_model_lookup(objects, isvc)
     model_key, lookup_error = model_lookup(objects, isvc)
     draft.model = model_key
     if model_key is None:
         error = lookup_error or reasons.model_not_found(spec_model)
-        failure = "unsupported-kind" if error.startswith("unsupported") else "model-not-found"
+        failure = "unsupported-kind" if error.startswith("unsupported Model kind") else "model-not-found"
+        failure = "unsupported-group" if error.startswith("unsupported Model API group") else failure
         event = (reasons.EVENT_MODEL_RECONCILE, error)
         return draft.block(failure, error, event, f"create model {spec_model} or fix spec.model.name")
     if model_key in objects.invalid:
@@ -336,7 +282,7 @@ def _evaluate(objects: IsvcObjects, isvc: InferenceService, *, legacy: bool = Fa
             "model-disabled", error, (reasons.EVENT_MODEL_RECONCILE, error), f"enable model {spec_model}"
         )
     if isvc.names_runtime:
-        return _named(objects, isvc, model, draft, legacy=legacy, pinned=pinned and not legacy)
+        return _named(objects, isvc, model, draft, pinned=pinned and objects.behaviour.has("U5"))
     invalid = model_error(model)
     if invalid is not None:
         return draft.block(
@@ -346,43 +292,49 @@ def _evaluate(objects: IsvcObjects, isvc: InferenceService, *, legacy: bool = Fa
             f"set spec.modelFormat on model {spec_model}: the model agent records nothing for vendor:// and "
             "unreadable models",
         )
-    return _auto(objects, isvc, model_key, model, draft, legacy=legacy)
+    return _auto(objects, isvc, model_key, model, draft)
 
 
 def evaluate_isvc(
-    grid: Grid, isvc: InferenceService, invalid: Mapping[ObjectKey, str] | None = None, *, pinned: bool = False
+    grid: Grid,
+    isvc: InferenceService,
+    invalid: Mapping[ObjectKey, str] | None = None,
+    *,
+    pinned: bool | None = None,
+    behaviour: BehaviourInput | None = None,
 ) -> IsvcOutcome:
-    """The service under newer OME and under OME v1.2. `invalid`: malformed objects' errors by
-    key; `pinned`: `spec.runtime.autoSync: false` (the runtime comes from a stored revision)."""
+    """The service under one OME: `behaviour` (default: the grid's, itself by default
+    `DEFAULT_BEHAVIOUR`). `invalid`: malformed objects' errors by key; `pinned` (default: the
+    service's `spec.runtime.autoSync: false`): the runtime comes from a stored revision (U5)."""
+    if behaviour is not None and as_behaviour(behaviour) != grid.behaviour:
+        grid = Grid(grid.models.values(), grid.runtimes.values(), grid.isvcs.values(), behaviour=behaviour)
     objects = IsvcObjects(grid, invalid or {})
-    draft = _evaluate(objects, isvc, pinned=pinned)
-    _kind_notes(isvc, draft)
-    legacy = _evaluate(objects, isvc, legacy=True)
+    draft = _evaluate(objects, isvc, pinned=isvc.pinned if pinned is None else pinned)
+    if objects.behaviour.has("U7"):
+        _kind_notes(isvc, draft)
     return IsvcOutcome(
         verdict=draft.verdict,
-        legacy_verdict=legacy.verdict,
+        behaviour=objects.behaviour.name,
         model=draft.model,
-        legacy_model=draft.legacy_model,
+        webhook_model=draft.webhook_model,
         runtime=draft.runtime,
         runtime_named=draft.runtime_named,
         score=draft.score,
         failure=draft.failure,
         error=draft.error,
         event=draft.event,
-        legacy_error=legacy.error,
         fix=draft.fix,
         notes=tuple(draft.notes),
     )
 
 
-def invalid_isvc(error: str) -> IsvcOutcome:
+def invalid_isvc(error: str, *, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR) -> IsvcOutcome:
     """A service whose manifest does not parse: no OME deploys it."""
     return IsvcOutcome(
         verdict=BLOCKED,
-        legacy_verdict=BLOCKED,
+        behaviour=as_behaviour(behaviour).name,
         failure="invalid-manifest",
         error=error,
-        legacy_error=error,
         fix="fix the InferenceService manifest",
     )
 
@@ -397,4 +349,4 @@ def isvc_still_matches(grid: Grid, isvc: InferenceService, model_key: ObjectKey 
         return False
     if not needs_isvc_checks(isvc):
         return not runtime.is_disabled and grid.verdict(model_key, runtime_key)[0]
-    return check(model, runtime, isvc).compatible
+    return check(model, runtime, isvc, behaviour=grid.behaviour).compatible

@@ -7,14 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from . import reasons
+from .behaviour import Behaviour
 from .grid import Grid
+from .named import find_named
 from .results import Selection
 from .select import select
 from .types import (
     BASE_MODEL,
     CLUSTER_BASE_MODEL,
-    CLUSTER_SERVING_RUNTIME,
-    SERVING_RUNTIME,
     InferenceService,
     ObjectKey,
     Runtime,
@@ -29,6 +29,10 @@ class IsvcObjects:
     grid: Grid
     invalid: Mapping[ObjectKey, str]
 
+    @property
+    def behaviour(self) -> Behaviour:
+        return self.grid.behaviour
+
     def exists(self, key: ObjectKey) -> bool:
         return key in self.grid.models or key in self.invalid
 
@@ -36,8 +40,8 @@ class IsvcObjects:
         return [rt for rt in self.grid.runtimes.values() if rt.is_cluster or rt.namespace == namespace]
 
 
-def legacy_model_lookup(objects: IsvcObjects, isvc: InferenceService) -> ObjectKey | None:
-    """OME v1.2, the webhook and `explain`: the namespace's BaseModel, else the ClusterBaseModel."""
+def webhook_model_lookup(objects: IsvcObjects, isvc: InferenceService) -> ObjectKey | None:
+    """The webhook, `explain` and OME before U7: the namespace's BaseModel, else the ClusterBaseModel."""
     name = isvc.model_name or ""
     for key in ((BASE_MODEL, isvc.namespace, name), (CLUSTER_BASE_MODEL, "", name)):
         if objects.exists(key):
@@ -46,9 +50,9 @@ def legacy_model_lookup(objects: IsvcObjects, isvc: InferenceService) -> ObjectK
 
 
 def model_lookup(objects: IsvcObjects, isvc: InferenceService) -> tuple[ObjectKey | None, str | None]:
-    """Newer OME's controller (U7): (model key, None), or (None, OME's error)."""
+    """The controller's lookup (by kind since U7): (model key, None), or (None, OME's error)."""
     name = isvc.model_name or ""
-    kind = isvc.model_kind or ""
+    kind = (isvc.model_kind or "") if objects.behaviour.has("U7") else ""
     if kind == BASE_MODEL:
         candidates: list[ObjectKey] = [(BASE_MODEL, isvc.namespace, name)]
     elif kind == CLUSTER_BASE_MODEL:
@@ -57,33 +61,19 @@ def model_lookup(objects: IsvcObjects, isvc: InferenceService) -> tuple[ObjectKe
         candidates = [(BASE_MODEL, isvc.namespace, name), (CLUSTER_BASE_MODEL, "", name)]
     else:
         return None, reasons.model_kind_unsupported(kind)
+    group = isvc.model_api_group or ""
+    if objects.behaviour.has("U7") and group not in ("", "ome.io"):
+        return None, reasons.model_group_unsupported(group)
     for key in candidates:
         if objects.exists(key):
             return key, None
     return None, reasons.model_not_found(name)
 
 
-def runtime_candidates(name: str, namespace: str, kind: str | None) -> list[ObjectKey]:
-    namespaced = (SERVING_RUNTIME, namespace, name)
-    cluster = (CLUSTER_SERVING_RUNTIME, "", name)
-    if kind == SERVING_RUNTIME:
-        return [namespaced]
-    if kind == CLUSTER_SERVING_RUNTIME:
-        return [cluster, namespaced]
-    return [namespaced, cluster]
-
-
-def named_runtime_lookup(objects: IsvcObjects, isvc: InferenceService) -> tuple[Runtime | None, str]:
-    """The named runtime by `spec.runtime.kind` (U4; no kind: the namespace first) and the
-    not-found text OME gives when it is missing."""
-    name, namespace, kind = isvc.runtime_name or "", isvc.namespace, isvc.runtime_kind
-    for key in runtime_candidates(name, namespace, kind):
-        runtime = objects.grid.runtimes.get(key)
-        if runtime is not None:
-            return runtime, ""
-    if kind == SERVING_RUNTIME:
-        return None, reasons.serving_runtime_not_found(name, namespace)
-    return None, reasons.runtime_not_found(name, namespace)
+def named_runtime_lookup(objects: IsvcObjects, isvc: InferenceService) -> tuple[Runtime | None, str | None]:
+    """The named runtime as this OME resolves it (`matching.named.find_named`), or OME's error."""
+    name, namespace = isvc.runtime_name or "", isvc.namespace
+    return find_named(name, namespace, isvc.runtime_kind, objects.grid.runtimes, objects.behaviour)
 
 
 def needs_isvc_checks(isvc: InferenceService) -> bool:
@@ -95,4 +85,5 @@ def select_for(objects: IsvcObjects, model_key: ObjectKey, isvc: InferenceServic
     """OME's auto-selection for the service: the grid's when the service adds no constraint."""
     if not needs_isvc_checks(isvc):
         return objects.grid.select(model_key, isvc.namespace)
-    return select(objects.grid.models[model_key], objects.in_scope(isvc.namespace), isvc)
+    model = objects.grid.models[model_key]
+    return select(model, objects.in_scope(isvc.namespace), isvc, behaviour=objects.behaviour)

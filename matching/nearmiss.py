@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import reasons
+from .behaviour import DEFAULT_BEHAVIOUR, Behaviour, BehaviourInput, as_behaviour
 from .parse import as_model, as_runtime
 from .rules import entry_checks, size_problem
 from .score import runtime_score
@@ -61,11 +62,11 @@ class NearMiss:
         }
 
 
-def _runtime_wide_misses(model: Model, runtime: Runtime) -> list[Miss]:
+def _runtime_wide_misses(model: Model, runtime: Runtime, behaviour: Behaviour) -> list[Miss]:
     found = []
     if runtime.is_disabled:
         found.append(Miss("disabled", None, "disabled: true", reasons.RUNTIME_DISABLED))
-    size = size_problem(model, runtime)
+    size = size_problem(model, runtime, behaviour)
     if size is not None and runtime.size_range is not None:
         found.append(Miss("size", model.size, runtime.size_range.describe(), size))
     if not runtime.has_auto_select:
@@ -73,31 +74,33 @@ def _runtime_wide_misses(model: Model, runtime: Runtime) -> list[Miss]:
     return found
 
 
-def _entry_misses(model: Model, entry: Entry) -> list[Miss]:
+def _entry_misses(model: Model, entry: Entry, behaviour: Behaviour) -> list[Miss]:
     return [
         Miss(outcome.check, outcome.model, outcome.runtime, outcome.reason or f"the entry has no {outcome.check}")
-        for outcome in entry_checks(model, entry)
+        for outcome in entry_checks(model, entry, behaviour)
         if not outcome.passed
     ]
 
 
-def near_miss(model: ModelInput, runtime: RuntimeInput) -> NearMiss | None:
+def near_miss(
+    model: ModelInput, runtime: RuntimeInput, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR
+) -> NearMiss | None:
     """What stands between the runtime and being auto-selected for the model (ignoring the
     other runtimes, which only decide the rank); None when nothing does."""
-    model, runtime = as_model(model), as_runtime(runtime)
-    wide = _runtime_wide_misses(model, runtime)
+    model, runtime, profile = as_model(model), as_runtime(runtime), as_behaviour(behaviour)
+    wide = _runtime_wide_misses(model, runtime, profile)
     if not runtime.entries:
         return NearMiss(
             runtime.key, None, (*wide, Miss("format", model.format.describe(), None, reasons.NO_SUPPORTED_FORMATS))
         )
     closest: tuple[int, list[Miss]] | None = None
     for index, entry in enumerate(runtime.entries):
-        failed = _entry_misses(model, entry)
+        failed = _entry_misses(model, entry, profile)
         if closest is None or len(failed) < len(closest[1]):
             closest = (index, failed)
     assert closest is not None
     index, failed = closest
-    if not failed and not wide and runtime_score(model, runtime) <= 0:
+    if not failed and not wide and runtime_score(model, runtime, profile) <= 0:
         failed = [Miss("score", None, "0", reasons.MANUAL_ZERO_SCORE)]
     if not failed and not wide:
         return None
@@ -105,7 +108,10 @@ def near_miss(model: ModelInput, runtime: RuntimeInput) -> NearMiss | None:
 
 
 def near_misses(
-    model: ModelInput, runtimes: Iterable[RuntimeInput], namespace: str | None = None
+    model: ModelInput,
+    runtimes: Iterable[RuntimeInput],
+    namespace: str | None = None,
+    behaviour: BehaviourInput = DEFAULT_BEHAVIOUR,
 ) -> tuple[NearMiss, ...]:
     """Every runtime in scope of `namespace` (default: the model's) that OME would not
     auto-select for the model, closest first: by distance, then ServingRuntimes before
@@ -114,5 +120,5 @@ def near_misses(
     namespaced, cluster = in_scope(
         (as_runtime(item) for item in runtimes), parsed.namespace if namespace is None else namespace
     )
-    found = [miss for runtime in namespaced + cluster if (miss := near_miss(parsed, runtime)) is not None]
+    found = [miss for runtime in namespaced + cluster if (miss := near_miss(parsed, runtime, behaviour)) is not None]
     return tuple(sorted(found, key=lambda miss: (miss.distance, miss.runtime[0] != "ServingRuntime", miss.runtime[2])))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .behaviour import INHERIT_FROM_ANNOTATION
 from .errors import ManifestError
 from .sizes import SizeRange
 from .types import (
@@ -28,7 +29,6 @@ from .types import (
 
 ACCELERATOR_ANNOTATION = "ome.io/accelerator-class"
 DEPLOYMENT_MODE_ANNOTATION = "ome.io/deploymentMode"
-DEPLOYMENT_MODES = frozenset({"RawDeployment", "OMENative", "MultiNode", "VirtualDeployment"})
 TYPED_DEPLOYMENT_MODES = frozenset({"OMENative", "RawDeployment"})
 
 
@@ -206,10 +206,10 @@ def _size_range(reader: _Reader, value: object) -> SizeRange | None:
 
 
 def _deployment_mode(reader: _Reader, config: object, path: str) -> str | None:
+    """The annotation as written; which values count depends on the OME (`Behaviour.deployment_modes`)."""
     data = reader.mapping(config, path) or {}
     annotations = reader.annotations(data.get("annotations"), f"{path}.annotations")
-    mode = annotations.get(DEPLOYMENT_MODE_ANNOTATION)
-    return mode if mode in DEPLOYMENT_MODES else None
+    return annotations.get(DEPLOYMENT_MODE_ANNOTATION)
 
 
 def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
@@ -238,6 +238,10 @@ def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
         engine_mode=_deployment_mode(reader, spec.get("engineConfig"), "spec.engineConfig"),
         decoder_mode=_deployment_mode(reader, spec.get("decoderConfig"), "spec.decoderConfig"),
         created=created or "",
+        inherit_from=reader.annotations(reader.metadata.get("annotations"), "metadata.annotations").get(
+            INHERIT_FROM_ANNOTATION
+        )
+        or None,
     )
 
 
@@ -260,7 +264,7 @@ def _isvc_mode(reader: _Reader, spec: Mapping[str, Any], component: str) -> str 
     if section is not None:
         annotations = reader.annotations(section.get("annotations"), f"spec.{component}.annotations")
         mode = annotations.get(DEPLOYMENT_MODE_ANNOTATION)
-        if mode in DEPLOYMENT_MODES:
+        if mode:
             return str(mode)
     elif component == "decoder":
         return None
@@ -280,11 +284,13 @@ def parse_isvc(obj: Mapping[str, Any]) -> InferenceService:
         name=reader.name,
         model_name=reader.string(model.get("name"), "spec.model.name"),
         model_kind=reader.string(model.get("kind"), "spec.model.kind"),
+        model_api_group=reader.string(model.get("apiGroup"), "spec.model.apiGroup"),
         runtime_name=reader.string(runtime.get("name"), "spec.runtime.name"),
         runtime_kind=reader.string(runtime.get("kind"), "spec.runtime.kind"),
         accelerator_classes=_required_accelerators(reader, spec),
         engine_mode=_isvc_mode(reader, spec, "engine"),
         decoder_mode=_isvc_mode(reader, spec, "decoder"),
+        pinned=reader.boolean(runtime.get("autoSync"), "spec.runtime.autoSync") is False,
     )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import reasons
+from .behaviour import DEFAULT_BEHAVIOUR, Behaviour, BehaviourInput, as_behaviour
 from .parse import as_model, as_runtime
 from .results import PatchPlan
 from .rules import entry_checks, first_passing_entry, size_problem
@@ -63,17 +64,19 @@ def plan_pipeline(model: Pipeline | None, required: Pipeline) -> tuple[dict[str,
     return additions, conflicts
 
 
-def _entry_blockers(model: Model, entry: Entry) -> list[str]:
+def _entry_blockers(model: Model, entry: Entry, behaviour: Behaviour) -> list[str]:
     """Why no pipeline patch can make this entry pass: its failing non-pipeline checks."""
     found = []
-    for outcome in entry_checks(model, entry):
+    for outcome in entry_checks(model, entry, behaviour):
         if outcome.passed or outcome.check == "pipeline":
             continue
         found.append(outcome.reason or f"the entry has no {outcome.check}")
     return found
 
 
-def pipeline_patch(model: ModelInput, runtime: RuntimeInput) -> PatchPlan:
+def pipeline_patch(
+    model: ModelInput, runtime: RuntimeInput, *, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR
+) -> PatchPlan:
     """The smallest JSON merge patch `{"spec": {"diffusionPipeline": {...}}}` that makes the model
     pass the runtime, adding only fields the model lacks and the entry requires.
 
@@ -82,21 +85,22 @@ def pipeline_patch(model: ModelInput, runtime: RuntimeInput) -> PatchPlan:
     says why, per entry. A recorded value that conflicts with the entry is never overwritten.
     """
     model, runtime = as_model(model), as_runtime(runtime)
+    profile = as_behaviour(behaviour)
     runtime_blockers = [reasons.RUNTIME_DISABLED] if runtime.is_disabled else []
-    size = size_problem(model, runtime)
+    size = size_problem(model, runtime, profile)
     if size:
         runtime_blockers.append(size)
     if runtime_blockers:
-        return PatchPlan(patch=None, entry=None, blocked=tuple(runtime_blockers))
-    passing = first_passing_entry(model, runtime)
+        return PatchPlan(patch=None, entry=None, blocked=tuple(runtime_blockers), behaviour=profile.name)
+    passing = first_passing_entry(model, runtime, profile)
     if passing is not None:
-        return PatchPlan(patch=None, entry=passing, blocked=())
+        return PatchPlan(patch=None, entry=passing, blocked=(), behaviour=profile.name)
     if not runtime.entries:
-        return PatchPlan(patch=None, entry=None, blocked=(reasons.NO_SUPPORTED_FORMATS,))
+        return PatchPlan(patch=None, entry=None, blocked=(reasons.NO_SUPPORTED_FORMATS,), behaviour=profile.name)
     candidates: list[tuple[int, int, int, dict[str, object]]] = []
     blocked: list[str] = []
     for index, entry in enumerate(runtime.entries):
-        problems = _entry_blockers(model, entry)
+        problems = _entry_blockers(model, entry, profile)
         additions: dict[str, object] = {}
         if entry.pipeline is not None:
             additions, conflicts = plan_pipeline(model.pipeline, entry.pipeline)
@@ -104,12 +108,12 @@ def pipeline_patch(model: ModelInput, runtime: RuntimeInput) -> PatchPlan:
         if problems:
             blocked += [f"entry {index}: {problem}" for problem in problems]
         else:
-            points = entry_score(model, entry, entry.effective_priority)
+            points = entry_score(model, entry, entry.effective_priority, profile)
             candidates.append((-points, _size(additions), index, additions))
     if not candidates:
-        return PatchPlan(patch=None, entry=None, blocked=tuple(blocked))
+        return PatchPlan(patch=None, entry=None, blocked=tuple(blocked), behaviour=profile.name)
     _, _, index, additions = min(candidates, key=lambda item: item[:3])
-    return PatchPlan(patch={"spec": {"diffusionPipeline": additions}}, entry=index, blocked=())
+    return PatchPlan(patch={"spec": {"diffusionPipeline": additions}}, entry=index, blocked=(), behaviour=profile.name)
 
 
 def _size(patch: Mapping[str, Any]) -> int:

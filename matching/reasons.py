@@ -162,6 +162,10 @@ def model_kind_unsupported(kind: str) -> str:
     return f'unsupported Model kind "{kind}"'
 
 
+def model_group_unsupported(group: str) -> str:
+    return f'unsupported Model API group "{group}"'
+
+
 def base_model_disabled(name: str) -> str:
     return f"specified base model {name} is disabled"
 
@@ -192,3 +196,23 @@ def advisory(runtime: str, model: str, error: str) -> str:
 
 def reapply_to_move(runtime: str) -> str:
     return f"re-apply the InferenceService to move it to {runtime}: OME does not re-check it when a model changes"
+
+
+def size_range_panic(behaviour: str, runtime: str, size_range: str, size: str) -> str:
+    """What a dashboard says where OME before U1 crashes (a nil-pointer panic, quirk Q22)."""
+    return (
+        f"OME {behaviour} crashes (nil pointer dereference) on runtime {runtime}: its modelSizeRange {size_range} "
+        f"lacks a bound and the model has modelParameterSize {size}; the controller and the webhook fail"
+    )
+
+
+def inheritance_parent_missing(parent: str, chain: Iterable[str]) -> str:
+    return f'inherit-from parent "{parent}" not found (chain so far: [{" ".join(chain)}])'
+
+
+def inheritance_cycle(chain: Iterable[str]) -> str:
+    return f"inheritance cycle detected: [{' '.join(chain)}]"
+
+
+def inheritance_too_deep(depth: int, chain: Iterable[str]) -> str:
+    return f"inheritance chain exceeds max depth {depth} (chain: [{' '.join(chain)}])"

@@ -65,9 +65,14 @@ class CheckReport:
     matched_entry: int | None
     score: int
     label: str
+    behaviour: str = ""
+    error: str | None = None
+    """Set where this OME crashes on the pair instead of answering (then `compatible` is False)."""
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "behaviour": self.behaviour,
+            "error": self.error,
             "runtime": self.runtime,
             "isCluster": self.is_cluster,
             "compatible": self.compatible,
@@ -122,7 +127,9 @@ class Selection:
         excluded: Callable[[], dict[str, str]],
         error: Callable[[dict[str, str]], str | None],
         manual_keys: dict[tuple[str, str, str], str] | None = None,
+        behaviour: str = "",
     ) -> None:
+        self.behaviour = behaviour
         self.model = model
         self.namespace = namespace
         self.compatible = compatible
@@ -146,6 +153,7 @@ class Selection:
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "behaviour": self.behaviour,
             "model": self.model,
             "namespace": self.namespace,
             "selected": self.selected,
@@ -166,6 +174,7 @@ class PatchPlan:
     patch: dict[str, object] | None
     entry: int | None
     blocked: tuple[str, ...] = ()
+    behaviour: str = ""
 
     def to_dict(self) -> dict[str, object]:
-        return {"patch": self.patch, "entry": self.entry, "blocked": list(self.blocked)}
+        return {"behaviour": self.behaviour, "patch": self.patch, "entry": self.entry, "blocked": list(self.blocked)}

@@ -6,7 +6,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .rules import versions_match
+from .behaviour import DEFAULT_BEHAVIOUR, Behaviour, BehaviourInput, as_behaviour
+from .rules import SHARDED, provider_problem, versions_match
 from .sizes import parse_size
 from .types import Entry, Model, Runtime
 
@@ -19,11 +20,20 @@ def _int64(value: int) -> int:
     return (value + 2**63) % 2**64 - 2**63
 
 
-def entry_score(model: Model, entry: Entry, priority: int) -> int:
+def skipped_by_scorer(model: Model, entry: Entry, behaviour: Behaviour) -> bool:
+    """U3s: newer OME's scorer gives 0 to formats that fail a Sharded model's cache-provider test."""
+    if model.distribution != SHARDED or not behaviour.has("U3s"):
+        return False
+    return provider_problem(model, entry) is not None
+
+
+def entry_score(model: Model, entry: Entry, priority: int, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR) -> int:
     """CalculateFormatScore: format and framework names and versions only (4.1).
 
     Unlike the matcher, a version on one side only still counts as matched.
     """
+    if skipped_by_scorer(model, entry, as_behaviour(behaviour)):
+        return 0
     if entry.format is not None:
         if entry.format.name != model.format.name:
             return 0
@@ -48,11 +58,11 @@ def entry_score(model: Model, entry: Entry, priority: int) -> int:
     return score
 
 
-def runtime_score(model: Model, runtime: Runtime) -> int:
+def runtime_score(model: Model, runtime: Runtime, behaviour: Behaviour) -> int:
     """The best entry score over entries not explicitly `autoSelect: false`, matching or not
     (quirks Q2, Q4); never below 0."""
     scores = [
-        entry_score(model, entry, entry.effective_priority)
+        entry_score(model, entry, entry.effective_priority, behaviour)
         for entry in runtime.entries
         if entry.auto_select is not False
     ]
@@ -63,7 +73,7 @@ def runtime_score(model: Model, runtime: Runtime) -> int:
 class ScoreTerms:
     """One entry's score as data: the weights that count (`format`, `framework`), the priority
     they are multiplied by, and the result. No weights when the format or framework does not
-    score (the result is then 0)."""
+    score, or the scorer skips the entry (the result is then 0)."""
 
     weights: tuple[tuple[str, int], ...]
     priority: int
@@ -73,10 +83,13 @@ class ScoreTerms:
         return {"weights": dict(self.weights), "priority": self.priority, "result": self.result}
 
 
-def score_terms(model: Model, entry: Entry) -> ScoreTerms:
+def score_terms(model: Model, entry: Entry, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR) -> ScoreTerms:
     """The terms of one entry's score (CalculateFormatScore, 4.1)."""
+    behaviour = as_behaviour(behaviour)
     priority = entry.effective_priority
-    total = entry_score(model, entry, priority)
+    if skipped_by_scorer(model, entry, behaviour):
+        return ScoreTerms((), priority, 0)
+    total = entry_score(model, entry, priority, behaviour)
     weights: list[tuple[str, int]] = []
     if total != 0:
         if entry.format is not None:
@@ -86,9 +99,12 @@ def score_terms(model: Model, entry: Entry) -> ScoreTerms:
     return ScoreTerms(tuple(weights), priority, total)
 
 
-def score_breakdown(model: Model, entry: Entry) -> str:
+def score_breakdown(model: Model, entry: Entry, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR) -> str:
     """The arithmetic of one entry's score, for explanations: `(10 + 5) x 2 = 30`."""
-    terms = score_terms(model, entry)
+    behaviour = as_behaviour(behaviour)
+    if skipped_by_scorer(model, entry, behaviour):
+        return "0 (a Sharded model: the scorer skips formats without the model cache provider)"
+    terms = score_terms(model, entry, behaviour)
     if terms.result == 0:
         return "0 (format or framework does not score)"
     values = [str(weight) for _name, weight in terms.weights]

@@ -9,6 +9,8 @@ from typing import Any
 
 from . import reasons
 from .advice import explain_values
+from .behaviour import DEFAULT_BEHAVIOUR, Behaviour, BehaviourInput, as_behaviour
+from .named import find_named
 from .parse import as_isvc, as_model, as_runtime
 from .results import CheckReport, EntryReport, Match, Selection
 from .rules import (
@@ -17,6 +19,7 @@ from .rules import (
     first_passing_entry,
     format_label,
     pre_format_reason,
+    runtime_panic,
     runtime_reason,
     runtime_wide_checks,
     size_problem,
@@ -38,12 +41,14 @@ def model_error(model: Model | None) -> str | None:
     return None
 
 
-def is_compatible(model: Model, runtime: Runtime, isvc: InferenceService | None) -> tuple[bool, int | None]:
+def is_compatible(
+    model: Model, runtime: Runtime, isvc: InferenceService | None, behaviour: Behaviour
+) -> tuple[bool, int | None]:
     """The verdict and the first passing entry, without building any text."""
-    if pre_format_reason(runtime, isvc) is not None:
+    if pre_format_reason(runtime, isvc, behaviour) is not None:
         return False, None
-    entry = first_passing_entry(model, runtime)
-    return entry is not None and size_problem(model, runtime) is None, entry
+    entry = first_passing_entry(model, runtime, behaviour)
+    return entry is not None and size_problem(model, runtime, behaviour) is None, entry
 
 
 def _ome_warnings(model: Model, runtime: Runtime) -> list[str]:
@@ -55,47 +60,56 @@ def _ome_warnings(model: Model, runtime: Runtime) -> list[str]:
     return found
 
 
-def check(model: ModelInput, runtime: RuntimeInput, isvc: IsvcInput = None) -> CheckReport:
+def check(
+    model: ModelInput, runtime: RuntimeInput, isvc: IsvcInput = None, *, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR
+) -> CheckReport:
     """One model against one runtime: OME's verdict and reason, and every entry's every check.
 
     `.reasons` holds OME's incompatibility reason (at most one, exact text); `.warnings` OME's
-    warnings for a compatible runtime, then explanations of values OME cannot match.
+    warnings for a compatible runtime, then explanations of values OME cannot match. Where
+    this OME crashes on the pair (a half-open size range before U1), `.error` says so and
+    `.reasons` is empty.
     """
     model, runtime, isvc = as_model(model), as_runtime(runtime), as_isvc(isvc)
-    reason = runtime_reason(model, runtime, isvc)
-    wide = runtime_wide_checks(model, runtime, isvc)
+    profile = as_behaviour(behaviour)
+    panic = runtime_panic(model, runtime, isvc, profile)
+    reason = None if panic else runtime_reason(model, runtime, isvc, profile)
+    wide = runtime_wide_checks(model, runtime, isvc, profile)
     entries = []
     for index, entry in enumerate(runtime.entries):
-        checks = entry_checks(model, entry)
+        checks = entry_checks(model, entry, profile)
         passed = all(outcome.passed for outcome in checks)
         entries.append(
             EntryReport(
                 index=index,
                 passed=passed,
                 checks=(*checks, *wide),
-                mismatch=None if passed else entry_mismatch_text(model, entry),
-                score=entry_score(model, entry, entry.effective_priority),
+                mismatch=None if passed else entry_mismatch_text(model, entry, profile),
+                score=entry_score(model, entry, entry.effective_priority, profile),
                 priority=entry.effective_priority,
                 auto_select=entry.auto_select,
             )
         )
-    warnings = _ome_warnings(model, runtime) if reason is None else []
+    compatible = reason is None and panic is None
+    warnings = _ome_warnings(model, runtime) if compatible else []
     return CheckReport(
         runtime=runtime.name,
         is_cluster=runtime.is_cluster,
-        compatible=reason is None,
+        compatible=compatible,
         reasons=() if reason is None else (reason,),
         warnings=(*warnings, *explain_values(model, runtime)),
         entries=tuple(entries),
-        matched_entry=first_passing_entry(model, runtime),
-        score=runtime_score(model, runtime),
+        matched_entry=first_passing_entry(model, runtime, profile),
+        score=runtime_score(model, runtime, profile),
         label=format_label(model),
+        behaviour=profile.name,
+        error=panic,
     )
 
 
-def score(model: ModelInput, runtime: RuntimeInput) -> int:
+def score(model: ModelInput, runtime: RuntimeInput, *, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR) -> int:
     """OME's runtime score (CalculateScore, section 4.2)."""
-    return runtime_score(as_model(model), as_runtime(runtime))
+    return runtime_score(as_model(model), as_runtime(runtime), as_behaviour(behaviour))
 
 
 def in_scope(runtimes: Iterable[Runtime], namespace: str) -> tuple[list[Runtime], list[Runtime]]:
@@ -139,7 +153,8 @@ def no_runtime_error(model: Model, namespace: str, namespaced: int, cluster: int
     )
 
 
-def invalid_selection(model: Model | None, namespace: str, error: str) -> Selection:
+def invalid_selection(model: Model | None, namespace: str, error: str, behaviour: Behaviour) -> Selection:
+    """A selection that fails before any runtime is ranked: an invalid model, or a crash."""
     return Selection(
         model="" if model is None else model.name,
         namespace=namespace,
@@ -147,6 +162,7 @@ def invalid_selection(model: Model | None, namespace: str, error: str) -> Select
         manual_only={},
         excluded=dict,
         error=lambda _excluded: error,
+        behaviour=behaviour.name,
     )
 
 
@@ -163,25 +179,32 @@ def select(
     runtimes: Iterable[RuntimeInput],
     isvc: IsvcInput = None,
     namespace: str | None = None,
+    *,
+    behaviour: BehaviourInput = DEFAULT_BEHAVIOUR,
 ) -> Selection:
     """OME's auto-selection (GetCompatibleRuntimes / SelectRuntime) for one model.
 
     Only ServingRuntimes in `namespace` (default: the InferenceService's, else the model's) and
     all ClusterServingRuntimes count. `.excluded` lists every incompatible runtime with OME's
     first reason, in scope order then by name (OME's own order is random, quirk Q5); a
-    ClusterServingRuntime's reason replaces a same-named ServingRuntime's (quirk Q27).
+    ClusterServingRuntime's reason replaces a same-named ServingRuntime's (quirk Q27). Where
+    this OME crashes on a runtime in scope, `.error` says so and nothing is selected.
     """
+    profile = as_behaviour(behaviour)
     parsed = None if model is None else as_model(model)
     isvc_value = as_isvc(isvc)
     ns = selection_namespace(parsed, isvc_value, namespace)
     error = model_error(parsed)
     if error is not None or parsed is None:
-        return invalid_selection(parsed, ns, error or reasons.MODEL_NIL)
+        return invalid_selection(parsed, ns, error or reasons.MODEL_NIL, profile)
     namespaced, cluster = in_scope((as_runtime(runtime) for runtime in runtimes), ns)
     compatible: dict[ObjectKey, int] = {}
     candidates = []
     for runtime in namespaced + cluster:
-        passes, entry = is_compatible(parsed, runtime, isvc_value)
+        panic = runtime_panic(parsed, runtime, isvc_value, profile)
+        if panic is not None:
+            return invalid_selection(parsed, ns, panic, profile)
+        passes, entry = is_compatible(parsed, runtime, isvc_value, profile)
         if passes and entry is not None:
             compatible[runtime.key] = entry
             candidates.append((runtime, entry))
@@ -190,10 +213,11 @@ def select(
         ns,
         candidates,
         counts=(len(namespaced), len(cluster)),
-        points=lambda rt: runtime_score(parsed, rt),
+        points=lambda rt: runtime_score(parsed, rt, profile),
         excluded=lambda: excluded_reasons(
-            namespaced, cluster, compatible, lambda rt: runtime_reason(parsed, rt, isvc_value) or ""
+            namespaced, cluster, compatible, lambda rt: runtime_reason(parsed, rt, isvc_value, profile) or ""
         ),
+        behaviour=profile,
     )
 
 
@@ -221,6 +245,7 @@ def build_selection(
     counts: tuple[int, int],
     points: Callable[[Runtime], int],
     excluded: Callable[[], dict[str, str]],
+    behaviour: Behaviour,
 ) -> Selection:
     """Assemble a Selection from the compatible runtimes in OME's fetch order (namespaced ones
     first) with their first passing entries; shared by `select` and the grid."""
@@ -247,16 +272,8 @@ def build_selection(
         excluded=excluded,
         error=error,
         manual_keys=manual,
+        behaviour=behaviour.name,
     )
-
-
-def lookup_runtime(name: str, namespace: str, runtimes: Iterable[Runtime]) -> Runtime | None:
-    """GetRuntime (5.1): the ServingRuntime in the namespace first, else the ClusterServingRuntime."""
-    namespaced, cluster = in_scope(runtimes, namespace)
-    for runtime in namespaced + cluster:
-        if runtime.name == name:
-            return runtime
-    return None
 
 
 def validate(
@@ -265,25 +282,42 @@ def validate(
     runtimes: Iterable[RuntimeInput],
     isvc: IsvcInput = None,
     namespace: str | None = None,
+    *,
+    behaviour: BehaviourInput = DEFAULT_BEHAVIOUR,
 ) -> str | None:
     """ValidateRuntime (5.5): None when OME accepts the named runtime, else its exact error.
 
-    autoSelect, priority and score do not matter for a named runtime (quirk Q29).
+    The runtime is looked up as this OME does (by the service's `spec.runtime.kind` since U4,
+    merged with what it inherits since U9). autoSelect, priority and score do not matter for a
+    named runtime (quirk Q29).
     """
+    profile = as_behaviour(behaviour)
     parsed = None if model is None else as_model(model)
     error = model_error(parsed)
     if error is not None or parsed is None:
         return error or reasons.MODEL_NIL
     isvc_value = as_isvc(isvc)
     ns = selection_namespace(parsed, isvc_value, namespace)
-    runtime = lookup_runtime(runtime_name, ns, (as_runtime(item) for item in runtimes))
+    table = {runtime.key: runtime for runtime in map(as_runtime, runtimes)}
+    kind = None if isvc_value is None else isvc_value.runtime_kind
+    runtime, missing = find_named(runtime_name, ns, kind, table, profile)
     if runtime is None:
-        return reasons.runtime_not_found(runtime_name, ns)
+        return missing
+    return validate_found(runtime_name, parsed, runtime, isvc_value, profile)
+
+
+def validate_found(
+    runtime_name: str, model: Model, runtime: Runtime, isvc: InferenceService | None, behaviour: Behaviour
+) -> str | None:
+    """ValidateRuntime's checks once the runtime is found: disabled, then compatibility."""
     if runtime.is_disabled:
         return reasons.runtime_disabled(runtime_name, is_cluster=runtime.is_cluster)
-    reason = runtime_reason(parsed, runtime, isvc_value)
+    panic = runtime_panic(model, runtime, isvc, behaviour)
+    if panic is not None:
+        return panic
+    reason = runtime_reason(model, runtime, isvc, behaviour)
     if reason is None:
         return None
     # IsCompatible's own errors (accelerator, deployment mode) carry an empty model name (Q11).
-    subject = "" if reason == pre_format_reason(runtime, isvc_value) else parsed.format.name
+    subject = "" if reason == pre_format_reason(runtime, isvc, behaviour) else model.format.name
     return reasons.runtime_does_not_support(runtime_name, subject, reason)

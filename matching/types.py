@@ -155,6 +155,8 @@ class Runtime:
     engine_mode: str | None = None
     decoder_mode: str | None = None
     created: str = ""
+    inherit_from: str | None = None
+    """The parent named by the `ome.io/inherit-from` annotation (spec U9)."""
 
     @property
     def key(self) -> ObjectKey:
@@ -182,11 +184,14 @@ class InferenceService:
     name: str
     model_name: str | None = None
     model_kind: str | None = None
+    model_api_group: str | None = None
     runtime_name: str | None = None
     runtime_kind: str | None = None
     accelerator_classes: tuple[str, ...] = ()
     engine_mode: str | None = None
     decoder_mode: str | None = None
+    pinned: bool = False
+    """`spec.runtime.autoSync: false`: newer OME runs a stored revision of the runtime (U5)."""
 
     @property
     def key(self) -> ObjectKey:

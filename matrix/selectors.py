@@ -175,8 +175,8 @@ def cell_trace(cluster: Cluster, model_key: ObjectKey, runtime_key: ObjectKey) -
         return None
     return CellTrace(
         check=inventory.grid.check(model_key, runtime_key),
-        breakdown=[score_breakdown(model, entry) for entry in runtime.entries],
-        terms=[score_terms(model, entry) for entry in runtime.entries],
+        breakdown=[score_breakdown(model, entry, inventory.behaviour) for entry in runtime.entries],
+        terms=[score_terms(model, entry, inventory.behaviour) for entry in runtime.entries],
     )
 
 

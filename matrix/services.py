@@ -13,7 +13,6 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-import matching
 from core.redact import redact
 from inventory.models import MODEL_KINDS, Cluster
 from inventory.parsed import Inventory, inventory_fingerprint, load_inventory
@@ -27,8 +26,9 @@ from .selectors import current_build
 logger = logging.getLogger(__name__)
 
 
-def ome_behaviour_label() -> str:
-    return f"OME {matching.OME_BEHAVIOUR['commit'][:8]} ({matching.OME_BEHAVIOUR['date']}) + v1.3 U1-U3"
+def ome_behaviour_label(inventory: Inventory) -> str:
+    """The profile a build's verdicts follow, as recorded on the build."""
+    return f"OME profile {inventory.behaviour.name} ({inventory.behaviour.commit[:8]})"
 
 
 def _chunks(items: Sequence[ObjectKey], size: int) -> list[list[ObjectKey]]:
@@ -42,7 +42,7 @@ def matrix_build_start(cluster: Cluster, *, chunk_size: int | None = None) -> tu
     chunks = _chunks(inventory.model_keys, size)
     build = MatrixBuild.objects.create(
         cluster=cluster,
-        ome_behaviour=ome_behaviour_label(),
+        ome_behaviour=ome_behaviour_label(inventory),
         chunks=len(chunks),
         models_count=len(inventory.model_keys),
         runtimes_count=len(inventory.runtimes),
@@ -213,6 +213,7 @@ def matrix_apply_changes(cluster: Cluster, changes: list[dict[str, Any]]) -> int
             updated_at=timezone.now(),
             rows_count=MatrixRow.objects.filter(build=build).count(),
             fingerprint=inventory.fingerprint,
+            ome_behaviour=ome_behaviour_label(inventory),
         )
     isvc_verdicts_refresh(cluster)
     return len(written)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from .views import cell, isvcs, matrix, model, runtime
+from .views import cell, isvcs, matrix, model, runtime, upgrade
 
 app_name = "matrix"
 
@@ -18,4 +18,5 @@ urlpatterns = [
     path("models/<int:pk>/", model.model, name="model"),
     path("runtimes/<int:pk>/", runtime.runtime, name="runtime"),
     path("inferenceservices/", isvcs.isvcs, name="isvcs"),
+    path("matrix/upgrade/", upgrade.upgrade, name="upgrade"),
 ]

@@ -298,6 +298,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {}
 OME_CLUSTERS: str = env.str("OME_CLUSTERS", default="demo=manifests:catalog/runtimes,demo")
 # How often celery beat resyncs every cluster fully (seconds); watches apply changes between.
 OME_RESYNC_INTERVAL: int = env.int("OME_RESYNC_INTERVAL", default=300)
+# The namespace of OME's control plane in every live cluster: its controller Deployment's
+# image tag tells which OME runs there (inventory.ome_release).
+OME_NAMESPACE: str = env.str("OME_NAMESPACE", default="ome")
 # Watches (inventory.tasks.watch_cluster hands them to the watch hub of a worker on the `watch`
 # queue, inventory.live.hub): all of a worker's watches share one event loop and
 # OME_WATCH_DB_THREADS database threads (and connections); a worker holds at most

@@ -40,8 +40,9 @@ def _resource_get(cluster: Cluster, value: Any, kinds: tuple[str, ...], what: st
         if value.cluster_id != cluster.pk or value.kind not in kinds or not scope.reads(cluster.name, value.namespace):
             raise PatchInvalid(f"{value} is not a {what} of cluster {cluster}", field=what)
         return value
-    # An object the scope may not read is answered as one that does not exist.
-    found = resources_visible(scope).filter(cluster=cluster, kind__in=kinds)
+    # An object the scope may not read is answered as one that does not exist; with its cluster:
+    # the plan reads the profile that judges the cluster.
+    found = resources_visible(scope).filter(cluster=cluster, kind__in=kinds).select_related("cluster")
     is_id = isinstance(value, int) and not isinstance(value, bool)
     if is_id or (isinstance(value, str) and value.strip().isdecimal()):
         resource = found.filter(pk=int(value)).first()

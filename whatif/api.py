@@ -22,6 +22,7 @@ from core.api import scope_tokens
 from core.permissions import CanRead
 from core.web import CLUSTER_SCOPE, scope_namespace
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Resource
+from inventory.ome_release import ome_description
 from inventory.selectors import cluster_choose
 
 from .errors import WhatIfError
@@ -56,10 +57,9 @@ class WhatIfView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         documents: Any = values.get("objects") or values.get("manifests") or ()
+        cluster = cluster_choose(values.get("cluster"), default="only")
         try:
-            result = whatif(
-                cluster_choose(values.get("cluster"), default="only"), documents, deletions=values.get("deletions", ())
-            )
+            result = whatif(cluster, documents, deletions=values.get("deletions", ()))
         except WhatIfError as error:
             # An error without a field is about the manifests; every schema problem is listed.
             error.field = error.field or "manifests"
@@ -67,7 +67,7 @@ class WhatIfView(APIView):
                 raise
             body = {"detail": str(error), "code": error.code, "field": error.field}
             return Response({**body, "problems": [problem.to_dict() for problem in error.problems]}, status=400)
-        return Response({"ome": matching.OME_BEHAVIOUR, **scope_tokens(result.to_dict())})
+        return Response({"ome": ome_description(cluster), **scope_tokens(result.to_dict())})
 
 
 class NearMissQuerySerializer(serializers.Serializer):

@@ -135,7 +135,7 @@ def _proposals(
     for this panel) lasts."""
     model, runtime = keys
     try:
-        fixes = matching.propose_fixes(objects[model], objects[runtime])
+        fixes = matching.propose_fixes(objects[model], objects[runtime], inventory.behaviour)
     except matching.ManifestError:
         return []
     found = []
@@ -164,7 +164,7 @@ def model_near_misses(model: Resource, namespace: str, runtime: Resource | None 
         if runtime.key in inventory.runtimes
         else []
     )
-    misses = matching.near_misses(parsed, runtimes, namespace)
+    misses = matching.near_misses(parsed, runtimes, namespace, inventory.behaviour)
     objects = _stored_objects(inventory, [model.key, *(miss.runtime for miss in misses[:MAX_WITH_FIXES])])
     ranked = []
     budget = [MAX_IMPACTS]

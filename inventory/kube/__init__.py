@@ -291,3 +291,20 @@ def _as_dict(obj: object) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise KubeError(f"API answered with {type(obj).__name__}, not an object")
     return obj
+
+
+def read_object(api: client.CustomObjectsApi, plural: str, namespace: str, name: str) -> dict[str, Any]:
+    """A Deployment (`plural="deployments"`) or a CRD (`"customresourcedefinitions"`, cluster
+    scoped) as a plain dict: what tells a cluster's OME release (inventory.ome_release)."""
+    timeout = (CONNECT_TIMEOUT, READ_TIMEOUT)
+    obj: object
+    try:
+        if plural == "deployments":
+            obj = client.AppsV1Api(api.api_client).read_namespaced_deployment(name, namespace, _request_timeout=timeout)
+        else:
+            obj = client.ApiextensionsV1Api(api.api_client).read_custom_resource_definition(
+                name, _request_timeout=timeout
+            )
+    except _CLIENT_ERRORS as error:
+        raise _translated(error, plural=plural, collection=False) from None
+    return _as_dict(api.api_client.sanitize_for_serialization(obj))

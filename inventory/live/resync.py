@@ -12,6 +12,7 @@ from django.db import transaction
 from .. import kube, records
 from ..kube import KubeError, KubeUnavailable
 from ..models import Cluster, Kind
+from ..ome_release import ome_release_refresh
 from ..services import manifests_load
 from ..sync import ApplyResult, ObjectKey, record_error, record_list, snapshot_apply
 from .state import locked_state, rv_order
@@ -120,6 +121,8 @@ def cluster_resync(cluster: Cluster, *, kinds: Sequence[str] | None = None) -> R
                 result.errors.update(dict.fromkeys(failed, error))
                 if error.cluster_wide:
                     break
+        if not any(error.cluster_wide for error in result.errors.values()):
+            ome_release_refresh(cluster, api)
     finally:
         kube.close(api)
     return result

@@ -73,7 +73,7 @@ def pipeline_missing_on_model(inventory: Inventory, index: CandidateIndex) -> li
             model = inventory.models[model_key]
             if not model.format.name or inventory.grid.verdict(model_key, runtime_key)[0]:
                 continue
-            plan = matching.pipeline_patch(model, runtime)
+            plan = matching.pipeline_patch(model, runtime, behaviour=inventory.behaviour)
             if plan.patch is not None:
                 fixable.append((model_key, plan.patch, model.pipeline is None))
         if not fixable:

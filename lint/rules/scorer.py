@@ -7,28 +7,39 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from matching import Model, ObjectKey, Runtime, entry_passes, entry_score, key_dict, key_text, reasons, size_score
+from matching import (
+    Behaviour,
+    Model,
+    ObjectKey,
+    Runtime,
+    entry_passes,
+    entry_score,
+    key_dict,
+    key_text,
+    reasons,
+    size_score,
+)
 
 from .report import MODEL_LIST_LIMIT, Finding, key_names
 from .selections import Row, Rows
 
 
-def _honest_score(model: Model, runtime: Runtime) -> int:
+def _honest_score(model: Model, runtime: Runtime, behaviour: Behaviour) -> int:
     """The score the matching entries alone would give (what users expect the score to be)."""
     scores = [
-        entry_score(model, entry, entry.effective_priority)
+        entry_score(model, entry, entry.effective_priority, behaviour)
         for entry in runtime.entries
-        if entry.auto_select is not False and entry_passes(model, entry)
+        if entry.auto_select is not False and entry_passes(model, entry, behaviour)
     ]
     return max([0, *scores])
 
 
-def _scoring_entry(model: Model, runtime: Runtime) -> int | None:
+def _scoring_entry(model: Model, runtime: Runtime, behaviour: Behaviour) -> int | None:
     best, index = 0, None
     for position, entry in enumerate(runtime.entries):
         if entry.auto_select is False:
             continue
-        points = entry_score(model, entry, entry.effective_priority)
+        points = entry_score(model, entry, entry.effective_priority, behaviour)
         if points > best:
             best, index = points, position
     return index
@@ -88,9 +99,10 @@ class _Quirks:
         model = self.rows.inventory.models[row.model]
         facts = self._entry_facts.get((row.model, winner_key))
         if facts is None:
-            passing = [entry for entry in winner.entries if entry_passes(model, entry)]
+            behaviour = self.rows.inventory.behaviour
+            passing = [entry for entry in winner.entries if entry_passes(model, entry, behaviour)]
             facts = self._entry_facts[(row.model, winner_key)] = (
-                _honest_score(model, winner),
+                _honest_score(model, winner, behaviour),
                 not any(entry.auto_select is True for entry in passing),
             )
         honest, no_auto_match = facts
@@ -100,7 +112,7 @@ class _Quirks:
             detail: dict[str, object] = {
                 "score": winner_score,
                 "matchingEntriesScore": honest,
-                "scoringEntry": _scoring_entry(model, winner),
+                "scoringEntry": _scoring_entry(model, winner, self.rows.inventory.behaviour),
                 "runnerUpScore": runner_up,
                 "decidesPick": runner_up is not None and runner_up >= honest,
             }

@@ -1,9 +1,10 @@
 """The matrix's JSON API: cells (paged, exported), one cell's trace, a model's selection,
 history and builds.
 
-Every response here says which OME behaviour its verdicts follow: the `X-OME-Behaviour`
-header (commit and date of `matching.OME_BEHAVIOUR`) and, for a published build, `X-OME-Build`;
-JSON envelopes also carry `ome` (all of `matching.OME_BEHAVIOUR`) and `build`.
+Every response here says which OME behaviour profile judged the cluster, and why: the
+`X-OME-Behaviour` header (profile, commit, how it was chosen) and, for a published build,
+`X-OME-Build`; JSON envelopes also carry `ome` (inventory.ome_release.ome_description) and
+`build`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from rest_framework.routers import SimpleRouter
 
 from .cells import CellChangeViewSet, MatrixBuildViewSet, MatrixCellDetail, MatrixCellList, SelectionView
 from .export import MatrixCellCsv, MatrixCellJson
+from .upgrade import UpgradeView
 
 router = SimpleRouter()
 router.register("matrix/builds", MatrixBuildViewSet, basename="matrix-build")
@@ -24,6 +26,7 @@ urlpatterns = [
     path("matrix/cells/export.json", MatrixCellJson.as_view(), name="matrix-cells-json"),
     path("matrix/cell/", MatrixCellDetail.as_view(), name="matrix-cell"),
     path("matrix/selection/", SelectionView.as_view(), name="matrix-selection"),
+    path("matrix/upgrade/", UpgradeView.as_view(), name="matrix-upgrade"),
 ]
 
 # For the API root: key -> url name.
@@ -33,4 +36,5 @@ ROOT_ENDPOINTS = {
     "matrix/cells/export.json": "matrix-cells-json",
     "matrix/cell": "matrix-cell",
     "matrix/selection": "matrix-selection",
+    "matrix/upgrade": "matrix-upgrade",
 }

@@ -17,6 +17,9 @@ from rest_framework.views import APIView
 import matching
 from core.api import ApiError, Pagination
 from core.web import CLUSTER_SCOPE
+from inventory.models import Cluster
+from inventory.ome_release import ome_description
+from inventory.ome_release import ome_header as cluster_ome_header
 
 from .. import filters
 from ..models import MatrixBuild, MatrixRow
@@ -27,8 +30,11 @@ OME_HEADER = "X-OME-Behaviour"
 BUILD_HEADER = "X-OME-Build"
 
 
-def ome_header() -> str:
-    return f"commit={matching.OME_BEHAVIOUR['commit']}; date={matching.OME_BEHAVIOUR['date']}"
+def ome_header(cluster: Cluster | None) -> str:
+    """The profile that judged the cluster (the default profile when no cluster is known)."""
+    if cluster is not None:
+        return cluster_ome_header(cluster)
+    return f"profile={matching.DEFAULT_BEHAVIOUR}; commit={matching.OME_BEHAVIOUR['commit']}; source=default"
 
 
 def query_flag(request: Request, name: str, *, default: bool) -> bool:
@@ -65,7 +71,8 @@ class MatrixPagination(Pagination):
 
     def get_paginated_response(self, data: Any) -> Response:
         response = super().get_paginated_response(data)
-        envelope = {"ome": dict(matching.OME_BEHAVIOUR), "build": build_data(self.build) if self.build else None}
+        ome = ome_description(self.build.cluster) if self.build else dict(matching.OME_BEHAVIOUR)
+        envelope = {"ome": ome, "build": build_data(self.build) if self.build else None}
         response.data = {**envelope, **response.data}
         return response
 
@@ -74,8 +81,11 @@ class MatrixPagination(Pagination):
         paged["properties"] = {
             "ome": {
                 "type": "object",
-                "description": "matching.OME_BEHAVIOUR: the OME behaviour the verdicts follow.",
-                "properties": {key: {"type": "string"} for key in ("commit", "date", "summary")},
+                "description": "The OME behaviour profile that judged the cluster, and why (inventory.ome_release).",
+                "properties": {
+                    key: {"type": "string"}
+                    for key in ("profile", "commit", "date", "summary", "source", "version", "why")
+                },
             },
             "build": {"type": "object", "description": "The matrix build the cells come from (see /matrix/builds/)."},
             **paged["properties"],
@@ -91,7 +101,7 @@ class MatrixHeaders(APIView):
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
         response = super().finalize_response(request, response, *args, **kwargs)
-        response[OME_HEADER] = ome_header()
+        response[OME_HEADER] = ome_header(self.build.cluster if self.build is not None else None)
         if self.build is not None:
             response[BUILD_HEADER] = str(self.build.pk)
         return response

@@ -9,8 +9,8 @@ from rest_framework import viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-import matching
 from core.api import ApiError, api_keys
+from inventory.ome_release import ome_description
 
 from .. import filters
 from ..selectors import (
@@ -97,7 +97,7 @@ class MatrixCellDetail(MatrixView):
         trace = cell_trace(model.cluster, model.key, runtime.key)
         return Response(
             {
-                "ome": dict(matching.OME_BEHAVIOUR),
+                "ome": ome_description(self.build.cluster),
                 "build": build_data(self.build),
                 **cell_data(cell, cell_reasoner(self.build)),
                 "check": None if trace is None else api_keys(trace.check.to_dict()),

@@ -16,8 +16,8 @@ from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
-import matching
 from core.web import scope_token
+from inventory.ome_release import judge, ome_description
 
 from ..cells import Cell
 from ..models import MatrixBuild
@@ -112,7 +112,7 @@ def csv_lines(cells: Iterable[Cell], cluster: str, reason: Reasoner | None) -> I
 
 
 def json_lines(cells: Iterable[Cell], build: MatrixBuild, reason: Reasoner | None) -> Iterator[str]:
-    head = {"ome": dict(matching.OME_BEHAVIOUR), "build": build_data(build), "cluster": build.cluster.name}
+    head = {"ome": ome_description(build.cluster), "build": build_data(build), "cluster": build.cluster.name}
     yield json.dumps(head, default=str)[:-1] + ', "cells": ['
     for index, cell in enumerate(cells):
         yield ("\n" if index == 0 else ",\n") + json.dumps(cell_data(cell, reason))
@@ -135,8 +135,8 @@ class MatrixCellExport(CellFilterView):
         assert self.build is not None
         reason = cell_reasoner(self.build) if query_flag(request, "reasons", default=False) else None
         response = StreamingHttpResponse(_chunked(self.lines(cells, reason)), content_type=self.media_type)
-        commit = matching.OME_BEHAVIOUR["commit"][:8]
-        filename = f"ome-matrix-{self.build.cluster.name}-build{self.build.pk}-ome{commit}.{self.extension}"
+        profile = judge(self.build.cluster).behaviour.name
+        filename = f"ome-matrix-{self.build.cluster.name}-build{self.build.pk}-ome{profile}.{self.extension}"
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
 

@@ -51,12 +51,17 @@ def test_a_cells_page_names_the_ome_behaviour_and_the_build(api: APIClient, demo
     response = api.get("/api/v1/matrix/cells/", {"page_size": 3})
 
     body = response.json()
-    assert body["ome"] == matching.OME_BEHAVIOUR
+    assert body["ome"] == {
+        **matching.OME_BEHAVIOUR,
+        "profile": matching.NEWEST_BEHAVIOUR,
+        "source": "registration",
+        "version": "",
+        "why": "a manifest snapshot registered without an OME version: judged by the newest profile, 078c923f",
+    }
     assert body["build"]["id"] == build.pk
     assert body["build"]["finished_at"]
-    assert (
-        response["X-OME-Behaviour"]
-        == f"commit={matching.OME_BEHAVIOUR['commit']}; date={matching.OME_BEHAVIOUR['date']}"
+    assert response["X-OME-Behaviour"] == (
+        f"profile={matching.NEWEST_BEHAVIOUR}; commit={matching.OME_BEHAVIOUR['commit']}; source=registration"
     )
     assert response["X-OME-Build"] == str(build.pk)
     assert len(body["results"]) == 3
@@ -152,7 +157,7 @@ def test_one_cell_carries_the_check_trace_and_the_seed_reason(api: APIClient, de
     body = response.json()
     assert response.status_code == 200, body
     assert response["X-OME-Behaviour"]
-    assert body["ome"] == matching.OME_BEHAVIOUR
+    assert body["ome"]["profile"] == matching.NEWEST_BEHAVIOUR
     assert (body["status"], body["namespace"]) == ("excluded", "_cluster")
     assert body["reason"].endswith(SEED_REASON)
     assert body["check"] == api_keys(matching.check(model.obj, runtime.obj).to_dict())
@@ -264,7 +269,7 @@ def test_json_export_holds_the_same_cells_as_the_pages(api: APIClient, demo: Clu
 
     body = json.loads(b"".join(response.streaming_content))
     assert response["Content-Type"] == "application/json"
-    assert body["ome"] == matching.OME_BEHAVIOUR
+    assert body["ome"]["profile"] == matching.NEWEST_BEHAVIOUR
     assert body["build"]["id"] == page["build"]["id"]
     assert body["cluster"] == "demo"
     assert body["cells"] == page["results"]

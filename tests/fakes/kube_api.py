@@ -28,6 +28,9 @@ HTTP surface (all JSON; errors are ``Status`` objects like a real apiserver):
   subjectaccessreviews`` is answered from it, and a request carrying ``Impersonate-User`` (and
   ``Impersonate-Group`` headers) is refused with 403 unless a rule lets that user or one of
   those groups do it. Requests without impersonation act as the dashboard's own account.
+* Read-only objects served by ``serve_object`` (GET only), e.g. OME's controller Deployment
+  (``serve_deployment``) and the OME CRDs (``serve_crd``), or a refusal of them (403/404), for
+  the detection of each cluster's OME version.
 
 Run by hand: ``python -m tests.fakes.kube_api --manifests DIR [--port N] [--kubeconfig-out PATH]``.
 """
@@ -475,6 +478,7 @@ class _Route:
         self.sub: str | None = None
         self.error: KubeError | None = None
         self.discovery: str | None = None
+        self.served: str | None = None
 
     @property
     def plural(self) -> str | None:
@@ -611,6 +615,7 @@ class FakeKubeAPI:
         self._watches: set[_Watch] = set()
         self._bookmark_seq: dict[str, int] = dict.fromkeys(KINDS, 0)
         self._requests: list[RecordedRequest] = []
+        self._served: dict[str, tuple[int, dict]] = {}
         self._snapshots: collections.OrderedDict[int, tuple[int, list[dict]]] = collections.OrderedDict()
         self._snapshot_ids = itertools.count(1)
         self._stopping = False
@@ -623,6 +628,44 @@ class FakeKubeAPI:
         self.base_url: str | None = None
         if manifests is not None:
             self.load_manifests(manifests)
+
+    # ---- read-only objects of other API groups -------------------------------------------------
+
+    def serve_object(self, path: str, obj: dict | None, *, status: int = 200) -> None:
+        """Serve `obj` at `path` (GET only). With `obj` None, answer `status` (403 or 404) with
+        a Status, as an API server does for a forbidden or missing object."""
+        if obj is None:
+            reason = {403: "Forbidden", 404: "NotFound"}.get(status, "Failure")
+            obj = KubeError(status, f"{reason.lower()}: {path}", reason).status()
+        with self._cond:
+            self._served["/" + path.strip("/")] = (status, copy.deepcopy(obj))
+
+    def serve_deployment(
+        self, namespace: str, name: str, image: str | None, *, container: str = "manager", status: int = 200
+    ) -> None:
+        """OME's controller Deployment with one container running `image`; None refuses it."""
+        path = f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}"
+        if image is None:
+            return self.serve_object(path, None, status=status)
+        containers = [{"name": container, "image": image}]
+        self.serve_object(
+            path,
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {
+                    "selector": {"matchLabels": {"control-plane": name}},
+                    "template": {"metadata": {"labels": {"control-plane": name}}, "spec": {"containers": containers}},
+                },
+            },
+        )
+
+    def serve_crd(self, crd: dict | None, *, name: str | None = None, status: int = 200) -> None:
+        """A CustomResourceDefinition (as OME installs it) at its path; None refuses `name`."""
+        crd_name = name or (crd or {}).get("metadata", {}).get("name")
+        path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd_name}"
+        self.serve_object(path, crd, status=status)
 
     # ---- lifecycle ----------------------------------------------------------------------------
 
@@ -1372,6 +1415,14 @@ class FakeKubeAPI:
         if method == "POST" and segs == ["apis", "authorization.k8s.io", "v1", "subjectaccessreviews"]:
             r.verb = "review"
             return r
+        if "/" + "/".join(segs) in self._served:
+            r.served = "/" + "/".join(segs)
+            r.verb = "get" if method == "GET" else None
+            if r.verb is None:
+                r.error = KubeError(
+                    405, "the server does not allow this method on the requested resource", "MethodNotAllowed"
+                )
+            return r
         if len(segs) < 4 or segs[:3] != ["apis", GROUP, VERSION]:
             r.error = KubeError(404, NOT_FOUND_PATH, "NotFound")
             return r
@@ -1508,6 +1559,10 @@ class FakeKubeAPI:
                 return self._send(h, rec, 200, self._discovery(r.discovery))
             if r.verb == "review":
                 return self._send(h, rec, 201, self._review(body))
+            if r.served is not None:
+                with self._cond:
+                    code, served = self._served[r.served]
+                return self._send(h, rec, code, served)
             self._check_impersonation(rec, r)
             if body_error is not None and r.verb in ("create", "update", "patch"):
                 raise KubeError(400, f"error decoding body: {body_error}", "BadRequest")

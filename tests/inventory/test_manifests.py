@@ -272,3 +272,34 @@ def test_the_bundled_demo_loads_without_errors(tmp_path: Path) -> None:
     assert result.counts["ClusterBaseModel"].added > 200
     assert Resource.objects.filter(cluster=demo, name="qwen-image-pvc", has_pipeline=False).exists()
     assert Resource.objects.filter(cluster=demo, name="srt-qwen-image-pipeline").exists()
+
+
+@pytest.mark.parametrize("behaviour", ["17b77eda", "078c923f"])
+def test_the_command_line_and_load_manifests_give_the_same_scores(behaviour: str) -> None:
+    import subprocess
+    import sys
+
+    from inventory.ome_release import ome_version_set_admin
+    from inventory.parsed import load_inventory
+
+    root = Path(__file__).resolve().parents[2]
+    model_file = root / "demo/seed/clusterbasemodel-qwen-image-pvc.yaml"
+    runtimes = [
+        root / "demo/seed/clusterservingruntime-srt-qwen-image-pipeline.yaml",
+        root / "catalog/runtimes/srt/Qwen",
+    ]
+    cluster = cluster_register(ClusterSpec("files", Cluster.Source.MANIFESTS, manifests=()))
+    ome_version_set_admin(cluster, behaviour)
+    call_command("load_manifests", str(model_file), *map(str, runtimes), "--cluster", "files", stdout=StringIO())
+
+    command = [sys.executable, "-m", "matching", "explain", str(model_file), *map(str, runtimes), "--json"]
+    printed = json.loads(
+        subprocess.run(
+            [*command, "--behaviour", behaviour], capture_output=True, text=True, cwd=root, check=True
+        ).stdout
+    )
+    selection = load_inventory(cluster).grid.select(("ClusterBaseModel", "", "qwen-image-pvc"))
+
+    assert printed["compatible"] == [match.to_dict() for match in selection.compatible]
+    assert [match["score"] for match in printed["compatible"]] == [2]  # weights 1 + 1, as on a cluster (15 raw)
+    assert printed == selection.to_dict()

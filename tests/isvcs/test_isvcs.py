@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+import matching
 from inventory.models import Cluster, Resource
+from inventory.parsed import load_inventory
 from inventory.sync import event_apply
 from isvcs.models import InferenceServiceVerdict
 from isvcs.services import (
@@ -89,7 +91,15 @@ def test_the_seed_service_is_used_anyway_by_newer_ome_and_blocked_by_older_ome(d
         f"Runtime srt-qwen-image-pipeline does not declare support for model qwen-image-pvc ({error}); "
         "proceeding because the runtime was named explicitly",
     )
-    assert (verdict.legacy_verdict, verdict.legacy_error) == (BLOCKED, error)
+    assert verdict.behaviour == matching.NEWEST_BEHAVIOUR
+    inventory = load_inventory(demo)
+    service = inventory.isvcs[("InferenceService", "research", "qwen-image-pipeline")]
+    older = matching.evaluate_isvc(inventory.grid, service, inventory.invalid, behaviour="17b77eda")
+    assert (older.verdict, older.failure, older.error, older.behaviour) == (BLOCKED, "incompatible", error, "17b77eda")
+    assert older.event == (
+        "RuntimeValidationError",
+        f"Runtime srt-qwen-image-pipeline does not support model qwen-image-pvc: {error}",
+    )
     assert verdict.fix == (
         'patch the model\'s diffusionPipeline ({"spec":{"diffusionPipeline":{"className":"QwenImagePipeline",'
         '"transformer":{"library":"diffusers"}}}}) so that srt-qwen-image-pipeline matches it'
@@ -239,8 +249,12 @@ def isvc(
     return obj
 
 
-def evaluate(*objects: dict[str, Any], first: dict[tuple[str, str, str], FirstVerdict] | None = None) -> IsvcVerdict:
-    inventory = inventory_from_objects(objects)
+def evaluate(
+    *objects: dict[str, Any],
+    first: dict[tuple[str, str, str], FirstVerdict] | None = None,
+    behaviour: str = matching.NEWEST_BEHAVIOUR,
+) -> IsvcVerdict:
+    inventory = inventory_from_objects(objects, behaviour=behaviour)
     raw = {}
     for obj in objects:
         if obj["kind"] == "InferenceService":
@@ -256,23 +270,28 @@ def test_a_base_model_referenced_with_the_default_kind_is_not_found_by_newer_ome
     assert (verdict.verdict, verdict.failure) == (BLOCKED, "model-not-found")
     assert verdict.error == "No BaseModel or ClusterBaseModel with the name: llama"
     assert verdict.event == ("ModelReconcileError", verdict.error)
-    assert verdict.legacy_model == ("BaseModel", "team", "llama")
-    assert (verdict.legacy_verdict, verdict.legacy_error) == (SELECTED, None)
+    assert verdict.webhook_model == ("BaseModel", "team", "llama")
     assert verdict.fix == "set spec.model.kind: BaseModel"
     assert "referenced without kind: BaseModel" in verdict.notes[0]
+    older = evaluate(
+        model("llama", namespace="team"), runtime("rt"), isvc(model_ref={"name": "llama"}), behaviour="17b77eda"
+    )
+    assert (older.verdict, older.error, older.notes) == (SELECTED, None, ())
 
 
 def test_with_both_kinds_the_kind_decides_and_older_ome_takes_the_base_model() -> None:
-    verdict = evaluate(
+    objects = (
         model("llama", namespace="team"),
         model("llama", modelFramework={"name": "transformers", "version": "4.40.0"}),
         runtime("rt"),
         isvc(model_ref={"name": "llama", "kind": "ClusterBaseModel"}),
     )
+    verdict = evaluate(*objects)
+    older = evaluate(*objects, behaviour="17b77eda")
 
     assert verdict.model == ("ClusterBaseModel", "", "llama")
     assert verdict.failure == "no-runtime"
-    assert verdict.legacy_verdict == SELECTED
+    assert (older.verdict, older.model) == (SELECTED, ("BaseModel", "team", "llama"))
     assert verdict.notes
 
 
@@ -296,7 +315,8 @@ def test_a_named_runtime_is_looked_up_by_kind() -> None:
         "runtime-disabled",
         "cluster-scoped runtime rt is disabled",
     )
-    assert by_default.legacy_verdict == NAMED  # OME v1.2 looks in the namespace first
+    older = evaluate(*objects, isvc(model_ref={"name": "llama"}, runtime_ref={"name": "rt"}), behaviour="17b77eda")
+    assert (older.verdict, older.runtime) == (NAMED, ("ServingRuntime", "team", "rt"))  # the namespace first
     assert (namespaced.verdict, namespaced.runtime) == (NAMED, ("ServingRuntime", "team", "rt"))
 
 
@@ -307,7 +327,13 @@ def test_a_missing_named_runtime() -> None:
 
     assert (verdict.failure, verdict.error) == ("runtime-not-found", "ServingRuntime x not found in namespace team")
     assert verdict.event == ("RuntimeNotFound", verdict.error)
-    assert verdict.legacy_error == "runtime x not found in namespace team or at cluster scope"
+    older = evaluate(
+        model("llama"),
+        isvc(model_ref={"name": "llama"}, runtime_ref={"name": "x", "kind": "ServingRuntime"}),
+        behaviour="17b77eda",
+    )
+    assert older.error == "runtime x not found in namespace team or at cluster scope"
+    assert older.event == ("RuntimeValidationError", f"Runtime x does not support model llama: {older.error}")
 
 
 def test_an_incompatible_named_runtime_for_a_sharded_model_blocks() -> None:
@@ -346,7 +372,8 @@ def test_the_lean_path_and_a_disabled_model() -> None:
         "no-model",
         "InferenceService must specify spec.runtime when spec.model is omitted",
     )
-    assert nothing.legacy_error == "model reference is required"
+    older = evaluate(runtime("rt"), isvc(), behaviour="17b77eda")
+    assert (older.error, older.event) == ("model reference is required", ("ModelReconcileError", older.error))
     assert (disabled.failure, disabled.error) == ("model-disabled", "specified base model llama is disabled")
 
 
@@ -385,7 +412,13 @@ def test_a_pinned_runtime_is_not_validated_by_newer_ome() -> None:
 
     assert (verdict.verdict, verdict.error) == (NAMED, None)
     assert "autoSync is false" in verdict.notes[0]
-    assert verdict.legacy_verdict == BLOCKED  # OME v1.2 has no pinning
+    older = evaluate(
+        changed,
+        runtime("rt"),
+        isvc(model_ref={"name": "llama"}, runtime_ref={"name": "rt", "autoSync": False}),
+        behaviour="17b77eda",
+    )
+    assert (older.verdict, older.failure) == (BLOCKED, "incompatible")  # no pinning before
 
 
 def test_a_ready_false_condition_falls_back_to_the_first_verdict() -> None:

@@ -43,9 +43,62 @@ def test_explain_json_is_select_to_dict(tmp_path: Path) -> None:
 
     result = explain(PVC_MODEL, SEED_RUNTIME, CATALOG_RUNTIME, "--json")
 
+    model = matching.as_applied(yaml.safe_load(PVC_MODEL.read_text()))
+    runtimes = [matching.as_applied(yaml.safe_load(path.read_text())) for path in (SEED_RUNTIME, CATALOG_RUNTIME)]
+    assert json.loads(result.stdout) == matching.select(model, runtimes).to_dict()
+
+
+def test_explain_applies_the_crd_defaults_unless_raw() -> None:
+    import yaml
+
+    import matching
+
+    applied = json.loads(explain(PVC_MODEL, SEED_RUNTIME, CATALOG_RUNTIME, "--json").stdout)
+    raw = json.loads(explain(PVC_MODEL, SEED_RUNTIME, CATALOG_RUNTIME, "--json", "--raw").stdout)
+
+    # Section 9 of the spec: srt-qwen-image scores 2 with the CRD defaults, 15 as raw YAML.
+    assert [(m["name"], m["score"]) for m in applied["compatible"]] == [("srt-qwen-image", 2)]
+    assert [(m["name"], m["score"]) for m in raw["compatible"]] == [("srt-qwen-image", 15)]
     model = yaml.safe_load(PVC_MODEL.read_text())
     runtimes = [yaml.safe_load(path.read_text()) for path in (SEED_RUNTIME, CATALOG_RUNTIME)]
-    assert json.loads(result.stdout) == matching.select(model, runtimes).to_dict()
+    assert raw == matching.select(model, runtimes).to_dict()
+
+
+def test_explain_judges_by_the_profile_asked_for(tmp_path: Path) -> None:
+    runtime = tmp_path / "rt.yaml"
+    runtime.write_text(
+        "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: half-open}\nspec:\n"
+        "  modelSizeRange: {min: 1B}\n  supportedModelFormats:\n"
+        "  - {modelFormat: {name: diffusers, version: 0.34.0.dev0}, modelFramework: {name: diffusers, version: 0.34.0.dev0},"
+        " modelArchitecture: QwenImagePipeline, autoSelect: true}\n"
+    )
+    model = tmp_path / "m.yaml"
+    model.write_text(PVC_MODEL.read_text().replace("spec:", "spec:\n  modelParameterSize: 20B", 1))
+
+    newest = explain(model, runtime)
+    older = explain(model, runtime, "--behaviour", "17b77eda")
+
+    assert "Selected: half-open" in newest.stdout
+    assert "OME: profile 17b77eda" in older.stdout
+    assert "No runtime: OME 17b77eda crashes (nil pointer dereference) on runtime half-open" in older.stdout
+    assert explain(model, runtime, "--behaviour", "v9").returncode == 2
+
+
+def test_every_argument_is_explained_in_the_help() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "matching", "explain", "--help"], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    help_text = " ".join(result.stdout.split())
+    for argument in (
+        "MODEL_FILE a YAML",
+        "RUNTIME_PATH files or folders",
+        "--isvc FILE an",
+        "--namespace NS the",
+        "--json print",
+        "--raw read the files as written",
+        "--behaviour NAME the OME",
+    ):
+        assert argument in help_text
 
 
 def test_explain_reads_folders_and_skips_other_kinds() -> None:

@@ -58,6 +58,7 @@ def rules_of(role: dict[str, Any]) -> list[tuple[str, str, str]]:
 LEAST_PRIVILEGE = sorted(
     [(OME_GROUP, plural, verb) for plural in PLURALS.values() for verb in READ]
     + [(OME_GROUP, "basemodels", "patch"), (OME_GROUP, "clusterbasemodels", "patch")]
+    + [("apiextensions.k8s.io", "customresourcedefinitions", "get")]
 )
 
 
@@ -68,6 +69,34 @@ def test_the_cluster_role_reads_the_five_ome_kinds_and_patches_models_only(folde
     assert list(roles) == ["ome-compat"]
     assert rules_of(roles["ome-compat"]) == LEAST_PRIVILEGE
     assert "*" not in str(roles["ome-compat"]["rules"])
+    [crd_rule] = [rule for rule in roles["ome-compat"]["rules"] if rule["apiGroups"] == ["apiextensions.k8s.io"]]
+    assert crd_rule["resourceNames"] == ["clusterbasemodels.ome.io"]
+
+
+def test_reading_omes_controller_deployment_is_granted_in_omes_namespace_only() -> None:
+    documents = files.deploy_documents("deploy/ome-namespace")
+    [role] = files.objects_of(documents, "Role").values()
+    [binding] = files.objects_of(documents, "RoleBinding").values()
+
+    assert role["rules"] == [
+        {
+            "apiGroups": ["apps"],
+            "resources": ["deployments"],
+            "resourceNames": ["ome-controller-manager"],
+            "verbs": ["get"],
+        }
+    ]
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": role["metadata"]["name"],
+    }
+    assert {(s["namespace"], s["name"]) for s in binding["subjects"]} == {
+        ("ome-compat", "ome-compat"),
+        ("ome-compat-reader", "ome-compat"),
+    }
+    kustomization = yaml.safe_load((settings.BASE_DIR / "deploy/ome-namespace/kustomization.yaml").read_text())
+    assert kustomization["namespace"] == "ome"  # OME's namespace, settings.OME_NAMESPACE
 
 
 def test_the_service_account_is_bound_to_the_role_and_used_by_every_pod(
@@ -183,7 +212,7 @@ def test_no_secret_is_generated_or_committed() -> None:
 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (with its built-in kustomize) is not installed")
-@pytest.mark.parametrize("folder", ["deploy", "deploy/remote-cluster"])
+@pytest.mark.parametrize("folder", ["deploy", "deploy/remote-cluster", "deploy/ome-namespace"])
 def test_kustomize_renders_the_manifests(folder: str) -> None:
     result = subprocess.run(
         ["kubectl", "kustomize", str(settings.BASE_DIR / folder)], capture_output=True, text=True, timeout=60

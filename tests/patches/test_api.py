@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+import matching
 from inventory.models import Cluster, Resource
 from patches.models import PatchAttempt
 from patches.services import MAX_UPLOAD_BYTES, version_of
@@ -48,7 +49,7 @@ def test_preview_of_a_runtime_plan_returns_patch_objects_matrix_diff_and_kubectl
     assert response.status_code == 200
     body = response.json()
     assert body["patch"] == SEED_PATCH
-    assert body["plan"] == {"patch": SEED_PATCH, "entry": 0, "blocked": []}
+    assert body["plan"] == {"behaviour": matching.NEWEST_BEHAVIOUR, "patch": SEED_PATCH, "entry": 0, "blocked": []}
     assert body["kubectl"].startswith("kubectl patch clusterbasemodel qwen-image-pvc --type merge -p '")
     assert body["after"]["spec"]["diffusionPipeline"] == PIPELINE
     assert body["matrix_diff"]["summary"]["picks_changed"] >= 1

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import matching
 from inventory.models import Cluster, Resource
 from inventory.services import manifests_load
 from inventory.signals import inventory_changed
@@ -104,7 +105,7 @@ def test_the_preview_shows_the_patch_the_objects_before_and_after_and_the_kubect
     assert preview["after"]["spec"]["diffusionPipeline"] == PIPELINE
     assert {k: v for k, v in preview["after"]["spec"].items() if k != "diffusionPipeline"} == preview["before"]["spec"]
     assert preview["resource_version"] == version_of(snapshot, stored(snapshot))
-    assert preview["plan"] == {"patch": SEED_PATCH, "entry": 0, "blocked": []}
+    assert preview["plan"] == {"behaviour": matching.NEWEST_BEHAVIOUR, "patch": SEED_PATCH, "entry": 0, "blocked": []}
     assert preview["already_applied"] is False
 
 

@@ -11,10 +11,14 @@ from inventory.parsed import Inventory
 from whatif.parse import normalise
 
 
-def inventory_from_objects(objects: Iterable[Mapping[str, Any]], *, cluster_id: int = 0) -> Inventory:
+def inventory_from_objects(
+    objects: Iterable[Mapping[str, Any]], *, cluster_id: int = 0, behaviour: str = matching.DEFAULT_BEHAVIOUR
+) -> Inventory:
     """An Inventory of manifests (normalised like loaded ones), with ids 1, 2, … in input
-    order; malformed objects are recorded as invalid."""
-    inventory = Inventory(cluster_id=cluster_id, fingerprint=f"objects:{id(objects)}")
+    order, judged by `behaviour`; malformed objects are recorded as invalid."""
+    inventory = Inventory(
+        cluster_id=cluster_id, fingerprint=f"objects:{id(objects)}", behaviour=matching.as_behaviour(behaviour)
+    )
     for number, raw in enumerate(objects, start=1):
         obj = normalise(raw)
         kind = obj.get("kind")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -20,6 +21,13 @@ class Command(BaseCommand):
         source.add_argument("--in-cluster", action="store_true")
         source.add_argument("--manifests", metavar="DIR", nargs="+")
         parser.add_argument("--context", default="", help="kubeconfig context (with --kubeconfig)")
+        parser.add_argument(
+            "--ome-version",
+            default="",
+            metavar="VERSION",
+            help="the OME the cluster runs: a release tag (v0.1.5) or a behaviour profile name; wins over "
+            "detection (manifest snapshots default to the newest profile)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["kubeconfig"]:
@@ -28,8 +36,11 @@ class Command(BaseCommand):
             spec = ClusterSpec(options["name"], Cluster.Source.IN_CLUSTER)
         else:
             spec = ClusterSpec(options["name"], Cluster.Source.MANIFESTS, manifests=tuple(options["manifests"]))
+        spec = dataclasses.replace(spec, ome_version=options["ome_version"])
         try:
             cluster = cluster_register(spec)
-        except ValueError as error:  # a kubeconfig outside the directory, unreadable, or no such context
+        except (
+            ValueError
+        ) as error:  # a kubeconfig outside the directory, unreadable, no such context, or a bad --ome-version
             raise CommandError(str(error)) from None
         self.stdout.write(f"cluster {cluster.name}: {cluster.describe_source()}")

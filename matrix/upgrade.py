@@ -1,0 +1,114 @@
+"""What an OME upgrade (or any other OME) would change in a cluster: `matching.behaviour_diff`
+between the profile that judges the cluster and another, computed once per inventory version."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import matching
+from core.cache import VersionedCache
+from core.errors import DomainError
+from inventory.models import Cluster
+from inventory.ome_release import Judgement, judge
+from inventory.parsed import load_inventory
+from matching import Difference, ObjectKey, key_text
+
+SUBJECTS = (
+    ("isvc", "InferenceServices"),
+    ("selection", "Runtime picks (per model and namespace)"),
+    ("cell", "Cells (a model against a runtime)"),
+)
+
+
+class UnknownBehaviour(DomainError):
+    code = "invalid"
+    http_status = 400
+
+
+@dataclass(frozen=True)
+class UpgradeReport:
+    """The differences between the cluster's profile (`judgement`) and `other`, with the
+    resource ids of the objects they name (for links)."""
+
+    cluster: Cluster
+    judgement: Judgement
+    other: matching.Behaviour
+    differences: list[Difference]
+    ids: dict[ObjectKey, int]
+
+    @property
+    def changes(self) -> list[tuple[str, str]]:
+        """The behaviours the two profiles differ in: (U-number, words)."""
+        return [
+            (code, matching.CHANGES[code]) for code in matching.changes_between(self.judgement.behaviour, self.other)
+        ]
+
+    def by_subject(self) -> list[tuple[str, str, list[tuple[Difference, str, str]]]]:
+        """For the page: each subject's differences with their values in words."""
+        return [
+            (
+                subject,
+                title,
+                [(item, shown(item.before), shown(item.after)) for item in self.differences if item.subject == subject],
+            )
+            for subject, title in SUBJECTS
+        ]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "cluster": self.cluster.name,
+            "from": self.judgement.to_dict(),
+            "to": self.other.to_dict(),
+            "changes": [{"code": code, "description": text} for code, text in self.changes],
+            "count": len(self.differences),
+            "differences": [
+                {
+                    **item.to_dict(),
+                    "modelId": self.ids.get(item.model) if item.model else None,
+                    "runtimeId": self.ids.get(item.runtime) if item.runtime else None,
+                }
+                for item in self.differences
+            ],
+        }
+
+
+def shown(value: object) -> str:
+    """A difference's value in words: a verdict, a runtime, a score or OME's text."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "compatible" if value else "incompatible"
+    if isinstance(value, tuple) and len(value) == 3:
+        return key_text((str(value[0]), str(value[1]), str(value[2])))
+    return str(value)
+
+
+# (cluster id, other profile) -> the differences at an inventory fingerprint (which names the
+# cluster's own profile too): the diff evaluates the grid under both profiles.
+_DIFFS: VersionedCache[str, list[Difference]] = VersionedCache(owners=64)
+
+
+def other_behaviour(name: str | None) -> matching.Behaviour:
+    """The profile to compare with: the named one, by default the newest."""
+    try:
+        return matching.as_behaviour(name or matching.NEWEST_BEHAVIOUR)
+    except ValueError as error:
+        raise UnknownBehaviour(str(error), field="to") from None
+
+
+def upgrade_report(cluster: Cluster, to: str | None = None) -> UpgradeReport:
+    """What `to` (default: the newest profile) decides differently from the cluster's profile."""
+    other = other_behaviour(to)
+    inventory = load_inventory(cluster)
+    differences = _DIFFS.get(
+        (cluster.pk, other.name),
+        inventory.fingerprint,
+        lambda _stale: matching.behaviour_diff(inventory.grid, other, inventory.invalid),
+    )
+    return UpgradeReport(
+        cluster=cluster,
+        judgement=judge(cluster),
+        other=other,
+        differences=differences,
+        ids=dict(inventory.ids),
+    )

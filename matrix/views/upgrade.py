@@ -1,0 +1,34 @@
+"""The upgrade page: what another OME (by default the newest) would decide differently in a
+cluster, each difference with the behaviour that causes it."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+import matching
+from core.web import read_access
+from inventory.models import Cluster
+from inventory.selectors import cluster_or_404
+
+from ..upgrade import UnknownBehaviour, upgrade_report
+
+
+@require_safe
+@read_access
+def upgrade(request: HttpRequest) -> HttpResponse:
+    cluster = cluster_or_404(request.GET.get("cluster")) if Cluster.objects.exists() else None
+    if cluster is None:
+        return render(request, "matrix/matrix.html", {"error": "no-cluster", "clusters": []})
+    try:
+        report = upgrade_report(cluster, request.GET.get("to"))
+    except UnknownBehaviour as error:
+        return render(request, "matrix/upgrade.html", {"cluster": cluster, "error": error.message}, status=400)
+    context = {
+        "cluster": cluster,
+        "clusters": Cluster.objects.order_by("name"),
+        "report": report,
+        "profiles": list(matching.BEHAVIOURS.values()),
+    }
+    return render(request, "matrix/upgrade.html", context)
