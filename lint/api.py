@@ -49,8 +49,8 @@ def _ack_dict(ack: LintAcknowledgement | None) -> dict[str, object] | None:
         "reason": ack.reason,
         "by": ack.username,
         "at": ack.created_at.isoformat(),
-        "withdrawnAt": ack.withdrawn_at.isoformat() if ack.withdrawn_at else None,
-        "withdrawnBy": ack.withdrawn_by or None,
+        "withdrawn_at": ack.withdrawn_at.isoformat() if ack.withdrawn_at else None,
+        "withdrawn_by": ack.withdrawn_by or None,
     }
 
 

@@ -97,7 +97,7 @@ class Fix:
             "checks": list(self.checks),
             "changes": list(self.changes),
             "patches": [patch.to_dict() for patch in self.patches],
-            "pipelinePatch": self.pipeline,
+            "pipeline_patch": self.pipeline,
             "caveats": list(self.caveats),
         }
 

@@ -114,7 +114,7 @@ class NearMissView(APIView):
                 "ome": matching.OME_BEHAVIOUR,
                 "model": {**matching.key_dict(model.key), "id": model.pk},
                 "namespace": namespace,
-                "nearMisses": [miss.to_dict() for miss in misses],
+                "near_misses": [miss.to_dict() for miss in misses],
             }
         )
 

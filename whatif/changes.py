@@ -41,8 +41,8 @@ class RowChange:
             "model": key_dict(self.model),
             "namespaces": list(self.namespaces),
             "change": self.change,
-            "oldSelected": key_dict(self.old_selected),
-            "newSelected": key_dict(self.new_selected),
+            "old_selected": key_dict(self.old_selected),
+            "new_selected": key_dict(self.new_selected),
             "reasons": list(self.reasons),
         }
 

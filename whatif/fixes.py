@@ -66,7 +66,7 @@ class Impact:
         )
 
     def to_dict(self) -> dict[str, object]:
-        return {"takesFromOthers": self.takes_from_others, "changes": [change.to_dict() for change in self.changes]}
+        return {"takes_from_others": self.takes_from_others, "changes": [change.to_dict() for change in self.changes]}
 
 
 @dataclass(frozen=True)

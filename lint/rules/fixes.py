@@ -50,9 +50,9 @@ class Fix:
         return {
             "target": key_dict(self.target),
             "summary": self.summary,
-            "mergePatch": self.patch or None,
+            "merge_patch": self.patch or None,
             "entries": {str(index): values for index, values in self.entries.items()} or None,
-            "others": [{"object": key_dict(key), "mergePatch": patch} for key, patch in self.others.items()] or None,
+            "others": [{"object": key_dict(key), "merge_patch": patch} for key, patch in self.others.items()] or None,
         }
 
 

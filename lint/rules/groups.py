@@ -75,13 +75,13 @@ class FindingGroup:
             "models": [key_dict(key) for key in self.models],
             "quirks": [{"code": code, "meaning": text} for code, text in self.quirks],
             "fix": self.fix.to_dict() if self.fix is not None else None,
-            "noFix": self.no_fix or None,
+            "no_fix": self.no_fix or None,
             "findings": [finding.to_dict() for finding in self.findings],
         }
 
 
 def _single_winner(finding: Finding, why: str) -> ObjectKey | None:
-    beaten = finding.details.get("beatenBy") or []
+    beaten = finding.details.get("beaten_by") or []
     if len(beaten) == 1 and beaten[0]["why"] == [why]:
         runtime = beaten[0]["runtime"]
         return (runtime["kind"], runtime["namespace"], runtime["name"])
@@ -223,7 +223,7 @@ def _static_fix(cause: str, runtime: ObjectKey, members: list[Finding], rows: Ro
         summary = f"remove the empty diffusionPipeline of entr{'ies' if len(entries) > 1 else 'y'} {', '.join(map(str, entries))}"
         return Fix(runtime, summary, entries={index: {"diffusionPipeline": None} for index in entries})
     if cause == "score-from-unmatched-entry":
-        entries = _entries_of(members, "scoringEntry")
+        entries = _entries_of(members, "scoring_entry")
         summary = (
             f"set autoSelect: false on entr{'ies' if len(entries) > 1 else 'y'} {', '.join(map(str, entries))}, "
             "whose score counts for models it does not match (Q2)"

@@ -56,7 +56,7 @@ def pipeline_would_exclude(rows: Rows) -> list[Finding]:
                 + ". Set spec.diffusionPipeline on those models first",
                 runtimes=[runtime_key],
                 models=bare_keys,
-                details={"selectedFor": [key_dict(key) for key in picked], "storageSchemes": schemes},
+                details={"selected_for": [key_dict(key) for key in picked], "storage_schemes": schemes},
             )
         )
     return findings

@@ -71,7 +71,7 @@ class LintReport:
             "cluster": self.cluster,
             "counts": self.counts(),
             "codes": dict(sorted(codes.items())),
-            "groupCounts": severity_counts(group.severity for group in self.groups),
+            "group_counts": severity_counts(group.severity for group in self.groups),
             "groups": [group.to_dict() for group in self.groups],
             "findings": [finding.to_dict() for finding in self.findings],
         }

@@ -64,7 +64,7 @@ def shadowed(rows: Rows) -> list[Finding]:
                 namespaces=sorted({item.namespace for item in items}),
                 details={
                     "winners": [key_dict(key) for key in sorted(winners)],
-                    "beatenBy": [
+                    "beaten_by": [
                         {"runtime": key_dict(key), "why": sorted(why)} for key, why in sorted(winners.items())
                     ],
                 },
@@ -109,7 +109,7 @@ def matches_nothing(rows: Rows, index: CandidateIndex) -> list[Finding]:
                 "matches-no-model",
                 f"{key_text(runtime_key)} matches no model in the cluster{hint}",
                 runtimes=[runtime_key],
-                details={"nearMisses": near},
+                details={"near_misses": near},
             )
         )
     return findings

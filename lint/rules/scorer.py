@@ -111,15 +111,15 @@ class _Quirks:
             runner_up = row.ranked[1].score if len(row.ranked) > 1 else None
             detail: dict[str, object] = {
                 "score": winner_score,
-                "matchingEntriesScore": honest,
-                "scoringEntry": _scoring_entry(model, winner, self.rows.inventory.behaviour),
-                "runnerUpScore": runner_up,
-                "decidesPick": runner_up is not None and runner_up >= honest,
+                "matching_entries_score": honest,
+                "scoring_entry": _scoring_entry(model, winner, self.rows.inventory.behaviour),
+                "runner_up_score": runner_up,
+                "decides_pick": runner_up is not None and runner_up >= honest,
             }
             self.q2.add((winner_key,), row.model, row.namespace, detail)
         # Q3: auto-selected although no matching entry has autoSelect: true.
         if no_auto_match:
-            self.q3.add((winner_key,), row.model, row.namespace, {"matchedEntry": row.ranked[0].entry or 0})
+            self.q3.add((winner_key,), row.model, row.namespace, {"matched_entry": row.ranked[0].entry or 0})
 
     def _size_tiebreaks(self, row: Row) -> None:
         """Q16: size tie-breaks among runtimes of the winner's scope with the same score."""
@@ -159,7 +159,7 @@ def scorer_quirks(rows: Rows) -> list[Finding]:
             )
         )
     for runtimes in sorted(quirks.q2.models):
-        decides = any(detail["decidesPick"] for detail in quirks.q2.details[runtimes])
+        decides = any(detail["decides_pick"] for detail in quirks.q2.details[runtimes])
         findings.append(
             _aggregate_finding(
                 "warning",

@@ -47,7 +47,7 @@ def test_one_runtime_without_a_range_outranking_many_is_one_group_with_a_count()
     assert "picks it over 3 runtime(s) whose range fits the model, for 3 model(s) (Q16)" in found.title
     assert found.severity == "warning"  # the shadowed findings' severity, over the tie-break's info
     assert len(report.groups) == 1
-    assert report.to_dict()["groupCounts"] == {"error": 0, "warning": 1, "info": 0}
+    assert report.to_dict()["group_counts"] == {"error": 0, "warning": 1, "info": 0}
 
 
 def test_the_fix_of_a_missing_range_gives_the_range_its_models_span_and_the_what_if_confirms_it() -> None:

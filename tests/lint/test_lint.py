@@ -56,7 +56,7 @@ def test_adding_a_pipeline_to_the_catalog_runtime_would_lose_the_pvc_model(repor
     assert finding.severity == "warning"  # OME picks srt-qwen-image for it today
     assert finding.models == [PVC_MODEL]
     assert "(pvc://): qwen-image-pvc; OME picks it today for qwen-image-pvc" in finding.message
-    assert finding.details["storageSchemes"] == ["pvc://"]
+    assert finding.details["storage_schemes"] == ["pvc://"]
 
 
 @pytest.mark.django_db
@@ -164,8 +164,8 @@ def test_a_score_from_an_entry_that_does_not_match_is_flagged_when_it_decides_th
 
     finding = only(report.by_code("score-from-unmatched-entry"), key("inflated"))
     detail = finding.details["rows"][0]
-    assert (detail["score"], detail["matchingEntriesScore"], detail["scoringEntry"]) == (18, 2, 1)
-    assert detail["decidesPick"] is True
+    assert (detail["score"], detail["matching_entries_score"], detail["scoring_entry"]) == (18, 2, 1)
+    assert detail["decides_pick"] is True
     assert "without it another runtime would win" in finding.message
 
 
@@ -174,7 +174,7 @@ def test_auto_selection_through_another_entrys_auto_select_is_flagged() -> None:
     report = lint(model("llama"), runtime("q3", entry(autoSelect=False), other_entry))
 
     finding = only(report.by_code("auto-selected-via-other-entry"), key("q3"))
-    assert finding.details["rows"][0]["matchedEntry"] == 0
+    assert finding.details["rows"][0]["matched_entry"] == 0
 
 
 def test_a_runtime_without_a_size_range_wins_the_size_tie_break() -> None:
@@ -219,7 +219,7 @@ def test_a_runtime_that_matches_nothing_names_its_nearest_miss() -> None:
     finding = only(report.by_code("matches-no-model"), key("old"))
     assert finding.severity == "info"
     assert "framework version mismatch (model=4.51.0, runtime=4.40.0)" in finding.message
-    assert finding.details["nearMisses"][0]["model"]["name"] == "llama"
+    assert finding.details["near_misses"][0]["model"]["name"] == "llama"
 
 
 def test_a_partial_recorded_pipeline_is_fixable_by_a_patch() -> None:

@@ -149,7 +149,7 @@ def test_the_api_lists_groups_and_acknowledges_with_the_permission(
     assert next(g for g in listed if g["key"] == NO_RANGE_KEY)["acknowledged"]["reason"] == "x"
     assert api.delete(f"/api/v1/matrix/lint/acknowledgements/?cluster=demo&key={NO_RANGE_KEY}").status_code == 204
     assert (
-        api.get("/api/v1/matrix/lint/acknowledgements/", {"cluster": "demo"}).json()["results"][0]["withdrawnBy"]
+        api.get("/api/v1/matrix/lint/acknowledgements/", {"cluster": "demo"}).json()["results"][0]["withdrawn_by"]
         == "bot"
     )
 
