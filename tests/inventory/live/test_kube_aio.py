@@ -4,6 +4,7 @@ the real kubernetes.aio client."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
@@ -34,7 +35,14 @@ def run_with_api(fake: FakeKubeAPI, tmp_path: Path, use: Callable[[Any], Awaitab
         finally:
             await kube.close(api)
 
-    return asyncio.run(main())
+    return run_alone(main())
+
+
+def run_alone(coroutine: Awaitable[T]) -> T:
+    """asyncio.run in a thread of its own: Playwright's sync API may leave an event loop running
+    in this thread when browser tests ran earlier in the same process."""
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()  # type: ignore[arg-type]
 
 
 async def collect(stream: Any, count: int | None = None) -> list[tuple[str, str, str]]:
@@ -186,4 +194,4 @@ def test_an_unreadable_kubeconfig_is_a_config_error(tmp_path) -> None:
     cluster = Cluster(name="c", source=Cluster.Source.KUBECONFIG, kubeconfig=str(tmp_path / "missing"))
 
     with pytest.raises(KubeConfigError, match="cannot"):
-        asyncio.run(kube.client_for(cluster))
+        run_alone(kube.client_for(cluster))
