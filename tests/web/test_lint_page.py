@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -20,9 +21,15 @@ from tests.web.conftest import _user
 NO_RANGE_KEY = "no-size-range:ClusterServingRuntime srt-deepseek-r1-distill-qwen-14b"
 
 
+def _acknowledger(django_user_model: Any, username: str) -> Any:
+    user = _user(django_user_model, username)
+    user.user_permissions.add(Permission.objects.get(codename="acknowledge_finding", content_type__app_label="lint"))
+    return user
+
+
 @pytest.fixture
 def acknowledger_client(client: Client, django_user_model: Any, db: None) -> Client:
-    client.force_login(_user(django_user_model, "ops", "lint.acknowledge_finding"))
+    client.force_login(_acknowledger(django_user_model, "ops"))
     return client
 
 
@@ -138,7 +145,7 @@ def test_the_api_lists_groups_and_acknowledges_with_the_permission(
     api.force_authenticate(_user(django_user_model, "reader"))
     refused = api.post("/api/v1/matrix/lint/acknowledgements/", {"cluster": "demo", "key": NO_RANGE_KEY, "reason": "x"})
     assert refused.status_code == 403
-    api.force_authenticate(_user(django_user_model, "bot", "lint.acknowledge_finding"))
+    api.force_authenticate(_acknowledger(django_user_model, "bot"))
     unknown = api.post("/api/v1/matrix/lint/acknowledgements/", {"cluster": "demo", "key": "nope", "reason": "x"})
     assert unknown.status_code == 404
     assert unknown.json()["field"] == "key"
