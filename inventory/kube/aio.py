@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
@@ -19,6 +20,8 @@ from kubernetes.aio import client, config
 from kubernetes.aio.client.exceptions import ApiException
 from kubernetes.aio.config.kube_config import KubeConfigLoader
 from kubernetes.client.exceptions import ApiException as BlockingApiException
+
+from core.redact import redact
 
 from ..kubeconfigs import KubeconfigInvalid, kubeconfig_read
 from ..models import CLUSTER_SCOPED, OME_GROUP, OME_VERSION, PLURALS, Cluster
@@ -35,6 +38,8 @@ from . import (
     _with_identity,
     config_failed,
 )
+
+logger = logging.getLogger(__name__)
 
 # What aiohttp raises for connections that fail, break or time out.
 _CONNECTION_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
@@ -75,13 +80,15 @@ def _http_error(status: int, reason: str | None, body: str | None, *, plural: st
 
 
 def _translated_aio(error: BaseException, *, plural: str) -> KubeError:
+    """As the blocking client's `_translated`: fixed texts, the client's own text to the log only."""
     if isinstance(error, ApiException):
         return _http_error(int(error.status or 0), error.reason, error.body, plural=plural)
+    logger.info("Kubernetes API error on %s: %s", plural, redact(f"{type(error).__name__}: {error}"))
     if isinstance(error, asyncio.TimeoutError):
         return KubeUnavailable("API server did not answer in time")
     if isinstance(error, (aiohttp.ClientConnectorError, ConnectionRefusedError)):
-        return KubeUnavailable(f"API server unreachable: {error}", cluster_wide=True)
-    return KubeUnavailable(f"connection to the API server broke: {error or type(error).__name__}")
+        return KubeUnavailable(f"API server unreachable ({type(error).__name__})", cluster_wide=True)
+    return KubeUnavailable("connection to the API server broke (unavailable)")
 
 
 def _collection_call(api: client.CustomObjectsApi, kind: str, *, raw: bool) -> Callable[..., Awaitable[Any]]:

@@ -116,8 +116,8 @@ def test_watch_kind_raises_gone_for_an_expired_resource_version(fake, tmp_path) 
 @pytest.mark.parametrize(
     ("status", "error", "message"),
     [
-        (500, KubeUnavailable, "API server error (500): Internal error occurred: injected by FakeKubeAPI.fail_next"),
-        (503, KubeUnavailable, "API server error (503): the server is currently unable to handle the request"),
+        (500, KubeUnavailable, "API server error (500)"),
+        (503, KubeUnavailable, "API server error (503)"),
         (401, KubeUnauthorized, "credentials refused (401)"),
     ],
 )

@@ -90,7 +90,7 @@ def test_without_deployment_access_the_crd_schema_tells_newer_ome(fake: FakeKube
 
     assert (judgement.behaviour.name, judgement.source) == (matching.NEWEST_BEHAVIOUR, "crd")
     assert "CRD clusterbasemodels.ome.io has spec.distribution, which OME added after 17b77eda" in judgement.why
-    assert "before that: Deployment ome/ome-controller-manager: permission denied (403)" in judgement.why
+    assert "before that: Deployment ome/ome-controller-manager: permission denied on deployments (403)" in judgement.why
 
 
 def test_the_17b77eda_crd_tells_17b77eda(fake: FakeKubeAPI, cluster: Cluster) -> None:
@@ -121,7 +121,7 @@ def test_nothing_readable_is_said_and_judged_by_the_newest(fake: FakeKubeAPI, cl
     assert judgement.why.startswith(
         "OME version not detected (Deployment ome/ome-controller-manager: permission denied"
     )
-    assert "CRD clusterbasemodels.ome.io: permission denied (403)" in judgement.why
+    assert "CRD clusterbasemodels.ome.io: permission denied on customresourcedefinitions (403)" in judgement.why
 
 
 def test_the_administrator_wins_over_detection(fake: FakeKubeAPI, cluster: Cluster) -> None:
