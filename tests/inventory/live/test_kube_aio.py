@@ -154,7 +154,7 @@ def test_an_unreachable_server_is_unavailable_for_the_whole_cluster(tmp_path) ->
     with pytest.raises(KubeUnavailable) as caught:
         run_with_api(down, tmp_path, lambda api: kube.list_kind(api, Kind.BASE_MODEL))
 
-    assert caught.value.message.startswith("API server unreachable: ")
+    assert caught.value.message.startswith("API server unreachable (")
     assert caught.value.cluster_wide
 
 
