@@ -166,7 +166,8 @@ def stack(image: Image, tmp_path: Path, timings: Timings) -> Iterator[Stack]:
             "WATCH_CONCURRENCY": "6",
         }
         service_env = files.interpolate(files.compose()["x-app-environment"], env)
-        service_env.update(DATABASE_URL=postgres.url("ome"), REDIS_URL=redis.url)
+        # The kubeconfig sits in compose's /data volume here: the image has no /etc/ome/kubeconfigs mount.
+        service_env.update(DATABASE_URL=postgres.url("ome"), REDIS_URL=redis.url, OME_KUBECONFIG_DIR="/data")
         built = Stack(image, data, {**env, **service_env}, kube)
         try:
             yield built
