@@ -7,6 +7,8 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 import matching
 
 from .test_diff import model, run, runtime, tree
@@ -65,7 +67,8 @@ def test_text_markdown_and_junit_name_the_profile(tmp_path: Path) -> None:
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None
     prop = suite.find("properties/property[@name='ome-behaviour']")
-    assert prop is not None and prop.get("value") == "17b77eda"
+    assert prop is not None
+    assert prop.get("value") == "17b77eda"
 
 
 def test_an_unknown_profile_is_bad_input_naming_the_option(tmp_path: Path) -> None:
@@ -89,9 +92,5 @@ def test_trees_judged_by_different_profiles_are_not_compared(tmp_path: Path) -> 
     old = matching.read_tree([base], behaviour="17b77eda")
     new = matching.read_tree([head])
 
-    try:
+    with pytest.raises(ValueError, match=r"^diff: BASE is judged by OME 17b77eda, HEAD by OME 078c923f$"):
         matching.diff(old, new)
-    except ValueError as error:
-        assert str(error) == "diff: BASE is judged by OME 17b77eda, HEAD by OME 078c923f"
-    else:
-        raise AssertionError("expected a ValueError")
