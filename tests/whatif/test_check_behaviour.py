@@ -9,6 +9,7 @@ import pytest
 import yaml
 from rest_framework.test import APIClient
 
+import matching
 from inventory.models import Cluster, Kind
 from inventory.sync import snapshot_apply
 from tests.matching.test_diff import model, runtime, tree
@@ -20,9 +21,13 @@ HALF_OPEN = runtime("half", priority=5, modelSizeRange={"min": "1B"})
 
 
 def cluster(name: str, ome_version: str = "") -> Cluster:
+    """A manifest cluster holding the sized model and runtime vllm, stored as the API server
+    holds them (CRD defaults applied)."""
     found = Cluster.objects.create(name=name, source=Cluster.Source.MANIFESTS, ome_version_admin=ome_version)
-    snapshot_apply(found, Kind.CLUSTER_BASE_MODEL, {("ClusterBaseModel", "", "llama"): SIZED}, prune=True)
-    vllm = runtime("vllm")
+    snapshot_apply(
+        found, Kind.CLUSTER_BASE_MODEL, {("ClusterBaseModel", "", "llama"): matching.as_applied(SIZED)}, prune=True
+    )
+    vllm = matching.as_applied(runtime("vllm"))
     snapshot_apply(found, Kind.CLUSTER_SERVING_RUNTIME, {("ClusterServingRuntime", "", "vllm"): vllm}, prune=True)
     return found
 
@@ -60,6 +65,5 @@ def test_the_api_names_each_clusters_profile_and_why() -> None:
     assert "OME 17b77eda crashes" in old["rows"][0]["error"]
     assert (new["title"], new["behaviour"], new["ome"]["name"]) == ("cluster newer", "078c923f", "078c923f")
     (row,) = new["rows"]
-    assert (row["new_outcome"], row["error"]) == ("selected", None)
-    assert [(cell["runtime"]["name"], cell["new_status"]) for cell in row["cells"]] == [("half", "compatible")]
-    assert data["found"] == {"lost-runtime": 1}
+    assert (row["old_pick"]["name"], row["new_pick"]["name"], row["error"]) == ("vllm", "half", None)
+    assert data["found"] == {"lost-runtime": 1, "pick-changed": 1}
