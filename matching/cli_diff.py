@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .diff import diff
 from .reporting import EXIT_BAD_INPUT, add_report_options, emit, fail_on_of
 from .tree import TreeError, read_tree
@@ -18,6 +19,13 @@ def add_diff_command(commands: argparse._SubParsersAction) -> None:  # type: ign
     )
     command.add_argument("base", metavar="BASE_PATH")
     command.add_argument("head", metavar="HEAD_PATH")
+    command.add_argument(
+        "--behaviour",
+        metavar="NAME",
+        default=DEFAULT_BEHAVIOUR,
+        help=f"the OME behaviour profile that judges both trees (default {DEFAULT_BEHAVIOUR}): "
+        + "; ".join(f"{name}: {profile.summary}" for name, profile in BEHAVIOURS.items()),
+    )
     add_report_options(command)
     command.set_defaults(run=run_diff)
 
@@ -25,10 +33,12 @@ def add_diff_command(commands: argparse._SubParsersAction) -> None:  # type: ign
 def run_diff(args: argparse.Namespace) -> int:
     try:
         fail_on_of(args)
+        if args.behaviour not in BEHAVIOURS:
+            raise ValueError(f"--behaviour: unknown profile {args.behaviour!r}; known: {', '.join(BEHAVIOURS)}")
         trees = []
         for label, path in (("BASE_PATH", args.base), ("HEAD_PATH", args.head)):
             try:
-                trees.append(read_tree([path]))
+                trees.append(read_tree([path], behaviour=args.behaviour))
             except TreeError as error:
                 raise TreeError([f"{label} {line}" for line in error.problems]) from None
         if not any(tree.model_keys or tree.runtimes or tree.isvc_keys for tree in trees):

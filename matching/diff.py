@@ -264,7 +264,11 @@ def _isvcs(base: Objects, head: Objects) -> tuple[list[DiffIsvc], int]:
 
 
 def diff(base: Objects, head: Objects) -> Diff:
-    """What OME would decide differently in `head` than in `base` (see the module docstring)."""
+    """What OME would decide differently in `head` than in `base` (see the module docstring).
+    Both sides must be judged by the same OME profile (ValueError otherwise): a change of
+    profile is what `matching.behaviour_diff` answers."""
+    if base.behaviour != head.behaviour:
+        raise ValueError(f"diff: BASE is judged by OME {base.behaviour.name}, HEAD by OME {head.behaviour.name}")
     objects = changed_objects(base, head)
     rows, rows_compared = _rows(base, head, [key for key, _action in objects])
     isvcs, isvcs_compared = _isvcs(base, head)
@@ -274,4 +278,5 @@ def diff(base: Objects, head: Objects) -> Diff:
         isvcs=tuple(isvcs),
         rows_compared=rows_compared,
         isvcs_compared=isvcs_compared,
+        behaviour=head.behaviour.name,
     )

@@ -166,13 +166,15 @@ class DiffIsvc:
 @dataclass(frozen=True)
 class Diff:
     """Everything that changes from BASE to HEAD; `objects` lists the objects that differ
-    (added, changed, removed), `compared` how many rows and services were evaluated."""
+    (added, changed, removed), `compared` how many rows and services were evaluated,
+    `behaviour` the name of the OME profile that judged both sides."""
 
     objects: tuple[tuple[ObjectKey, str], ...]
     rows: tuple[DiffRow, ...]
     isvcs: tuple[DiffIsvc, ...]
     rows_compared: int
     isvcs_compared: int
+    behaviour: str
 
     def counts(self) -> Counter[str]:
         """How often each condition occurs (in how many rows and services)."""
@@ -193,6 +195,7 @@ class Diff:
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "behaviour": self.behaviour,
             "objects": [{**(key_dict(key) or {}), "action": action} for key, action in self.objects],
             "rows": [row.to_dict() for row in self.rows],
             "isvcs": [isvc.to_dict() for isvc in self.isvcs],

@@ -38,6 +38,8 @@ def junit_report(sections: Sequence[Section], result: Verdict) -> str:
         suite = ET.SubElement(
             root, "testsuite", name=_clean(title), tests=str(max(len(items), 1)), failures=str(failures)
         )
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", name="ome-behaviour", value=_clean(diff.behaviour))
         for row in diff.rows:
             failing = sorted(row.conditions & result.fail_on)
             _case(suite, key_text(row.model), row.namespace or "cluster scope", row_line(row), failing)

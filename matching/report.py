@@ -130,7 +130,7 @@ def _summary(diff: Diff) -> str:
 def text_report(sections: Sequence[Section], result: Verdict) -> str:
     lines: list[str] = []
     for title, diff in sections:
-        lines += [f"== {title}", _summary(diff)]
+        lines += [f"== {title}", f"Judged as OME {diff.behaviour}.", _summary(diff)]
         parts = groups(diff)
         if not parts:
             lines.append("No change in OME's decisions.")
@@ -157,14 +157,14 @@ def markdown_report(sections: Sequence[Section], result: Verdict, *, limit: int 
     icon = "❌" if result.failed else "✅"
     lines = [f"### {icon} OME runtime selection: {md(result.line())}", ""]
     lines += [
-        "| | lost runtime | picks changed | gained | rejected services | cells changed |",
-        "|---|---|---|---|---|---|",
+        "| | OME profile | lost runtime | picks changed | gained | rejected services | cells changed |",
+        "|---|---|---|---|---|---|---|",
     ]
     for title, diff in sections:
         counts = diff.counts()
         values = [counts[name] for name in ("lost-runtime", "pick-changed", "gained-runtime", "isvc-rejected")]
         values.append(sum(len(row.cells) for row in diff.rows))
-        lines.append(f"| {md(title)} | " + " | ".join(str(value) for value in values) + " |")
+        lines.append(f"| {md(title)} | {md(diff.behaviour)} | " + " | ".join(str(value) for value in values) + " |")
     for title, diff in sections:
         parts = groups(diff)
         if not parts:

@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from .behaviour import DEFAULT_BEHAVIOUR, Behaviour, BehaviourInput, as_behaviour
 from .crd import as_applied
 from .errors import ManifestError
 from .files import read_documents
@@ -38,17 +39,18 @@ class TreeError(ValueError):
 class Objects:
     """Models, runtimes and InferenceServices by key. `invalid`: malformed objects' errors by
     key (a cluster can hold them; a tree read by `read_tree` cannot). `pinned`: services with
-    `spec.runtime.autoSync: false`."""
+    `spec.runtime.autoSync: false`. `behaviour`: the OME profile that judges them."""
 
     models: Mapping[ObjectKey, Model] = field(default_factory=dict)
     runtimes: Mapping[ObjectKey, Runtime] = field(default_factory=dict)
     isvcs: Mapping[ObjectKey, InferenceService] = field(default_factory=dict)
     invalid: Mapping[ObjectKey, str] = field(default_factory=dict)
     pinned: frozenset[ObjectKey] = frozenset()
+    behaviour: Behaviour = field(default_factory=lambda: as_behaviour(DEFAULT_BEHAVIOUR))
 
     @cached_property
     def grid(self) -> Grid:
-        return Grid(self.models.values(), self.runtimes.values(), self.isvcs.values())
+        return Grid(self.models.values(), self.runtimes.values(), self.isvcs.values(), behaviour=self.behaviour)
 
     @property
     def model_keys(self) -> set[ObjectKey]:
@@ -110,15 +112,20 @@ def read_objects(paths: Iterable[str | Path]) -> list[tuple[str, dict[str, Any],
     return found
 
 
-def read_tree(paths: Iterable[str | Path]) -> Objects:
-    """The OME objects of manifest files and folders (see the module's docstring). A path that
-    does not exist, a file that is not YAML or JSON, or an object OME's API server would refuse
-    raises TreeError."""
-    return objects_of([(obj, value) for _where, obj, value in read_objects(paths)])
+def read_tree(paths: Iterable[str | Path], *, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR) -> Objects:
+    """The OME objects of manifest files and folders (see the module's docstring), judged by
+    `behaviour`. A path that does not exist, a file that is not YAML or JSON, or an object OME's
+    API server would refuse raises TreeError."""
+    return objects_of([(obj, value) for _where, obj, value in read_objects(paths)], behaviour=behaviour)
 
 
-def objects_of(items: Iterable[tuple[Mapping[str, Any], Model | Runtime | InferenceService]]) -> Objects:
-    """Objects from (object, parsed value) pairs; a later value replaces an earlier one's key."""
+def objects_of(
+    items: Iterable[tuple[Mapping[str, Any], Model | Runtime | InferenceService]],
+    *,
+    behaviour: BehaviourInput = DEFAULT_BEHAVIOUR,
+) -> Objects:
+    """Objects from (object, parsed value) pairs, judged by `behaviour`; a later value
+    replaces an earlier one's key."""
     models: dict[ObjectKey, Model] = {}
     runtimes: dict[ObjectKey, Runtime] = {}
     isvcs: dict[ObjectKey, InferenceService] = {}
@@ -133,4 +140,6 @@ def objects_of(items: Iterable[tuple[Mapping[str, Any], Model | Runtime | Infere
             isvcs[value.key] = value
             if isvc_pinned(obj):
                 pinned.add(value.key)
-    return Objects(models=models, runtimes=runtimes, isvcs=isvcs, pinned=frozenset(pinned))
+    return Objects(
+        models=models, runtimes=runtimes, isvcs=isvcs, pinned=frozenset(pinned), behaviour=as_behaviour(behaviour)
+    )

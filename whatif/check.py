@@ -70,13 +70,15 @@ def _objects(inventory: Inventory, pinned: Iterable[ObjectKey]) -> Objects:
         isvcs=inventory.isvcs,
         invalid=inventory.invalid,
         pinned=frozenset(pinned),
+        behaviour=inventory.behaviour,
     )
 
 
 def check_cluster(cluster: Cluster, items: Sequence[Item], *, prune: bool = False) -> Diff:
     """What OME would decide differently on `cluster` with `items` applied (later items win);
     `prune`: objects of the five kinds that the items lack are deleted too. A reader of some
-    namespaces checks against those (and the cluster-scoped objects), with items of theirs only."""
+    namespaces checks against those (and the cluster-scoped objects), with items of theirs only.
+    Both sides are judged by the cluster's own OME profile, as its matrix is."""
     refuse_unreadable(cluster, [value.key for _obj, value in items])
     inventory = readable_inventory(cluster)
     base_pinned = _pinned(cluster)

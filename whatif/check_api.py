@@ -3,7 +3,8 @@ dashboard with a token (`Authorization: Token <key>`, DRF TokenAuthentication; a
 too). It computes and changes nothing, so whoever may read may call it (API_ANONYMOUS_READ),
 and it sees only the clusters its caller may read.
 
-The answer is always the JSON report (`sections`, `failed`, `found`, `fail_on`) with
+The answer is always the JSON report (`sections`, each with its cluster's `ome`: the profile
+that judged it and why; `failed`, `found`, `fail_on`) with
 `exitCode` (0 or 1, as the command's); `format` text, markdown or junit adds that rendering
 as `rendered`. Bad input answers 400 naming the document and field.
 """
@@ -24,6 +25,7 @@ import matching
 from core.api import api_keys, scope_tokens
 from core.errors import DomainError
 from core.permissions import CanRead
+from inventory.ome_release import ome_description
 from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
 
 from .check import check_clusters, items_from_text
@@ -79,7 +81,9 @@ class WhatIfCheckView(APIView):
         result = matching.verdict(sections, fail_on)
         # matching's report is also the CLI's JSON (camelCase); the API's casing is snake_case.
         report = scope_tokens(api_keys(matching.json_report(sections, result)))
-        body: dict[str, Any] = {"ome": matching.OME_BEHAVIOUR, **report, "exit_code": result.exit_code}
+        for section, cluster in zip(report["sections"], clusters, strict=True):
+            section["ome"] = ome_description(cluster)
+        body: dict[str, Any] = {**report, "exit_code": result.exit_code}
         if values["format"] != "json":
             body["rendered"] = matching.render(sections, result, values["format"])
         return Response(body)
