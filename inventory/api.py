@@ -50,6 +50,7 @@ class SyncStateSerializer(serializers.ModelSerializer):
             "last_event_at",
             "last_error",
             "last_error_at",
+            "rejected",
         ]
 
 
@@ -127,6 +128,7 @@ class ResourceSerializer(serializers.ModelSerializer):
             "storage_scheme",
             "disabled",
             "error",
+            "store_error",
             "first_seen",
             "last_seen",
         ]

@@ -74,6 +74,15 @@ def _announce(cluster: Cluster, changes: list[Change]) -> None:
         transaction.on_commit(lambda: inventory_changed.send(sender=Cluster, cluster_id=cluster.pk, changes=changes))
 
 
+def _stored_columns(obj: dict[str, Any]) -> dict[str, Any]:
+    """Every column of a Resource that comes from the object, in a form both databases store.
+    The content hash is of the object as sent, so an unchanged object stays unchanged."""
+    stored, problem = records.storable(obj)
+    values = records.columns(stored)
+    values["store_error"] = "; ".join(p for p in (problem, values["store_error"]) if p)
+    return {"obj": stored, "content_hash": records.content_hash(obj), **values}
+
+
 def _new_resource(cluster: Cluster, key: ObjectKey, obj: dict[str, Any], now: datetime, path: str) -> Resource:
     kind, namespace, name = key
     return Resource(
@@ -81,22 +90,18 @@ def _new_resource(cluster: Cluster, key: ObjectKey, obj: dict[str, Any], now: da
         kind=kind,
         namespace=namespace,
         name=name,
-        obj=obj,
-        content_hash=records.content_hash(obj),
         source_path=path,
         first_seen=now,
         last_seen=now,
-        **records.columns(obj),
+        **_stored_columns(obj),
     )
 
 
 def _update_resource(resource: Resource, obj: dict[str, Any], now: datetime, path: str) -> tuple[str, ...]:
     fields = tuple(records.changed_fields(resource.obj, obj))
-    resource.obj = obj
-    resource.content_hash = records.content_hash(obj)
     resource.source_path = path
     resource.last_seen = now
-    for column, value in records.columns(obj).items():
+    for column, value in _stored_columns(obj).items():
         setattr(resource, column, value)
     return fields
 
@@ -110,6 +115,7 @@ UPDATED_COLUMNS = [
     "resource_version",
     "generation",
     "error",
+    "store_error",
     "model_format",
     "model_architecture",
     "pipeline_class",
@@ -201,8 +207,13 @@ def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Chang
     return change
 
 
-def record_list(cluster: Cluster, kind: str, *, resource_version: str = "") -> None:
-    """A successful full list of one kind: clears the error, refreshes counts."""
+# At most this many messages about objects that could not be stored are kept per kind.
+REJECTED_KEPT = 20
+
+
+def record_list(cluster: Cluster, kind: str, *, resource_version: str = "", rejected: Iterable[str] = ()) -> None:
+    """A successful full list of one kind: clears the error, refreshes counts, and keeps the
+    messages of the objects that could not be stored at all."""
     stored = Resource.objects.filter(cluster=cluster, kind=kind)
     SyncState.objects.update_or_create(
         cluster=cluster,
@@ -211,16 +222,21 @@ def record_list(cluster: Cluster, kind: str, *, resource_version: str = "") -> N
             "last_list_at": timezone.now(),
             "resource_version": resource_version,
             "last_error": "",
+            "last_error_from": "",
             "count": stored.count(),
             "invalid": stored.exclude(error="").count(),
+            "rejected": list(rejected)[:REJECTED_KEPT],
         },
     )
 
 
-def record_error(cluster: Cluster, kinds: Iterable[str], message: str) -> None:
+def record_error(cluster: Cluster, kinds: Iterable[str], message: str, *, source: str = "list") -> None:
+    """A list (`source` "list") or a watch ("watch") of these kinds failed. Whether a watch is
+    connected is the watch's to say: a failed resync leaves it as it is, and a watch that
+    connects clears only an error a watch recorded."""
     for kind in kinds:
         SyncState.objects.update_or_create(
             cluster=cluster,
             kind=kind,
-            defaults={"last_error": message, "last_error_at": timezone.now(), "watch_connected": False},
+            defaults={"last_error": message, "last_error_at": timezone.now(), "last_error_from": source},
         )
