@@ -194,8 +194,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         setup_django(url)
         stack = Stack(Path(folder), database_url=url, kubeconfig=fake.write_kubeconfig(Path(folder) / "live.yaml"))
         try:
+            began = time.monotonic()
             stack.wait_ready()
+            report["stack_ready_s"] = round(time.monotonic() - began, 1)
             report["started"] = wait_for(lambda: fake.active_watches() >= 5 and matrix_level(), timeout=120) is not None
+            report["watching_s"] = round(time.monotonic() - began, 1)
             stack.sample_queues()
             burst = Burst(fake)
             last = burst.run(args.changes, args.seconds)
