@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, transaction
 from django.utils import timezone
 
 from . import records
@@ -64,9 +63,11 @@ class ApplyResult:
 
 def _next_version(cluster: Cluster) -> int:
     """Bump the cluster's inventory version inside the caller's transaction (the row lock
-    orders concurrent writers) and return the new value."""
-    Cluster.objects.filter(pk=cluster.pk).update(inventory_version=F("inventory_version") + 1)
-    return Cluster.objects.values_list("inventory_version", flat=True).get(pk=cluster.pk)
+    orders concurrent writers) and return the new value, in one statement (once per event)."""
+    table, column = connection.ops.quote_name(Cluster._meta.db_table), connection.ops.quote_name("inventory_version")
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {table} SET {column} = {column} + 1 WHERE id = %s RETURNING {column}", [cluster.pk])
+        return int(cursor.fetchone()[0])
 
 
 def _announce(cluster: Cluster, changes: list[Change]) -> None:
@@ -178,7 +179,9 @@ def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Chang
         logger.warning("cluster %s: %s event for an object without kind or name", cluster, event_type)
         return None
     now = timezone.now()
-    with transaction.atomic():
+    # Inside a watch's transaction (events.watch_event_apply) no savepoint is needed: a failure
+    # undoes the whole event.
+    with transaction.atomic(savepoint=False):
         resource = (
             Resource.objects.select_for_update()
             .filter(cluster=cluster, kind=key[0], namespace=key[1], name=key[2])
