@@ -61,4 +61,3 @@ def test_a_watch_that_connects_clears_the_error_of_a_failed_watch(fake: FakeKube
 
     assert run.report.reconnects >= 1
     assert state(cluster).last_error == ""
-
