@@ -18,6 +18,7 @@ from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Kind, Resource, SyncState
 from matrix.services import matrix_rebuild
 from tests.fakes.kube_api import FakeKubeAPI
+from tests.inventory.live.watching import run_watch
 from tests.patches.seed import documents
 from tests.support.matrix import matrix_differences
 
@@ -144,3 +145,17 @@ def test_the_api_shows_what_could_not_be_stored(live: Cluster, client: Any) -> N
     states = {state["kind"]: state for state in clusters["sync"]}
     assert states[Kind.CLUSTER_BASE_MODEL]["rejected"] == []
     assert states[Kind.CLUSTER_BASE_MODEL]["last_error"] == ""
+
+
+def test_a_watched_object_with_bad_values_is_stored_with_what_could_not_be(live: Cluster, fake: FakeKubeAPI) -> None:
+    assert cluster_resync(live).errors == {}
+
+    def driver(stop: object) -> None:
+        assert fake.wait_for_watch("clusterservingruntimes", timeout=5)
+        fake.create(runtime("watched-many-formats", [f"watched-{i:03d}-{'z' * 20}" for i in range(40)]))
+
+    run = run_watch(live, Kind.CLUSTER_SERVING_RUNTIME, driver=driver, until=lambda events: bool(events))
+
+    assert [change[:2] for change in run.changes] == [("ADDED", "watched-many-formats")]
+    stored = Resource.objects.get(cluster=live, name="watched-many-formats")
+    assert "longer than 512: not stored in its column" in stored.store_error
