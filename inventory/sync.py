@@ -9,6 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from . import records
@@ -172,8 +174,17 @@ def snapshot_apply(
     return result
 
 
+def _recount(cluster: Cluster, kind: str, count: int, invalid: int) -> None:
+    """Keep the kind's SyncState counts in step with one event (a list counts afresh)."""
+    if count or invalid:
+        SyncState.objects.filter(cluster=cluster, kind=kind).update(
+            count=Greatest(F("count") + count, Value(0)), invalid=Greatest(F("invalid") + invalid, Value(0))
+        )
+
+
 def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Change | None:
-    """Apply one watch event (ADDED, MODIFIED, DELETED); returns the change it made, if any."""
+    """Apply one watch event (ADDED, MODIFIED, DELETED), keeping the kind's counts; returns the
+    change it made, if any."""
     key = records.identity(obj)
     if key is None:
         logger.warning("cluster %s: %s event for an object without kind or name", cluster, event_type)
@@ -192,19 +203,23 @@ def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Chang
                 return None
             _next_version(cluster)
             resource.delete()
+            _recount(cluster, key[0], -1, -int(bool(resource.error)))
             change = Change(*key, "removed")
         elif resource is None:
             created = _new_resource(cluster, key, obj, now, "")
             created.version = _next_version(cluster)
             created.save()
+            _recount(cluster, key[0], 1, int(bool(created.error)))
             change = Change(*key, "added")
         elif resource.content_hash == records.content_hash(obj):
             Resource.objects.filter(pk=resource.pk).update(last_seen=now)
             return None
         else:
+            was_invalid = bool(resource.error)
             fields = _update_resource(resource, obj, now, resource.source_path)
             resource.version = _next_version(cluster)
             resource.save(update_fields=[*UPDATED_COLUMNS, "version"])
+            _recount(cluster, key[0], 0, int(bool(resource.error)) - int(was_invalid))
             change = Change(*key, "changed", fields)
         _announce(cluster, [change])
     return change

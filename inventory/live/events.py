@@ -5,20 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import DataError, transaction
-from django.db.models import Count, Q
 from django.utils import timezone
 
 from .. import records
-from ..models import Cluster, Resource, SyncState
+from ..models import Cluster, SyncState
 from ..sync import REJECTED_KEPT, event_apply
 from .state import locked_state, object_rv, rv_order
-
-
-def _count_into(state: SyncState) -> None:
-    counts = Resource.objects.filter(cluster=state.cluster_id, kind=state.kind).aggregate(
-        count=Count("pk"), invalid=Count("pk", filter=~Q(error=""))
-    )
-    state.count, state.invalid = counts["count"], counts["invalid"]
 
 
 def watch_event_apply(cluster: Cluster, kind: str, event_type: str, obj: dict[str, Any]) -> bool:
@@ -44,8 +36,7 @@ def watch_event_apply(cluster: Cluster, kind: str, event_type: str, obj: dict[st
                 event_apply(cluster, event_type, obj)
             state.resource_version = resource_version or state.resource_version
             state.last_event_at = timezone.now()
-            _count_into(state)
-            state.save(update_fields=["resource_version", "last_event_at", "count", "invalid", "rejected"])
+            state.save(update_fields=["resource_version", "last_event_at", "rejected"])
     except DataError as error:
         # A value records.columns did not foresee: the event is recorded and skipped, not
         # retried forever (a lost connection is an OperationalError and is retried).

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from inventory.live.resync import cluster_resync
-from inventory.models import Cluster, Kind, SyncState
+from inventory.models import Cluster, Kind, Resource, SyncState
 from tests.fakes.kube_api import FakeKubeAPI
-from tests.inventory.live.objects import model
+from tests.inventory.live.objects import broken_model, model
 from tests.inventory.live.watching import run_watch
 
 pytestmark = pytest.mark.django_db
@@ -61,3 +61,20 @@ def test_a_watch_that_connects_clears_the_error_of_a_failed_watch(fake: FakeKube
 
     assert run.report.reconnects >= 1
     assert state(cluster).last_error == ""
+
+
+def test_watch_events_keep_the_counts_of_objects_and_invalid_objects(fake: FakeKubeAPI, cluster: Cluster) -> None:
+    fake.create(model("first"))
+    assert cluster_resync(cluster, kinds=[KIND]).errors == {}
+
+    def driver(stop: object) -> None:
+        assert fake.wait_for_watch("clusterbasemodels", timeout=5)
+        fake.create(broken_model("broken"))
+        fake.create(model("second"))
+        fake.delete(KIND, "first")
+        fake.update(model("broken"))  # repaired
+
+    run_watch(cluster, KIND, driver=driver, until=lambda events: len(events) == 4)
+
+    stored = Resource.objects.filter(cluster=cluster, kind=KIND)
+    assert (state(cluster).count, state(cluster).invalid) == (stored.count(), 0) == (2, 0)
