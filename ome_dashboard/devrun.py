@@ -270,7 +270,7 @@ class Supervisor:
         self.children.remove(redis)
         self.start("redis", self.redis_argv, env=dict(os.environ))
         url = self.env["REDIS_URL"]
-        self.wait_until(f"Redis at {url}", lambda: redis_answers(url), timeout=10)
+        self.wait_until(f"Redis at {url}", lambda: redis_answers(url), timeout=30)
 
     def run_startup_command(self, command: Sequence[str]) -> None:
         shown = f"`manage.py {' '.join(command)}`"

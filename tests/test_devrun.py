@@ -15,6 +15,7 @@ import pytest
 from celery import Celery
 from django.conf import settings
 
+from ome_dashboard.devrun import redis_answers
 from tests.support.net import free_port, http_get, wait_for_port_closed
 from tests.support.processes import OutputWatcher, environ_without, wait_for_pids_gone, wait_until
 
@@ -121,6 +122,7 @@ def test_devrun_starts_its_redis_again_when_it_dies_and_the_web_and_workers_carr
     devrun.output.wait_for(r"^devrun: redis was killed by SIGKILL; starting it again", timeout=10)
     health = http_get(f"{devrun.base_url}/healthz")
     assert wait_until(lambda: devrun.child_pids()["redis"] != children["redis"], timeout=15)
+    assert wait_until(lambda: redis_answers(redis_url), timeout=30), devrun.output.text
     broker = Celery(broker=redis_url, backend=redis_url)
     try:
         pong = broker.send_task("ome_dashboard.debug_ping").get(timeout=60)
