@@ -126,6 +126,8 @@ def test_devrun_starts_its_redis_again_when_it_dies_and_the_web_and_workers_carr
     broker = Celery(broker=redis_url, backend=redis_url)
     try:
         pong = broker.send_task("ome_dashboard.debug_ping").get(timeout=60)
+    except Exception as error:
+        pytest.fail(f"no answer through the new Redis ({error!r}):\n{devrun.output.text[-6000:]}")
     finally:
         broker.close()
 
