@@ -11,12 +11,8 @@ from typing import Any
 import matching
 from matching import read_documents
 
-from .models import CLUSTER_SCOPED, Kind
+from .models import Kind
 from .records import identity
-
-# kubectl apply puts a namespaced object without a namespace into the context's namespace,
-# which is "default" unless configured otherwise.
-DEFAULT_NAMESPACE = "default"
 
 
 @dataclass
@@ -27,14 +23,6 @@ class ManifestSnapshot:
     paths: dict[tuple[str, str, str], str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
-
-
-def _normalise(obj: dict[str, Any]) -> dict[str, Any]:
-    result = matching.with_crd_defaults(obj)
-    metadata = result.get("metadata")
-    if isinstance(metadata, dict) and result.get("kind") not in CLUSTER_SCOPED:
-        metadata.setdefault("namespace", DEFAULT_NAMESPACE)
-    return result
 
 
 def read_manifests(paths: Iterable[str | Path]) -> ManifestSnapshot:
@@ -49,7 +37,7 @@ def read_manifests(paths: Iterable[str | Path]) -> ManifestSnapshot:
         if kind not in Kind.values:
             snapshot.skipped[str(kind)] += 1
             continue
-        obj = _normalise(document.obj)
+        obj = matching.as_applied(document.obj)
         key = identity(obj)
         if key is None:
             snapshot.errors.append(f"{document.where}: {kind}: metadata.name: missing or not a string")

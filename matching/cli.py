@@ -1,5 +1,5 @@
 """`python -m matching explain MODEL_FILE RUNTIME_PATH...`: which runtime OME would pick, and why
-not every other one."""
+not every other one; `python -m matching diff BASE_PATH HEAD_PATH`: see `cli_diff`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from .cli_diff import add_diff_command
 from .errors import ManifestError
 from .files import read_documents
 from .parse import parse_object
@@ -108,9 +109,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     command.add_argument("--isvc", metavar="FILE")
     command.add_argument("--namespace", metavar="NS")
     command.add_argument("--json", action="store_true", help="print select(...).to_dict()")
+    command.set_defaults(run=explain)
+    add_diff_command(commands)
     args = parser.parse_args(argv)
     try:
-        return explain(args)
+        return int(args.run(args))
     except InputError as error:
         print(str(error), file=sys.stderr)
         return 2

@@ -11,7 +11,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from .types import ISVC_KIND, MODEL_KINDS, RUNTIME_KINDS
+from .types import CLUSTER_KINDS, ISVC_KIND, MODEL_KINDS, RUNTIME_KINDS
 
 FORMAT_DEFAULTS = {"operator": "Equal", "weight": 1}
 
@@ -52,4 +52,20 @@ def with_crd_defaults(obj: Mapping[str, Any]) -> dict[str, Any]:
     elif kind == ISVC_KIND:
         _default_reference(spec, "model", "ClusterBaseModel")
         _default_reference(spec, "runtime", "ClusterServingRuntime")
+    return result
+
+
+DEFAULT_NAMESPACE = "default"
+"""Where `kubectl apply` puts a namespaced object whose manifest names no namespace (the
+context's namespace, "default" unless configured otherwise)."""
+
+
+def as_applied(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A manifest as the API server stores it: the CRD defaults, and a namespaced object
+    without a namespace in DEFAULT_NAMESPACE. The one normalisation of manifests read from
+    files, for `load_manifests`, the what-if and `python -m matching`."""
+    result = with_crd_defaults(obj)
+    metadata = result.get("metadata")
+    if isinstance(metadata, dict) and result.get("kind") not in CLUSTER_KINDS and not metadata.get("namespace"):
+        metadata["namespace"] = DEFAULT_NAMESPACE
     return result

@@ -35,13 +35,22 @@ class Document:
 
 
 def manifest_files(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """The files named, and the manifest files under the folders named, in a stable order."""
+    """The files named, and the manifest files under the folders named, in a stable order.
+    Hidden files and folders under a folder (`.git`, `.github`, ...) are not manifests."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in MANIFEST_SUFFIXES)
+            yield from sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file() and p.suffix in MANIFEST_SUFFIXES and not _hidden(p.relative_to(path))
+            )
         else:
             yield path
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
 
 
 def _load_all(text: str, path: Path) -> list[Any]:

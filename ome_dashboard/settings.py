@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "isvcs",
     "matrix",
     "whatif",
+    "fleet",
     "patches",
 ]
 

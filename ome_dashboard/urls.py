@@ -6,12 +6,14 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+import fleet.api
 import inventory.api
 import isvcs.api
 import lint.api
 import matrix.api
 import patches.api
 import whatif.api
+import whatif.check_api
 
 from . import views
 from .api import router
@@ -20,7 +22,7 @@ from .api import router
 router.registry.extend(inventory.api.router.registry)
 router.registry.extend(matrix.api.router.registry)
 router.registry.extend(patches.api.router.registry)
-_VIEW_APIS = (matrix.api, whatif.api, lint.api, isvcs.api)
+_VIEW_APIS = (matrix.api, whatif.api, lint.api, isvcs.api, whatif.check_api, fleet.api)
 router.APIRootView.extra_endpoints = {key: name for api in _VIEW_APIS for key, name in api.ROOT_ENDPOINTS.items()}
 api_urls = [*(pattern for api in _VIEW_APIS for pattern in api.urlpatterns), *router.urls]
 
@@ -38,6 +40,7 @@ urlpatterns = [
     path("", include("patches.urls")),
     path("", include("whatif.urls")),
     path("", include("lint.urls")),
+    path("", include("fleet.urls")),
     path("", include("inventory.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
 ]

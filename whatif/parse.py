@@ -12,7 +12,6 @@ from django.conf import settings
 
 import matching
 from inventory.models import CLUSTER_SCOPED, MODEL_KINDS, RUNTIME_KINDS
-from inventory.sources import DEFAULT_NAMESPACE
 from matching import Model, ObjectKey, Runtime
 
 from .errors import WhatIfError
@@ -90,13 +89,15 @@ def _unpack(documents: list[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
             yield number, value
 
 
+def read_documents(source: Any) -> list[tuple[int, Any]]:
+    """(1-based document number, value) of every item of the input, lists unpacked, with the
+    what-if's limits and YAML rules. Raises WhatIfError."""
+    return list(_unpack(_documents(source)))
+
+
 def normalise(obj: Mapping[str, Any]) -> dict[str, Any]:
     """What loading a manifest does to it: CRD defaults, and namespace "default" when absent."""
-    result = matching.with_crd_defaults(obj)
-    metadata = result.get("metadata")
-    if isinstance(metadata, dict) and result.get("kind") not in CLUSTER_SCOPED and not metadata.get("namespace"):
-        metadata["namespace"] = DEFAULT_NAMESPACE
-    return result
+    return matching.as_applied(obj)
 
 
 def parse_documents(source: Any) -> list[tuple[dict[str, Any], Parsed]]:
@@ -152,5 +153,5 @@ def parse_key(value: Any) -> ObjectKey:
     if kind in CLUSTER_SCOPED:
         namespace = ""
     elif not namespace:
-        namespace = DEFAULT_NAMESPACE
+        namespace = matching.DEFAULT_NAMESPACE
     return (kind, namespace, name)

@@ -22,10 +22,10 @@ from .overlay import affected_models, replaced_inventory
 from .parse import Parsed, parse_documents, parse_key
 from .results import MAX_ERROR_TEXTS, ObjectChange, RowDiff, WhatIfResult
 
-__all__ = ["whatif", "whatif_inventory", "whatif_model_patch"]
+__all__ = ["keep_creation_time", "whatif", "whatif_inventory", "whatif_model_patch"]
 
 
-def _keep_creation_time(value: Parsed, previous: Parsed | None) -> Parsed:
+def keep_creation_time(value: Parsed, previous: Parsed | None) -> Parsed:
     """`kubectl apply` keeps creationTimestamp; a manifest usually has none."""
     if isinstance(value, Runtime) and isinstance(previous, Runtime) and not value.created:
         return dataclasses.replace(value, created=previous.created)
@@ -56,7 +56,7 @@ def _object_changes(
     objects: list[ObjectChange] = []
     for key, value in list(changes.items()):
         previous = inventory.models.get(key) or inventory.runtimes.get(key)
-        value = changes[key] = _keep_creation_time(value, previous)
+        value = changes[key] = keep_creation_time(value, previous)
         if previous is None:
             action = "changed" if key in inventory.invalid else "added"
         else:

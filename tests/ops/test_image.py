@@ -20,7 +20,18 @@ from django.conf import settings
 from ome_dashboard import devrun
 from tests.ops import files
 
-APP_PACKAGES = ("ome_dashboard", "core", "matching", "inventory", "lint", "isvcs", "matrix", "whatif", "patches")
+APP_PACKAGES = (
+    "ome_dashboard",
+    "core",
+    "matching",
+    "inventory",
+    "lint",
+    "isvcs",
+    "matrix",
+    "whatif",
+    "fleet",
+    "patches",
+)
 
 
 @pytest.fixture(scope="module")

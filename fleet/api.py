@@ -1,0 +1,88 @@
+"""The fleet from the API: `GET /api/v1/fleet/` (clusters' counts and the model rows, paged,
+disagreeing first, each with the reason) and `GET /api/v1/fleet/runtimes/` (each runtime's
+reach). Only clusters the caller may read are included."""
+
+from __future__ import annotations
+
+from django.urls import path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+import matching
+from core.api import Pagination
+from core.permissions import CanRead
+
+from .services import cell_dict, cluster_counts, fleet_get, rows_matching
+
+
+class FleetQuerySerializer(serializers.Serializer):
+    q = serializers.CharField(required=False, allow_blank=True, default="", help_text="Part of a model name.")
+    only = serializers.ChoiceField(choices=["all", "disagree"], default="all")
+
+
+class FleetView(APIView):
+    """Every cluster side by side: counts per cluster; OME's pick and score per model and namespace."""
+
+    permission_classes = [CanRead]
+
+    @extend_schema(parameters=[FleetQuerySerializer], responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        query = FleetQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        fleet = fleet_get()
+        rows = rows_matching(
+            fleet.rows, text=query.validated_data["q"], disagree_only=query.validated_data["only"] == "disagree"
+        )
+        paginator = Pagination()
+        page = paginator.paginate_queryset(rows, request, self) or []
+        body = paginator.get_paginated_response(
+            [
+                {
+                    "model": matching.key_dict(row.model),
+                    "namespace": row.namespace,
+                    "disagree": row.disagree,
+                    "reasons": fleet.reasons(row) if row.disagree else [],
+                    "clusters": {name: cell_dict(cell) for name, cell in row.cells.items()},
+                }
+                for row in page
+            ]
+        ).data
+        body["clusters"] = [cluster_counts(item).to_dict() for item in fleet.clusters]
+        body["disagreeing"] = fleet.disagreeing
+        return Response(body)
+
+
+class FleetRuntimesView(APIView):
+    """Each runtime's reach: in how many clusters, and for how many models, it is OME's pick."""
+
+    permission_classes = [CanRead]
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        fleet = fleet_get()
+        return Response(
+            {
+                "clusters": [item.name for item in fleet.clusters],
+                "runtimes": [
+                    {
+                        "runtime": matching.key_dict(reach.runtime),
+                        "clusters": reach.clusters,
+                        "models": reach.total,
+                        "modelsByCluster": reach.models,
+                        "definitionDiffers": reach.differs,
+                    }
+                    for reach in fleet.reach
+                ],
+            }
+        )
+
+
+urlpatterns = [
+    path("fleet/", FleetView.as_view(), name="fleet"),
+    path("fleet/runtimes/", FleetRuntimesView.as_view(), name="fleet-runtimes"),
+]
+ROOT_ENDPOINTS = {"fleet": "fleet", "fleet/runtimes": "fleet-runtimes"}

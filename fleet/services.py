@@ -1,0 +1,341 @@
+"""The fleet: every cluster the reader may read, side by side. For each model (by kind,
+namespace and name) OME's pick and score in each cluster and namespace, rows where clusters
+disagree first, with the reason; each cluster's counts; each runtime's reach.
+
+Each cluster's picks are read from its current matrix build once per build generation and
+inventory version (a per-process cache); counts come from the same selectors the matrix, lint
+and InferenceServices pages use, so a reader's scope applies to them as there.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+
+from django.db import connection
+from django.utils import timezone
+
+from core.cache import VersionedCache
+from inventory.models import Cluster
+from inventory.parsed import load_inventory
+from inventory.selectors import cluster_list
+from isvcs.services import isvc_at_risk, isvc_verdicts
+from lint.selectors import lint_report_get
+from matching import Model, ObjectKey, Runtime, key_dict
+from matrix.models import MatrixBuild, MatrixRow
+from matrix.selectors import current_build
+
+from .compare import difference_reasons, runtime_signature
+
+Cell = tuple[ObjectKey | None, int | None, str]
+"""OME's pick (None when none), its score, and the row's outcome (selected | no-runtime | invalid)."""
+RowKey = tuple[ObjectKey, str]
+"""(model key, namespace)."""
+
+
+@dataclass(frozen=True)
+class ClusterData:
+    """One cluster's picks from its current build, and its parsed objects."""
+
+    cluster: Cluster
+    build: MatrixBuild | None
+    cells: dict[RowKey, Cell]
+    models: Mapping[ObjectKey, Model]
+    runtimes: Mapping[ObjectKey, Runtime]
+    invalid: Mapping[ObjectKey, str]
+    version: tuple[object, ...]
+
+    @cached_property
+    def home_outcomes(self) -> Counter[str]:
+        """Outcomes of the rows where each model lives (see `_home`)."""
+        return Counter(cell[2] for (model, namespace), cell in self.cells.items() if namespace == _home(model))
+
+    @property
+    def name(self) -> str:
+        return self.cluster.name
+
+    @property
+    def behaviour(self) -> str:
+        return self.build.ome_behaviour if self.build is not None else "no matrix"
+
+
+_DATA: VersionedCache[tuple[object, ...], ClusterData] = VersionedCache(owners=256)
+
+_ROW_FIELDS = (
+    "model__kind",
+    "model__namespace",
+    "model__name",
+    "namespace",
+    "outcome",
+    "selected__kind",
+    "selected__namespace",
+    "selected__name",
+    "selected_score",
+)
+
+
+def _cells(build: MatrixBuild) -> dict[RowKey, Cell]:
+    cells: dict[RowKey, Cell] = {}
+    rows = MatrixRow.objects.filter(build=build).values_list(*_ROW_FIELDS)
+    for kind, ns, name, namespace, outcome, pick_kind, pick_ns, pick_name, score in rows.iterator(chunk_size=5000):
+        pick = (pick_kind, pick_ns, pick_name) if pick_name is not None else None
+        cells[((kind, ns, name), namespace)] = (pick, score, outcome)
+    return cells
+
+
+def cluster_data(cluster: Cluster) -> ClusterData:
+    """The cluster's picks and objects, read once per build generation and inventory version
+    (not cached inside a transaction, which a rollback may undo: as `load_inventory`)."""
+    build = current_build(cluster)
+    inventory = load_inventory(cluster)
+    version = (None if build is None else build.generation, inventory.fingerprint)
+
+    def make(_stale: object) -> ClusterData:
+        cells = {} if build is None else _cells(build)
+        return ClusterData(cluster, build, cells, inventory.models, inventory.runtimes, inventory.invalid, version)
+
+    if connection.in_atomic_block:
+        return make(None)
+    return _DATA.get((cluster.pk, cluster.created_at), version, make)
+
+
+# --------------------------------------------------------------------------------------------
+# Counts per cluster
+
+
+@dataclass(frozen=True)
+class ClusterCounts:
+    """One cluster's column head: models and those OME gives no runtime where they live (their
+    own namespace, or cluster scope), InferenceServices at risk, lint findings, the sync."""
+
+    name: str
+    source: str
+    behaviour: str
+    built_at: datetime | None
+    models: int
+    without_runtime: int
+    invalid: int
+    isvcs: int
+    isvcs_at_risk: int
+    lint: dict[str, int]
+    sync_state: str
+    synced_at: datetime | None
+    sync_errors: list[str] = field(default_factory=list)
+
+    @property
+    def lint_total(self) -> int:
+        return sum(self.lint.values())
+
+    @property
+    def lint_text(self) -> str:
+        return ", ".join(f"{count} {severity}" for severity, count in self.lint.items() if count)
+
+    @property
+    def sync_age_seconds(self) -> int | None:
+        return None if self.synced_at is None else max(0, int((timezone.now() - self.synced_at).total_seconds()))
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "cluster": self.name,
+            "source": self.source,
+            "omeBehaviour": self.behaviour,
+            "builtAt": self.built_at.isoformat() if self.built_at else None,
+            "models": self.models,
+            "modelsWithoutRuntime": self.without_runtime,
+            "modelsInvalid": self.invalid,
+            "isvcs": self.isvcs,
+            "isvcsAtRisk": self.isvcs_at_risk,
+            "lint": self.lint,
+            "lintTotal": self.lint_total,
+            "sync": {
+                "state": self.sync_state,
+                "syncedAt": self.synced_at.isoformat() if self.synced_at else None,
+                "ageSeconds": self.sync_age_seconds,
+                "errors": self.sync_errors,
+            },
+        }
+
+
+def _home(model: ObjectKey) -> str:
+    """Where a model lives: a BaseModel's namespace, a ClusterBaseModel's cluster scope."""
+    return model[1] if model[0] == "BaseModel" else ""
+
+
+def _sync(cluster: Cluster) -> tuple[str, datetime | None, list[str]]:
+    """(state, when the data was last known current, errors): `error` when a kind reports an
+    error, `never` when a kind was never listed, `watching` when every watch of a live cluster
+    is connected, else `listed`. The time is the oldest of the kinds' newest list or event."""
+    states = list(getattr(cluster, "sync_by_kind", None) or cluster.sync_states.order_by("kind"))
+    errors = [f"{state.kind}: {state.last_error}" for state in states if state.last_error]
+    newest = [max(t for t in (state.last_list_at, state.last_event_at) if t) for state in states if state.last_list_at]
+    synced_at = min(newest) if newest and len(newest) == len(states) else None
+    if errors:
+        return "error", synced_at, errors
+    if not states or synced_at is None:
+        return "never", None, []
+    if cluster.is_live and all(state.watch_connected for state in states):
+        return "watching", synced_at, []
+    return "listed", synced_at, []
+
+
+def cluster_counts(data: ClusterData) -> ClusterCounts:
+    outcomes = data.home_outcomes
+    verdicts = isvc_verdicts(data.cluster)
+    state, synced_at, errors = _sync(data.cluster)
+    return ClusterCounts(
+        name=data.name,
+        source=data.cluster.source,
+        behaviour=data.behaviour,
+        built_at=None if data.build is None else data.build.updated_at or data.build.finished_at,
+        models=sum(outcomes.values()),
+        without_runtime=outcomes.get(MatrixRow.Outcome.NO_RUNTIME.value, 0),
+        invalid=outcomes.get(MatrixRow.Outcome.INVALID.value, 0),
+        isvcs=len(verdicts),
+        isvcs_at_risk=sum(1 for verdict in verdicts if isvc_at_risk(verdict)),
+        lint=lint_report_get(data.cluster).counts(),
+        sync_state=state,
+        synced_at=synced_at,
+        sync_errors=errors,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Rows and reach
+
+
+@dataclass(frozen=True)
+class FleetRow:
+    """One model in one namespace across the clusters (None where a cluster has no such row)."""
+
+    model: ObjectKey
+    namespace: str
+    cells: dict[str, Cell | None]
+
+    @cached_property
+    def disagree(self) -> bool:
+        return len({cell for cell in self.cells.values() if cell is not None}) > 1
+
+    @property
+    def picks(self) -> list[ObjectKey]:
+        return sorted({cell[0] for cell in self.cells.values() if cell is not None and cell[0] is not None})
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Where a runtime is OME's pick: in which clusters, and for how many models in each."""
+
+    runtime: ObjectKey
+    models: dict[str, int]
+    differs: bool
+
+    @property
+    def clusters(self) -> int:
+        return len(self.models)
+
+    @property
+    def total(self) -> int:
+        return sum(self.models.values())
+
+
+@dataclass(frozen=True)
+class Fleet:
+    clusters: list[ClusterData]
+    rows: list[FleetRow]
+    reach: list[Reach]
+    differing: set[ObjectKey]
+
+    def reasons(self, row: FleetRow) -> list[str]:
+        return row_reasons(row, self.clusters, self.differing)
+
+    @cached_property
+    def disagreeing(self) -> int:
+        return sum(1 for row in self.rows if row.disagree)
+
+
+def fleet_rows(data: Sequence[ClusterData]) -> list[FleetRow]:
+    """Every (model, namespace) of any cluster; disagreeing rows first, then by model name."""
+    keys: set[RowKey] = set()
+    for item in data:
+        keys.update(item.cells)
+    rows = [FleetRow(key[0], key[1], {item.name: item.cells.get(key) for item in data}) for key in keys]
+    rows.sort(key=lambda row: (not row.disagree, row.model[2], row.model, row.namespace))
+    return rows
+
+
+def runtime_reach(data: Sequence[ClusterData], differing: set[ObjectKey]) -> list[Reach]:
+    """Each runtime that is a pick anywhere: by clusters, then models, most first. `differs`:
+    some clusters lack it or define it differently (`differing_runtimes`)."""
+    picked: dict[ObjectKey, dict[str, set[ObjectKey]]] = {}
+    for item in data:
+        for (model, _namespace), (pick, _score, _outcome) in item.cells.items():
+            if pick is not None:
+                picked.setdefault(pick, {}).setdefault(item.name, set()).add(model)
+    found = []
+    for runtime, by_cluster in picked.items():
+        models = {name: len(keys) for name, keys in sorted(by_cluster.items())}
+        found.append(Reach(runtime, models, runtime in differing))
+    found.sort(key=lambda reach: (-reach.clusters, -reach.total, reach.runtime[2], reach.runtime))
+    return found
+
+
+def differing_runtimes(data: Sequence[ClusterData]) -> set[ObjectKey]:
+    """Runtimes that some clusters lack or define differently (creation time aside)."""
+    keys = {key for item in data for key in item.runtimes}
+    found = set()
+    for key in keys:
+        signatures = {runtime_signature(item.runtimes[key]) if key in item.runtimes else None for item in data}
+        if len(signatures) > 1:
+            found.add(key)
+    return found
+
+
+def row_reasons(row: FleetRow, data: Sequence[ClusterData], differing: set[ObjectKey]) -> list[str]:
+    """Why the clusters that have the row pick differently (see fleet.compare); `differing`:
+    `differing_runtimes(data)`, computed once for all rows."""
+    present = [item for item in data if row.cells.get(item.name) is not None]
+    picks = row.picks
+    others = sorted(
+        key for key in differing if (key[0] == "ClusterServingRuntime" or key[1] == row.namespace) and key not in picks
+    )
+    return difference_reasons(
+        behaviours={item.name: item.behaviour for item in present},
+        models={item.name: item.models.get(row.model) for item in present},
+        invalid={item.name: item.invalid[row.model] for item in present if row.model in item.invalid},
+        picks=picks,
+        runtimes=lambda key: {item.name: item.runtimes.get(key) for item in present},
+        others=others,
+    )
+
+
+# The clusters' ids -> their fleet while no cluster's data changes (one entry per set of
+# clusters that readers see: readers with other scopes see other sets).
+_FLEETS: VersionedCache[tuple[object, ...], Fleet] = VersionedCache(owners=32)
+
+
+def fleet_get(clusters: Iterable[Cluster] | None = None) -> Fleet:
+    """The fleet of the given clusters, by default every cluster the reader may read."""
+    data = [cluster_data(cluster) for cluster in (cluster_list() if clusters is None else clusters)]
+
+    def make(_stale: object) -> Fleet:
+        differing = differing_runtimes(data)
+        return Fleet(data, fleet_rows(data), runtime_reach(data, differing), differing)
+
+    if connection.in_atomic_block:
+        return make(None)
+    return _FLEETS.get(tuple(item.cluster.pk for item in data), tuple(item.version for item in data), make)
+
+
+def rows_matching(rows: Sequence[FleetRow], *, text: str = "", disagree_only: bool = False) -> list[FleetRow]:
+    """The rows whose model name contains `text` (any case), only disagreeing ones if asked."""
+    needle = text.strip().lower()
+    return [row for row in rows if (not disagree_only or row.disagree) and needle in row.model[2].lower()]
+
+
+def cell_dict(cell: Cell | None) -> dict[str, object] | None:
+    if cell is None:
+        return None
+    pick, score, outcome = cell
+    return {"outcome": outcome, "pick": key_dict(pick), "score": score}

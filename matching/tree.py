@@ -1,0 +1,136 @@
+"""A set of OME objects as matching values (a manifest tree's, or a cluster's), and reading a
+manifest tree the way `kubectl apply -f` and the dashboard's `load_manifests` see it.
+
+Only the five OME kinds of API group ome.io count; other documents of the tree (Deployments,
+kustomization.yaml, KServe's InferenceService) are skipped. Every object gets the CRD defaults
+and the default namespace (`as_applied`); of two documents with the same identity the later
+one wins, as when both are applied in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .crd import as_applied
+from .errors import ManifestError
+from .files import read_documents
+from .grid import Grid
+from .parse import parse_object
+from .types import BASE_MODEL, ISVC_KIND, MODEL_KINDS, RUNTIME_KINDS, InferenceService, Model, ObjectKey, Runtime
+
+OME_KINDS = frozenset({*MODEL_KINDS, *RUNTIME_KINDS, ISVC_KIND})
+
+
+class TreeError(ValueError):
+    """Manifests that cannot be read or parsed: one line per bad document, each naming the
+    file, the document, the object and the field."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+@dataclass(frozen=True)
+class Objects:
+    """Models, runtimes and InferenceServices by key. `invalid`: malformed objects' errors by
+    key (a cluster can hold them; a tree read by `read_tree` cannot). `pinned`: services with
+    `spec.runtime.autoSync: false`."""
+
+    models: Mapping[ObjectKey, Model] = field(default_factory=dict)
+    runtimes: Mapping[ObjectKey, Runtime] = field(default_factory=dict)
+    isvcs: Mapping[ObjectKey, InferenceService] = field(default_factory=dict)
+    invalid: Mapping[ObjectKey, str] = field(default_factory=dict)
+    pinned: frozenset[ObjectKey] = frozenset()
+
+    @cached_property
+    def grid(self) -> Grid:
+        return Grid(self.models.values(), self.runtimes.values(), self.isvcs.values())
+
+    @property
+    def model_keys(self) -> set[ObjectKey]:
+        """Every model key, malformed models included."""
+        return set(self.models) | {key for key in self.invalid if key[0] in MODEL_KINDS}
+
+    @property
+    def isvc_keys(self) -> set[ObjectKey]:
+        return set(self.isvcs) | {key for key in self.invalid if key[0] == ISVC_KIND}
+
+    def namespaces_for(self, model_key: ObjectKey) -> list[str]:
+        """The matrix's rows of a model: a BaseModel in its namespace; a ClusterBaseModel at
+        cluster scope ("") and in every namespace with ServingRuntimes or InferenceServices."""
+        if model_key[0] == BASE_MODEL:
+            return [model_key[1]]
+        return ["", *self.grid.namespaces]
+
+    def value(self, key: ObjectKey) -> Model | Runtime | InferenceService | None:
+        return self.models.get(key) or self.runtimes.get(key) or self.isvcs.get(key)
+
+
+def isvc_pinned(obj: Mapping[str, Any]) -> bool:
+    """`spec.runtime.autoSync: false` (newer OME): the runtime comes from a stored revision."""
+    spec = obj.get("spec")
+    runtime = spec.get("runtime") if isinstance(spec, Mapping) else None
+    return isinstance(runtime, Mapping) and runtime.get("autoSync") is False
+
+
+def is_ome_object(obj: Mapping[str, Any]) -> bool:
+    api_version = obj.get("apiVersion")
+    group = api_version.split("/")[0] if isinstance(api_version, str) else None
+    return group == "ome.io" and obj.get("kind") in OME_KINDS
+
+
+def read_objects(paths: Iterable[str | Path]) -> list[tuple[str, dict[str, Any], Model | Runtime | InferenceService]]:
+    """(where, object as applied, parsed value) for every OME object of the files and folders,
+    in file order. Raises TreeError listing every bad document, or every path that does not exist."""
+    paths = list(paths)
+    missing = [f"{path}: no such file or folder" for path in paths if not Path(path).exists()]
+    if missing:
+        raise TreeError(missing)
+    found = []
+    problems = []
+    for document in read_documents(paths):
+        if document.error is not None or document.obj is None:
+            problems.append(f"{document.where}: {document.error}")
+            continue
+        if not is_ome_object(document.obj):
+            continue
+        obj = as_applied(document.obj)
+        try:
+            found.append((document.where, obj, parse_object(obj)))
+        except ManifestError as error:
+            problems.append(f"{document.where}: {error}")
+        except RecursionError:
+            problems.append(f"{document.where}: the object is nested too deeply")
+    if problems:
+        raise TreeError(problems)
+    return found
+
+
+def read_tree(paths: Iterable[str | Path]) -> Objects:
+    """The OME objects of manifest files and folders (see the module's docstring). A path that
+    does not exist, a file that is not YAML or JSON, or an object OME's API server would refuse
+    raises TreeError."""
+    return objects_of([(obj, value) for _where, obj, value in read_objects(paths)])
+
+
+def objects_of(items: Iterable[tuple[Mapping[str, Any], Model | Runtime | InferenceService]]) -> Objects:
+    """Objects from (object, parsed value) pairs; a later value replaces an earlier one's key."""
+    models: dict[ObjectKey, Model] = {}
+    runtimes: dict[ObjectKey, Runtime] = {}
+    isvcs: dict[ObjectKey, InferenceService] = {}
+    pinned = set()
+    for obj, value in items:
+        pinned.discard(value.key)
+        if isinstance(value, Model):
+            models[value.key] = value
+        elif isinstance(value, Runtime):
+            runtimes[value.key] = value
+        else:
+            isvcs[value.key] = value
+            if isvc_pinned(obj):
+                pinned.add(value.key)
+    return Objects(models=models, runtimes=runtimes, isvcs=isvcs, pinned=frozenset(pinned))

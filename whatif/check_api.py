@@ -1,0 +1,87 @@
+"""`POST /api/v1/whatif/check/`: `manage.py whatif` over HTTP, for CI systems that call the
+dashboard with a token (`Authorization: Token <key>`, DRF TokenAuthentication; a session works
+too). It computes and changes nothing, so whoever may read may call it (API_ANONYMOUS_READ),
+and it sees only the clusters its caller may read.
+
+The answer is always the JSON report (`sections`, `failed`, `found`, `failOn`) with
+`exitCode` (0 or 1, as the command's); `format` text, markdown or junit adds that rendering
+as `rendered`. Bad input answers 400 naming the document and field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+import matching
+from core.errors import DomainError
+from core.permissions import CanRead
+from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
+
+from .check import check_clusters, items_from_text
+from .errors import WhatIfError
+
+
+class CheckInputSerializer(serializers.Serializer):
+    cluster = serializers.CharField(required=False, help_text="Cluster name; defaults to the only cluster.")
+    allClusters = serializers.BooleanField(default=False, help_text="Check every cluster the caller may read.")
+    manifests = serializers.CharField(
+        required=False, allow_blank=True, help_text="Manifests: YAML or JSON, several documents; other kinds skipped."
+    )
+    objects = serializers.ListField(child=serializers.DictField(), required=False, help_text="The same, as objects.")
+    prune = serializers.BooleanField(default=False, help_text="Objects the manifests lack count as deleted.")
+    failOn = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Comma-separated: " + ", ".join(matching.DIFF_CONDITIONS),
+    )
+    format = serializers.ChoiceField(choices=matching.REPORT_FORMATS, default="json")
+
+
+class InvalidCondition(DomainError):
+    code = "invalid_condition"
+
+
+class WhatIfCheckView(APIView):
+    """The what-if of manifests on one or every cluster, with a pass/fail verdict for CI."""
+
+    permission_classes = [CanRead]
+
+    @extend_schema(request=CheckInputSerializer, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request) -> Response:
+        data = CheckInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        try:
+            fail_on = matching.parse_conditions(values["failOn"])
+        except ValueError as error:
+            raise InvalidCondition(str(error).removeprefix("--fail-on: "), field="failOn") from None
+        documents: Any = values.get("objects") or values.get("manifests") or ()
+        clusters = (
+            list(cluster_list()) if values["allClusters"] else [cluster_choose(values.get("cluster"), default="only")]
+        )
+        if not clusters:
+            raise ClusterChoiceError("no cluster to check: none is registered, or you may read none")
+        try:
+            sections = check_clusters(clusters, items_from_text(documents), prune=values["prune"])
+        except WhatIfError as error:
+            error.field = error.field or "manifests"
+            raise
+        result = matching.verdict(sections, fail_on)
+        body: dict[str, Any] = {"ome": matching.OME_BEHAVIOUR, **matching.json_report(sections, result)}
+        body["exitCode"] = result.exit_code
+        if values["format"] != "json":
+            body["rendered"] = matching.render(sections, result, values["format"])
+        return Response(body)
+
+
+urlpatterns = [path("whatif/check/", WhatIfCheckView.as_view(), name="whatif-check")]
+ROOT_ENDPOINTS = {"whatif/check": "whatif-check"}
