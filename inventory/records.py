@@ -121,7 +121,7 @@ def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
 VALUE_LIMIT = 2000
 
 
-def _bounded(value: Any) -> Any:
+def _kept_value(value: Any) -> Any:
     text = json.dumps(value, sort_keys=True, default=str)
     return value if len(text) <= VALUE_LIMIT else {"omitted": f"{len(text)} characters of JSON"}
 
@@ -137,7 +137,7 @@ def changed_values(old: Mapping[str, Any], new: Mapping[str, Any], fields: list[
         if key:
             before = before.get(key) if isinstance(before, Mapping) else None
             after = after.get(key) if isinstance(after, Mapping) else None
-        values[name] = {"old": _bounded(before), "new": _bounded(after)}
+        values[name] = {"old": _kept_value(before), "new": _kept_value(after)}
     return values
 
 
@@ -168,7 +168,7 @@ def _runtime_columns(runtime: Runtime) -> dict[str, Any]:
     }
 
 
-def _bounded(values: dict[str, Any], problems: list[str]) -> None:
+def _fit_columns(values: dict[str, Any], problems: list[str]) -> None:
     for column in BOUNDED_COLUMNS:
         limit = getattr(Resource._meta.get_field(column), "max_length", None)
         if limit is not None and len(values[column]) > limit:
@@ -186,7 +186,7 @@ def columns(obj: Mapping[str, Any]) -> dict[str, Any]:
     keeps its error; a value too long for its column is left out, and store_error says so)."""
     values = _columns(obj)
     problems: list[str] = []
-    _bounded(values, problems)
+    _fit_columns(values, problems)
     values["store_error"] = "; ".join(problems)
     return values
 
