@@ -124,7 +124,7 @@ def test_two_updates_at_once_do_not_conflict_and_the_later_row_wins(
     assert len(set(rows.values_list("namespace", flat=True))) == rows.count()
 
 
-def test_the_audit_finds_a_wrong_row_repairs_it_and_reports_it(demo: Cluster, client: Client) -> None:
+def test_the_audit_finds_a_wrong_row_repairs_it_and_reports_it(demo: Cluster, client: Client, settings: Any) -> None:
     build = current_build(demo)
     assert build is not None
     wrong = MatrixRow.objects.filter(build=build, outcome=MatrixRow.Outcome.SELECTED).first()
@@ -139,6 +139,7 @@ def test_the_audit_finds_a_wrong_row_repairs_it_and_reports_it(demo: Cluster, cl
     assert report.rows_differing == 1
     assert report.examples == [[*Resource.objects.get(pk=wrong.model_id).key, wrong.namespace]]
     assert matrix_differences(demo) == []
+    settings.DEBUG = True  # as `make run` serves it: /metrics answers without METRICS_TOKEN
     scraped = client.get("/metrics").content.decode()
     assert f'ome_matrix_audit_rows_differing{{cluster="{demo.name}"}} 1.0' in scraped
 
