@@ -50,6 +50,7 @@ class Stack:
             DEVRUN_DIR=str(run_dir / "run"),
             PORT=str(self.port),
             OME_CLUSTERS=f"live=kubeconfig:{kubeconfig}",
+            OME_KUBECONFIG_DIR=str(kubeconfig.parent),  # kubeconfigs are read from this folder only
             PYTHONUNBUFFERED="1",
         )
         self.proc = subprocess.Popen(
