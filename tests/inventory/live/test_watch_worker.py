@@ -61,6 +61,7 @@ class Stack:
             OME_CLUSTERS=";".join(
                 f"{name}=kubeconfig:{path}" for name, path in zip(fleet.members, kubeconfigs, strict=True)
             ),
+            OME_KUBECONFIG_DIR=str(folder),  # kubeconfigs are read from this folder only
             OME_WATCH_LEASE="6",
             OME_WATCH_BACKOFF_BASE="0.05",
             OME_WATCH_BACKOFF_MAX="0.5",
