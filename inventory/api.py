@@ -58,6 +58,7 @@ class SyncStateSerializer(serializers.ModelSerializer):
             "last_event_at",
             "last_error",
             "last_error_at",
+            "rejected",
         ]
 
 
@@ -154,6 +155,7 @@ class ResourceSerializer(serializers.ModelSerializer):
             "storage_scheme",
             "disabled",
             "error",
+            "store_error",
             "first_seen",
             "last_seen",
         ]

@@ -90,16 +90,21 @@ class Resource(models.Model):
     kind = models.CharField(max_length=32, choices=Kind.choices)
     namespace = models.CharField(max_length=253, blank=True, default="")
     name = models.CharField(max_length=253)
-    uid = models.CharField(max_length=64, blank=True)
-    resource_version = models.CharField(max_length=64, blank=True)
+    # Values from the cluster are stored unbounded where nothing indexes them; the indexed
+    # columns below are bounded, and records.columns leaves a longer value out (see store_error).
+    uid = models.TextField(blank=True)
+    resource_version = models.TextField(blank=True)
     generation = models.BigIntegerField(null=True, blank=True)
     obj = models.JSONField(help_text="The object as the API returned it (manifests: with CRD defaults).")
     content_hash = models.CharField(max_length=64)
     error = models.TextField(blank=True, help_text="Why the object cannot be evaluated, if it is malformed.")
     source_path = models.CharField(max_length=1024, blank=True)
+    store_error = models.TextField(
+        blank=True, help_text="What of the object as sent could not be stored as it was, and what was stored instead."
+    )
 
     model_format = models.CharField(max_length=512, blank=True)
-    model_architecture = models.CharField(max_length=1024, blank=True)
+    model_architecture = models.TextField(blank=True)
     pipeline_class = models.CharField(max_length=512, blank=True)
     has_pipeline = models.BooleanField(default=False)
     storage_scheme = models.CharField(max_length=32, blank=True)
@@ -136,14 +141,18 @@ class SyncState(models.Model):
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="sync_states")
     kind = models.CharField(max_length=32, choices=Kind.choices)
     last_list_at = models.DateTimeField(null=True, blank=True)
-    resource_version = models.CharField(max_length=64, blank=True)
+    resource_version = models.TextField(blank=True)
     watch_connected = models.BooleanField(default=False)
     watch_reconnects = models.PositiveIntegerField(default=0)
     last_event_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True, blank=True)
+    # "list" or "watch": which of the two recorded last_error (a connecting watch clears its own only).
+    last_error_from = models.CharField(max_length=8, blank=True)
     count = models.PositiveIntegerField(default=0)
     invalid = models.PositiveIntegerField(default=0)
+    # Objects of the last list that could not be stored at all (no usable name), one message each.
+    rejected = models.JSONField(default=list, blank=True)
     # The watch of this kind is held by `watch_owner` until `watch_lease_until` (renewed while it
     # runs), so ensure_watches never starts a second one. Empty owner: nobody is watching.
     watch_owner = models.CharField(max_length=128, blank=True)

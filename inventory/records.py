@@ -11,7 +11,7 @@ import matching
 from core.redact import MARK, redact, secret_name
 from matching import InferenceService, Model, Runtime
 
-from .models import CLUSTER_SCOPED, Kind
+from .models import CLUSTER_SCOPED, Kind, Resource
 
 VOLATILE_METADATA = ("managedFields",)
 # kubectl's copy of the whole applied manifest, secrets and all; nothing here reads it.
@@ -40,6 +40,14 @@ def _blank_secret_values(value: Any) -> Any:
     return value
 
 
+# Kubernetes' limit for names and namespaces; a longer one cannot be stored (unique index).
+NAME_MAX = 253
+# Indexed columns are bounded: a longer value from the cluster is left out of its column (so a
+# filter on it finds nothing) and the object's store_error says so. The object is stored whole.
+BOUNDED_COLUMNS = ("model_format", "pipeline_class", "storage_scheme")
+BIGINT_MAX = 2**63 - 1
+
+
 def identity(obj: Mapping[str, Any]) -> tuple[str, str, str] | None:
     """(kind, namespace, name), or None when the object cannot be identified."""
     kind = obj.get("kind")
@@ -47,11 +55,40 @@ def identity(obj: Mapping[str, Any]) -> tuple[str, str, str] | None:
     if kind not in Kind.values or not isinstance(metadata, Mapping):
         return None
     name, namespace = metadata.get("name"), metadata.get("namespace")
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name or len(name) > NAME_MAX:
         return None
     if kind in CLUSTER_SCOPED:
         return (kind, "", name)
-    return (kind, namespace if isinstance(namespace, str) else "", name)
+    namespace = namespace if isinstance(namespace, str) else ""
+    return None if len(namespace) > NAME_MAX else (kind, namespace, name)
+
+
+def unusable(obj: Mapping[str, Any], kind: str) -> str:
+    """Why an object of a list of `kind` cannot be stored at all (identity gave None)."""
+    metadata = obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    if isinstance(name, str) and name:
+        shown = name if len(name) <= 80 else f"{name[:80]}... ({len(name)} characters)"
+        return f"{kind} {shown!r}: metadata.name or metadata.namespace is longer than {NAME_MAX} characters"
+    return f"a {kind} without metadata.name"
+
+
+def _without_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list):
+        return [_without_nul(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_nul(key): _without_nul(item) for key, item in value.items()}
+    return value
+
+
+def storable(obj: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The object as it can be stored on every database, and what had to change. PostgreSQL
+    stores no NUL character in JSON or text, so they are dropped (and the object is marked)."""
+    if "\\u0000" not in json.dumps(obj, default=str):
+        return obj, ""
+    return _without_nul(obj), "NUL characters were removed: the database cannot store them"
 
 
 def content_hash(obj: Mapping[str, Any]) -> str:
@@ -84,7 +121,7 @@ def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
 VALUE_LIMIT = 2000
 
 
-def _bounded(value: Any) -> Any:
+def _kept_value(value: Any) -> Any:
     text = json.dumps(value, sort_keys=True, default=str)
     return value if len(text) <= VALUE_LIMIT else {"omitted": f"{len(text)} characters of JSON"}
 
@@ -100,7 +137,7 @@ def changed_values(old: Mapping[str, Any], new: Mapping[str, Any], fields: list[
         if key:
             before = before.get(key) if isinstance(before, Mapping) else None
             after = after.get(key) if isinstance(after, Mapping) else None
-        values[name] = {"old": _bounded(before), "new": _bounded(after)}
+        values[name] = {"old": _kept_value(before), "new": _kept_value(after)}
     return values
 
 
@@ -131,8 +168,30 @@ def _runtime_columns(runtime: Runtime) -> dict[str, Any]:
     }
 
 
+def _fit_columns(values: dict[str, Any], problems: list[str]) -> None:
+    for column in BOUNDED_COLUMNS:
+        limit = getattr(Resource._meta.get_field(column), "max_length", None)
+        if limit is not None and len(values[column]) > limit:
+            problems.append(
+                f"{column} ({len(values[column])} characters) is longer than {limit}: not stored in its column"
+            )
+            values[column] = ""
+    if values["generation"] is not None and not -BIGINT_MAX <= values["generation"] <= BIGINT_MAX:
+        problems.append(f"metadata.generation {values['generation']} is out of range: not stored in its column")
+        values["generation"] = None
+
+
 def columns(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The filter columns and the error text of one object (a malformed one keeps its error)."""
+    """The filter columns, the error text and the store_error of one object (a malformed one
+    keeps its error; a value too long for its column is left out, and store_error says so)."""
+    values = _columns(obj)
+    problems: list[str] = []
+    _fit_columns(values, problems)
+    values["store_error"] = "; ".join(problems)
+    return values
+
+
+def _columns(obj: Mapping[str, Any]) -> dict[str, Any]:
     values: dict[str, Any] = {
         "model_format": "",
         "model_architecture": "",
@@ -153,6 +212,9 @@ def columns(obj: Mapping[str, Any]) -> dict[str, Any]:
         parsed = matching.parse_object(obj)
     except matching.ManifestError as error:
         values["error"] = redact(f"{error.field}: {error.problem}")
+        return values
+    except Exception as error:  # a value the parser did not foresee must not stop the sync
+        values["error"] = redact(f"cannot be evaluated ({type(error).__name__}: {error})"[:2000])
         return values
     if isinstance(parsed, Model):
         values.update(_model_columns(parsed))

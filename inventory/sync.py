@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, transaction
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from core.redact import redact
@@ -73,14 +74,25 @@ class ApplyResult:
 
 def _next_version(cluster: Cluster) -> int:
     """Bump the cluster's inventory version inside the caller's transaction (the row lock
-    orders concurrent writers) and return the new value."""
-    Cluster.objects.filter(pk=cluster.pk).update(inventory_version=F("inventory_version") + 1)
-    return Cluster.objects.values_list("inventory_version", flat=True).get(pk=cluster.pk)
+    orders concurrent writers) and return the new value, in one statement (once per event)."""
+    table, column = connection.ops.quote_name(Cluster._meta.db_table), connection.ops.quote_name("inventory_version")
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {table} SET {column} = {column} + 1 WHERE id = %s RETURNING {column}", [cluster.pk])
+        return int(cursor.fetchone()[0])
 
 
 def _announce(cluster: Cluster, changes: list[Change]) -> None:
     if changes:
         transaction.on_commit(lambda: inventory_changed.send(sender=Cluster, cluster_id=cluster.pk, changes=changes))
+
+
+def _stored_columns(obj: dict[str, Any]) -> dict[str, Any]:
+    """Every column of a Resource that comes from the object, in a form both databases store.
+    The content hash is of the object as sent, so an unchanged object stays unchanged."""
+    stored, problem = records.storable(obj)
+    values = records.columns(stored)
+    values["store_error"] = "; ".join(p for p in (problem, values["store_error"]) if p)
+    return {"obj": stored, "content_hash": records.content_hash(obj), **values}
 
 
 def _new_resource(cluster: Cluster, key: ObjectKey, obj: dict[str, Any], now: datetime, path: str) -> Resource:
@@ -90,12 +102,10 @@ def _new_resource(cluster: Cluster, key: ObjectKey, obj: dict[str, Any], now: da
         kind=kind,
         namespace=namespace,
         name=name,
-        obj=obj,
-        content_hash=records.content_hash(obj),
         source_path=path,
         first_seen=now,
         last_seen=now,
-        **records.columns(obj),
+        **_stored_columns(obj),
     )
 
 
@@ -113,11 +123,9 @@ def _changed(resource: Resource, obj: dict[str, Any], now: datetime, path: str) 
 
 def _update_resource(resource: Resource, obj: dict[str, Any], now: datetime, path: str) -> tuple[str, ...]:
     fields = tuple(records.changed_fields(resource.obj, obj))
-    resource.obj = obj
-    resource.content_hash = records.content_hash(obj)
     resource.source_path = path
     resource.last_seen = now
-    for column, value in records.columns(obj).items():
+    for column, value in _stored_columns(obj).items():
         setattr(resource, column, value)
     return fields
 
@@ -131,6 +139,7 @@ UPDATED_COLUMNS = [
     "resource_version",
     "generation",
     "error",
+    "store_error",
     "model_format",
     "model_architecture",
     "pipeline_class",
@@ -187,15 +196,26 @@ def snapshot_apply(
     return result
 
 
+def _recount(cluster: Cluster, kind: str, count: int, invalid: int) -> None:
+    """Keep the kind's SyncState counts in step with one event (a list counts afresh)."""
+    if count or invalid:
+        SyncState.objects.filter(cluster=cluster, kind=kind).update(
+            count=Greatest(F("count") + count, Value(0)), invalid=Greatest(F("invalid") + invalid, Value(0))
+        )
+
+
 def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Change | None:
-    """Apply one watch event (ADDED, MODIFIED, DELETED); returns the change it made, if any."""
+    """Apply one watch event (ADDED, MODIFIED, DELETED), keeping the kind's counts; returns the
+    change it made, if any."""
     obj = records.stored(obj)  # no last-applied-configuration, no secret env values
     key = records.identity(obj)
     if key is None:
         logger.warning("cluster %s: %s event for an object without kind or name", cluster, event_type)
         return None
     now = timezone.now()
-    with transaction.atomic():
+    # Inside a watch's transaction (events.watch_event_apply) no savepoint is needed: a failure
+    # undoes the whole event.
+    with transaction.atomic(savepoint=False):
         resource = (
             Resource.objects.select_for_update()
             .filter(cluster=cluster, kind=key[0], namespace=key[1], name=key[2])
@@ -206,25 +226,34 @@ def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Chang
                 return None
             _next_version(cluster)
             resource.delete()
+            _recount(cluster, key[0], -1, -int(bool(resource.error)))
             change = Change(*key, "removed")
         elif resource is None:
             created = _new_resource(cluster, key, obj, now, "")
             created.version = _next_version(cluster)
             created.save()
+            _recount(cluster, key[0], 1, int(bool(created.error)))
             change = Change(*key, "added")
         elif resource.content_hash == records.content_hash(obj):
             Resource.objects.filter(pk=resource.pk).update(last_seen=now)
             return None
         else:
+            was_invalid = bool(resource.error)
             change = _changed(resource, obj, now, resource.source_path)
             resource.version = _next_version(cluster)
             resource.save(update_fields=[*UPDATED_COLUMNS, "version"])
+            _recount(cluster, key[0], 0, int(bool(resource.error)) - int(was_invalid))
         _announce(cluster, [change])
     return change
 
 
-def record_list(cluster: Cluster, kind: str, *, resource_version: str = "") -> None:
-    """A successful full list of one kind: clears the error, refreshes counts."""
+# At most this many messages about objects that could not be stored are kept per kind.
+REJECTED_KEPT = 20
+
+
+def record_list(cluster: Cluster, kind: str, *, resource_version: str = "", rejected: Iterable[str] = ()) -> None:
+    """A successful full list of one kind: clears the error, refreshes counts, and keeps the
+    messages of the objects that could not be stored at all."""
     stored = Resource.objects.filter(cluster=cluster, kind=kind)
     SyncState.objects.update_or_create(
         cluster=cluster,
@@ -233,16 +262,21 @@ def record_list(cluster: Cluster, kind: str, *, resource_version: str = "") -> N
             "last_list_at": timezone.now(),
             "resource_version": resource_version,
             "last_error": "",
+            "last_error_from": "",
             "count": stored.count(),
             "invalid": stored.exclude(error="").count(),
+            "rejected": [redact(message) for message in rejected][:REJECTED_KEPT],
         },
     )
 
 
-def record_error(cluster: Cluster, kinds: Iterable[str], message: str) -> None:
+def record_error(cluster: Cluster, kinds: Iterable[str], message: str, *, source: str = "list") -> None:
+    """A list (`source` "list") or a watch ("watch") of these kinds failed. Whether a watch is
+    connected is the watch's to say: a failed resync leaves it as it is, and a watch that
+    connects clears only an error a watch recorded."""
     for kind in kinds:
         SyncState.objects.update_or_create(
             cluster=cluster,
             kind=kind,
-            defaults={"last_error": redact(message), "last_error_at": timezone.now(), "watch_connected": False},
+            defaults={"last_error": redact(message), "last_error_at": timezone.now(), "last_error_from": source},
         )

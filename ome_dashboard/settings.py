@@ -268,6 +268,8 @@ REDIS_URL: str = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker whose broker is away waits for it, however long: exiting would take `make up` down.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -323,9 +325,23 @@ CELERY_BEAT_SCHEDULE["inventory.ensure_watches"] = {
     "schedule": OME_WATCH_LEASE / 2,
     "options": {"expires": OME_WATCH_LEASE / 2 * 0.9},
 }
-# Watch tasks only hand a watch to the worker's hub: a `celery worker -Q watch --pool threads
-# --concurrency 2` holds the watches of hundreds of clusters.
-CELERY_TASK_ROUTES = {"inventory.tasks.watch_cluster": {"queue": "watch"}}
+# ---- queues (docs/operations.md, "Queues"): each has its own worker, so none starves another --
+# `watch`: watch tasks, which only hand a watch to the worker's hub (`--pool threads
+# --concurrency 2` holds the watches of hundreds of clusters). `control`: short supervision tasks (ensure_watches, the
+# matrix catch-up and audit, resync scheduling), never behind a burst. `matrix`: builds and
+# updates; a burst delays only these. `celery` (the default): resyncs and everything else.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = {name: {"routing_key": name} for name in ("celery", "control", "matrix", "watch")}
+CELERY_TASK_ROUTES = {
+    "inventory.tasks.watch_cluster": {"queue": "watch"},
+    "inventory.tasks.ensure_watches": {"queue": "control"},
+    "inventory.tasks.resync_all": {"queue": "control"},
+    "matrix.matrix_catch_up_all": {"queue": "control"},
+    "matrix.matrix_audit_all": {"queue": "control"},
+    "matrix.*": {"queue": "matrix"},
+}
+# A worker takes one task at a time per slot, so a long matrix build never holds short ones back.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 # Models per chunk of a full matrix rebuild; each chunk is one Celery task.
 MATRIX_CHUNK_MODELS: int = env.int("MATRIX_CHUNK_MODELS", default=2000)
@@ -338,6 +354,20 @@ CELERY_BEAT_SCHEDULE["matrix.matrix_catch_up_all"] = {
     "task": "matrix.matrix_catch_up_all",
     "schedule": MATRIX_CATCH_UP_INTERVAL,
     "options": {"expires": MATRIX_CATCH_UP_INTERVAL * 0.9},
+}
+# Inventory changes within this many seconds become one matrix update per cluster.
+MATRIX_UPDATE_DELAY: float = env.float("MATRIX_UPDATE_DELAY", default=0.5)
+# A build still running after this many seconds was abandoned by its worker: it is failed and
+# the rebuild queued again.
+MATRIX_BUILD_ABANDON_AFTER: int = env.int("MATRIX_BUILD_ABANDON_AFTER", default=300)
+# How often beat audits every matrix: it recomputes up to MATRIX_AUDIT_SAMPLE models (every model
+# of a smaller cluster), repairs any row that differs and records it (ome_matrix_audit_*).
+MATRIX_AUDIT_INTERVAL: int = env.int("MATRIX_AUDIT_INTERVAL", default=600)
+MATRIX_AUDIT_SAMPLE: int = env.int("MATRIX_AUDIT_SAMPLE", default=500)
+CELERY_BEAT_SCHEDULE["matrix.matrix_audit_all"] = {
+    "task": "matrix.matrix_audit_all",
+    "schedule": MATRIX_AUDIT_INTERVAL,
+    "options": {"expires": MATRIX_AUDIT_INTERVAL * 0.9},
 }
 # How often pages poll the matrix version, so that a sync or a patch shows up by itself (seconds).
 MATRIX_POLL_SECONDS: float = env.float("MATRIX_POLL_SECONDS", default=3.0)

@@ -12,10 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from celery import Celery
 from django.conf import settings
 
+from ome_dashboard.devrun import redis_answers
 from tests.support.net import free_port, http_get, wait_for_port_closed
-from tests.support.processes import OutputWatcher, environ_without, wait_for_pids_gone
+from tests.support.processes import OutputWatcher, environ_without, wait_for_pids_gone, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -117,3 +119,26 @@ def test_devrun_stops_everything_and_says_which_child_died(devrun: Devrun) -> No
     assert devrun.wait_exit() == 1
     assert "devrun: worker was killed by SIGKILL while running; stopping the others" in devrun.output.text
     assert wait_for_pids_gone(list(children.values()), timeout=5) == []
+
+
+def test_devrun_starts_its_redis_again_when_it_dies_and_the_web_and_workers_carry_on(devrun: Devrun) -> None:
+    children = devrun.child_pids()
+    redis_url = re.search(r"Redis (redis://\S+)\)", devrun.output.text)[1]  # type: ignore[index]
+
+    os.kill(children["redis"], signal.SIGKILL)
+    devrun.output.wait_for(r"^devrun: redis was killed by SIGKILL; starting it again", timeout=10)
+    health = http_get(f"{devrun.base_url}/healthz")
+    assert wait_until(lambda: devrun.child_pids()["redis"] != children["redis"], timeout=15)
+    assert wait_until(lambda: redis_answers(redis_url), timeout=30), devrun.output.text
+    broker = Celery(broker=redis_url, backend=redis_url)
+    try:
+        pong = broker.send_task("ome_dashboard.debug_ping").get(timeout=60)
+    except Exception as error:
+        pytest.fail(f"no answer through the new Redis ({error!r}):\n{devrun.output.text[-6000:]}")
+    finally:
+        broker.close()
+
+    assert health[0] == 200
+    assert pong == "pong"
+    assert devrun.proc.poll() is None, devrun.output.text
+    assert "stopping the others" not in devrun.output.text

@@ -21,10 +21,20 @@ def test_ci_entry_point_is_executable_bash_with_valid_syntax() -> None:
     assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
 
 
-def test_compose_file_parses_and_names_its_seven_services() -> None:
+def test_compose_file_parses_and_names_its_nine_services() -> None:
     compose = yaml.safe_load((settings.BASE_DIR / "docker-compose.yml").read_text())
 
-    assert set(compose["services"]) == {"postgres", "redis", "migrate", "web", "worker", "watch-worker", "beat"}
+    assert set(compose["services"]) == {
+        "postgres",
+        "redis",
+        "migrate",
+        "web",
+        "worker",
+        "control-worker",
+        "matrix-worker",
+        "watch-worker",
+        "beat",
+    }
 
 
 def make_dry_run(target: str) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from .. import kube, records
 from ..kube import KubeError, KubeUnavailable
@@ -37,16 +37,18 @@ class ResyncResult:
         return next((e for e in self.errors.values() if isinstance(e, KubeUnavailable)), None)
 
 
-def _keyed(kind: str, items: Iterable[dict[str, Any]]) -> dict[ObjectKey, dict[str, Any]]:
-    objects = {}
+def _keyed(kind: str, items: Iterable[dict[str, Any]]) -> tuple[dict[ObjectKey, dict[str, Any]], list[str]]:
+    """The listed objects by key, and why each one without a usable key was left out."""
+    objects, rejected = {}, []
     for obj in items:
         key = records.identity(obj)
         if key is None or key[0] != kind:
-            # Without a name the object cannot be stored, not even as an error.
-            logger.warning("list of %s: skipped an object without a usable kind or name", kind)
+            # Without a usable name the object cannot be stored, not even as an error.
+            rejected.append(records.unusable(obj, kind))
+            logger.warning("list of %s: skipped %s", kind, rejected[-1])
             continue
         objects[key] = obj
-    return objects
+    return objects, rejected
 
 
 def kind_resync(cluster: Cluster, kind: str, *, api: Any, result: ApplyResult | None = None) -> str:
@@ -72,7 +74,7 @@ def kind_list_store(
 ) -> bool:
     """Store one list of a kind (see kind_resync); False when it is older than what a watch has
     applied meanwhile and should be listed again (never when it is the `last` attempt)."""
-    objects = _keyed(kind, items)
+    objects, rejected = _keyed(kind, items)
     with transaction.atomic():
         state = locked_state(cluster, kind)
         if not last and rv_order(state.resource_version, resource_version) == 1:
@@ -87,7 +89,7 @@ def kind_list_store(
             )
             return False
         snapshot_apply(cluster, kind, objects, prune=True, result=result)
-        record_list(cluster, kind, resource_version=resource_version)
+        record_list(cluster, kind, resource_version=resource_version, rejected=rejected)
     logger.info("cluster %s %s: listed %d objects at %s", cluster, kind, len(objects), resource_version)
     return True
 
@@ -121,6 +123,10 @@ def cluster_resync(cluster: Cluster, *, kinds: Sequence[str] | None = None) -> R
                 result.errors.update(dict.fromkeys(failed, error))
                 if error.cluster_wide:
                     break
+            except DatabaseError as error:
+                # Should records.columns miss a value the database refuses, that kind fails alone.
+                logger.exception("cluster %s %s: the list could not be stored", cluster, kind)
+                record_error(cluster, [kind], f"the list could not be stored: {type(error).__name__}: {error}"[:2000])
         if not any(error.cluster_wide for error in result.errors.values()):
             ome_release_refresh(cluster, api)
     finally:

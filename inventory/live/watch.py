@@ -85,10 +85,10 @@ class Backoff:
 
 
 def _set_connected(cluster: Cluster, kind: str, connected: bool) -> None:
-    updates: dict[str, Any] = {"watch_connected": connected}
-    if connected:
-        updates["last_error"] = ""
-    SyncState.objects.filter(cluster=cluster, kind=kind).update(**updates)
+    states = SyncState.objects.filter(cluster=cluster, kind=kind)
+    states.update(watch_connected=connected)
+    if connected:  # a failed list's error stays until a list succeeds
+        states.filter(last_error_from="watch").update(last_error="", last_error_from="")
 
 
 def _count_reconnect(cluster: Cluster, kind: str) -> None:
@@ -177,7 +177,7 @@ class KindWatch:
                 return True
         except PERMANENT_ERRORS as error:
             logger.warning("cluster %s %s: watch ends: %s", self.cluster, self.kind, error.message)
-            await self.db(record_error, self.cluster, [self.kind], error.message)
+            await self.db(record_error, self.cluster, [self.kind], error.message, source="watch")
             self.report.ended, self.report.error = "error", error
         except KubeError as error:
             await self._failed(error)
@@ -214,7 +214,7 @@ class KindWatch:
     async def _failed(self, error: KubeError, *, record: bool = True) -> None:
         logger.warning("cluster %s %s: watch failed: %s", self.cluster, self.kind, error.message)
         if record:
-            await self.db(record_error, self.cluster, [self.kind], error.message)
+            await self.db(record_error, self.cluster, [self.kind], error.message, source="watch")
         await self.db(_count_reconnect, self.cluster, self.kind)
         self.report.reconnects += 1
         delay = min(self.backoff.next_delay(), max(0.0, self.deadline - time.monotonic()))

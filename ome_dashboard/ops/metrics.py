@@ -33,7 +33,7 @@ from prometheus_client.registry import Collector
 from access.scope import SYSTEM, Scope, anonymous_scope
 from core.cache import VersionedCache
 from inventory.models import Cluster, SyncState
-from matrix.models import MatrixBuild, MatrixRow
+from matrix.models import MatrixAudit, MatrixBuild, MatrixRow
 from matrix.selectors import cell_status_counts, current_build
 from patches.models import PatchAttempt
 
@@ -138,6 +138,34 @@ def _matrix_families(scope: Scope) -> Iterator[Metric]:
     yield from (duration, finished, updated, running, rows, by_status)
 
 
+def _matrix_check_families(scope: Scope) -> Iterator[Metric]:
+    """How far each matrix is behind its inventory, and what the last audit found (matrix.audit)."""
+    behind = GaugeMetricFamily(
+        "ome_matrix_versions_behind",
+        "Inventory versions since the matrix was last found level (0: every change is in it).",
+        labels=["cluster"],
+    )
+    audited = GaugeMetricFamily(
+        "ome_matrix_audit_timestamp_seconds", "When the matrix was last audited.", labels=["cluster"]
+    )
+    checked = GaugeMetricFamily("ome_matrix_audit_rows_checked", "Rows the last audit recomputed.", labels=["cluster"])
+    differing = GaugeMetricFamily(
+        "ome_matrix_audit_rows_differing",
+        "Rows the last audit found wrong (and repaired); anything above 0 is a defect.",
+        labels=["cluster"],
+    )
+    for cluster in Cluster.objects.filter(scope.q_whole("name")).order_by("name"):
+        build = current_build(cluster)
+        if build is not None:
+            behind.add_metric([cluster.name], max(0, cluster.inventory_version - build.applied_version))
+        audit = MatrixAudit.objects.filter(cluster=cluster).first()
+        if audit is not None:
+            audited.add_metric([cluster.name], audit.audited_at.timestamp())
+            checked.add_metric([cluster.name], audit.rows_checked)
+            differing.add_metric([cluster.name], audit.rows_differing)
+    yield from (behind, audited, checked, differing)
+
+
 def _patch_families(scope: Scope) -> Iterator[Metric]:
     attempts = CounterMetricFamily(
         "ome_patch_attempts", "Pipeline patches applied, by outcome (the audit log).", labels=["cluster", "result"]
@@ -171,6 +199,7 @@ class DatabaseCollector(Collector):
     def _families(self) -> Iterable[Metric]:
         yield from _sync_families(self.scope)
         yield from _matrix_families(self.scope)
+        yield from _matrix_check_families(self.scope)
         yield from _patch_families(self.scope)
 
 

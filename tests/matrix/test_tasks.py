@@ -11,7 +11,7 @@ from inventory.services import cluster_register, manifests_load, parse_cluster_s
 from inventory.sync import event_apply
 from matrix.models import MatrixBuild, MatrixRow
 from matrix.selectors import current_build
-from matrix.tasks import matrix_apply_changes_task, matrix_rebuild_task
+from matrix.tasks import matrix_rebuild_task, matrix_update_task
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -27,8 +27,8 @@ def demo(settings: object) -> Cluster:
 
 def rebuild(cluster: Cluster) -> MatrixBuild:
     """Run the rebuild task and wait for the chord's callback, which publishes the build."""
-    started = matrix_rebuild_task.delay(cluster.pk).get(timeout=30)
-    AsyncResult(started["finish"], app=matrix_rebuild_task.app).get(timeout=60)
+    started = matrix_rebuild_task.delay(cluster.pk).get(timeout=90)
+    AsyncResult(started["finish"], app=matrix_rebuild_task.app).get(timeout=120)
     return MatrixBuild.objects.get(pk=started["build"])
 
 
@@ -52,7 +52,7 @@ def test_a_worker_applies_an_inventory_change_to_the_matrix(demo: Cluster, celer
     change = event_apply(demo, "MODIFIED", obj)
     assert change is not None
 
-    written = matrix_apply_changes_task.delay(demo.pk, [change.to_dict()]).get(timeout=30)
+    written = matrix_update_task.delay(demo.pk).get(timeout=90)
 
     assert written == 4
     row = MatrixRow.objects.get(build=build, model=model, namespace="")

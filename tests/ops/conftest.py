@@ -29,6 +29,16 @@ def seed(db: None, settings: Any) -> Cluster:
     return cluster
 
 
+@pytest.fixture
+def seed_committed(transactional_db: None, settings: Any) -> Cluster:
+    """The same, committed, for tests whose worker threads or processes read it."""
+    settings.MATRIX_UPDATE_ON_CHANGE = False
+    cluster = cluster_register(ClusterSpec("seed", Cluster.Source.MANIFESTS, manifests=tuple(map(str, SEED_FILES))))
+    manifests_load(cluster, cluster.manifests, prune=True)
+    matrix_rebuild(cluster)
+    return cluster
+
+
 class StoppableRedis:
     """A redis-server on a fixed port that can be stopped and started again (same port, so every
     client configured with its URL reconnects when it is back)."""

@@ -16,11 +16,11 @@ from django.core.management import get_commands
 from gunicorn.config import Config
 
 from inventory.tasks import WATCH_QUEUE
-from ome_dashboard import devrun
+from ome_dashboard import processes
 from ome_dashboard.celery import app as celery_app
 from tests.ops import files
 
-APP_SERVICES = {"migrate", "web", "worker", "watch-worker", "beat"}
+APP_SERVICES = {"migrate", "web", "worker", "control-worker", "matrix-worker", "watch-worker", "beat"}
 # What a user must set, in a .env file or the environment: there is no safe default for these.
 REQUIRED = {"SECRET_KEY": "s3cret", "POSTGRES_PASSWORD": "pg-s3cret"}
 
@@ -102,16 +102,23 @@ def test_every_command_runs_a_real_module_command_and_options(services: dict[str
                 assert argv[2] in manage_commands, argv
 
 
-def test_the_watch_worker_serves_the_watch_queue_with_threads_and_the_worker_the_rest(
-    services: dict[str, Any],
-) -> None:
-    watch = _check_celery(services["watch-worker"]["command"])
-    default = _check_celery(services["worker"]["command"])
+def test_each_queue_has_a_worker_of_its_own_and_every_routed_queue_is_served(services: dict[str, Any]) -> None:
+    served = {
+        name: _check_celery(services[name]["command"])
+        for name in ("worker", "control-worker", "matrix-worker", "watch-worker")
+    }
+    routed = {route["queue"] for route in celery_app.conf.task_routes.values()} | {celery_app.conf.task_default_queue}
 
-    assert watch["queues"] == [WATCH_QUEUE]
-    assert watch["pool"].__module__ == "celery.concurrency.thread"
-    assert watch["concurrency"] >= 1  # the tasks only hand their watch to the worker's watch hub
-    assert not default["queues"]
+    queues = {name: params["queues"] for name, params in served.items()}
+    assert queues == {
+        "worker": ["celery"],
+        "control-worker": ["control"],
+        "matrix-worker": ["matrix"],
+        "watch-worker": [WATCH_QUEUE],
+    }
+    assert routed == {"celery", "control", "matrix", WATCH_QUEUE}
+    assert served["watch-worker"]["pool"].__module__ == "celery.concurrency.thread"
+    assert served["watch-worker"]["concurrency"] >= 1  # the tasks only hand their watch to the hub
     assert celery_app.conf.task_routes["inventory.tasks.watch_cluster"] == {"queue": WATCH_QUEUE}
 
 
@@ -165,11 +172,11 @@ def test_make_up_starts_the_same_processes_with_the_same_commands(services: dict
 
     web = services["web"]["command"]
     assert web[0] == "gunicorn"
-    assert _options(web[1:], drop=machine_specific) == list(devrun.GUNICORN_ARGS)
-    for service, args in (("worker", devrun.WORKER_ARGS), ("watch-worker", devrun.WATCH_WORKER_ARGS)):
+    assert _options(web[1:], drop=machine_specific) == list(processes.GUNICORN_ARGS)
+    for service, args in processes.PRODUCTION_WORKERS.items():
         compose_args = _options(services[service]["command"][3:], drop=machine_specific)
         assert compose_args == _options(args, drop=machine_specific), service
-    assert _options(services["beat"]["command"][3:], drop=machine_specific) == list(devrun.BEAT_ARGS)
+    assert _options(services["beat"]["command"][3:], drop=machine_specific) == list(processes.BEAT_ARGS)
     migrate = [argv[2:] for argv in files.shell_commands(services["migrate"]["command"])]
     # The image collects static files when it is built; `make up` does it first.
-    assert [["collectstatic", "--noinput", "--verbosity=0"], *migrate] == devrun.startup_commands(production=True)
+    assert [["collectstatic", "--noinput", "--verbosity=0"], *migrate] == processes.startup_commands(production=True)

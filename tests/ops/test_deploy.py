@@ -1,4 +1,4 @@
-"""The kustomize manifests in deploy/: least-privilege RBAC, four Deployments running the compose
+"""The kustomize manifests in deploy/: least-privilege RBAC, six Deployments running the compose
 file's commands as an unprivileged user with probes and resource requests, a Service, config from
 a ConfigMap and a Secret, kubeconfigs mounted from a Secret."""
 
@@ -16,7 +16,7 @@ from django.conf import settings
 from inventory.models import OME_GROUP, PLURALS
 from tests.ops import files
 
-DEPLOYMENTS = {"web", "worker", "watch-worker", "beat"}
+DEPLOYMENTS = {"web", "worker", "control-worker", "matrix-worker", "watch-worker", "beat"}
 READ = ["get", "list", "watch"]
 
 
@@ -194,7 +194,7 @@ def test_kubeconfigs_of_other_clusters_are_mounted_read_only_from_a_secret(
 
 def test_the_config_map_sets_only_known_settings_and_holds_no_secret() -> None:
     config = files.config_env()
-    read_by_manifests = {"WEB_CONCURRENCY", "WORKER_CONCURRENCY", "WATCH_CONCURRENCY"}
+    read_by_manifests = {"WEB_CONCURRENCY", "WORKER_CONCURRENCY", "MATRIX_CONCURRENCY", "WATCH_CONCURRENCY"}
     doc = files.operations_doc()
 
     assert set(config) - files.settings_variables() - read_by_manifests == set()

@@ -25,7 +25,6 @@ from rest_framework.test import APIClient
 from inventory import kube
 from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Kind, Resource, SyncState
-from inventory.services import ClusterSpec, cluster_register, manifests_load
 from matrix.models import MatrixBuild, MatrixRow
 from matrix.selectors import current_build
 from matrix.services import matrix_build_chunk, matrix_build_start, matrix_rebuild
@@ -34,7 +33,7 @@ from patches.services import version_of
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.ops import pg
 from tests.ops.conftest import StoppableRedis
-from tests.patches.seed import MODEL, PIPELINE, SEED_FILES, SEED_PATCH, documents
+from tests.patches.seed import MODEL, PIPELINE, SEED_PATCH, documents
 from tests.support.access import grant
 from tests.support.celery_worker import running_worker
 
@@ -61,15 +60,6 @@ def test_the_matrix_pages_and_api_are_served_while_redis_is_down(
     assert ready.status_code == 200
     assert ready.json()["status"] == "degraded"
     assert ready.json()["checks"]["broker"]["status"] == "fail"
-
-
-@pytest.fixture
-def seed_committed(transactional_db: None, settings: Any) -> Cluster:
-    settings.MATRIX_UPDATE_ON_CHANGE = False
-    cluster = cluster_register(ClusterSpec("seed", Cluster.Source.MANIFESTS, manifests=tuple(map(str, SEED_FILES))))
-    manifests_load(cluster, cluster.manifests, prune=True)
-    matrix_rebuild(cluster)
-    return cluster
 
 
 def test_an_inventory_change_while_redis_is_down_answers_the_request_and_keeps_the_change(

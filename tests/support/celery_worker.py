@@ -37,6 +37,14 @@ def running_worker(app: Celery, **options: Any) -> Iterator[WorkController]:
 
     # Celery would otherwise replace the root logger's handlers, pytest's log capture among them.
     app.conf.worker_hijack_root_logger = False
-    options = {"pool": "solo", "loglevel": "WARNING", "perform_ping_check": True, "shutdown_timeout": 10, **options}
+    # Not the `watch` queue unless asked: a watch left there by another test would hold the solo pool.
+    options = {
+        "pool": "solo",
+        "loglevel": "WARNING",
+        "perform_ping_check": True,
+        "shutdown_timeout": 10,
+        "queues": ["celery", "control", "matrix"],
+        **options,
+    }
     with start_worker(app, **options) as worker:
         yield worker

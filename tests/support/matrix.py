@@ -6,9 +6,12 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from django.db.models import QuerySet
 
-from inventory.models import Resource
+from inventory.models import Cluster, Resource
+from inventory.parsed import load_inventory
 from matrix.cells import Cell, row_cells, runtimes_in_scope
 from matrix.models import MatrixBuild, MatrixRow
+from matrix.rows import RowData, compute_rows
+from matrix.selectors import current_build
 
 
 def matrix_rows(build: MatrixBuild, *, namespace: str | None = None) -> QuerySet[MatrixRow]:
@@ -38,3 +41,17 @@ def matrix_cells(
         for cell in row_cells(row, scope):
             if not wanted or cell.status in wanted:
                 yield cell
+
+
+def matrix_differences(cluster: Cluster) -> list[tuple[str, str, str, str]]:
+    """The rows of the cluster's current matrix that differ from a full rebuild from its stored
+    inventory now, as (kind, namespace, name, row namespace); [] when they are equal."""
+    build = current_build(cluster)
+    assert build is not None, f"cluster {cluster} has no matrix"
+    inventory = load_inventory(cluster)
+    rebuilt = {row.identity: row for row in compute_rows(inventory, inventory.model_keys)}
+    stored = {(row.model_id, row.namespace): RowData.from_row(row) for row in MatrixRow.objects.filter(build=build)}
+    differing = sorted(
+        identity for identity in set(rebuilt) | set(stored) if rebuilt.get(identity) != stored.get(identity)
+    )
+    return [(*inventory.keys.get(model_id, ("?", "?", str(model_id))), namespace) for model_id, namespace in differing]

@@ -7,6 +7,7 @@ import re
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -78,3 +79,13 @@ def wait_for_pids_gone(pids: list[int], *, timeout: float) -> list[int]:
 
 def environ_without(*names: str) -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if key not in names}
+
+
+def wait_until(check: Callable[[], bool], *, timeout: float, interval: float = 0.05) -> bool:
+    """Poll `check` (state another process or thread changes) until it holds; False on timeout."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(interval)
+    return True

@@ -10,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from inventory.models import Cluster, Resource
+from inventory.sync import event_apply
 from lint.selectors import lint_report_get
 from matrix.models import MatrixBuild, MatrixRow
 from matrix.services import matrix_apply_changes
@@ -272,7 +273,7 @@ def test_an_incremental_update_shows_on_the_next_render(client: Client, cluster:
         **obj["spec"],
         "diffusionPipeline": {"className": "QwenImagePipeline", "transformer": {"library": "diffusers"}},
     }
-    Resource.objects.filter(pk=seed_model.pk).update(obj=obj, content_hash="patched")
+    event_apply(cluster, "MODIFIED", obj)
     matrix_apply_changes(
         cluster, [{"kind": "ClusterBaseModel", "namespace": "", "name": SEED_MODEL, "action": "changed"}]
     )

@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from inventory.live.resync import cluster_resync
+from inventory.models import Cluster, Kind
 from inventory.services import clusters_register_from_settings
+from inventory.sync import record_error
+
+logger = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -24,6 +29,18 @@ class Command(BaseCommand):
         for cluster in clusters:
             self.stdout.write(f"cluster {cluster.name}: {cluster.describe_source()}")
             if options["sync"]:
-                result = cluster_resync(cluster)
-                problems = len(result.errors) + len(result.manifest_errors)
-                self.stdout.write(f"  synced{f' with {problems} problems (see the sync page)' if problems else ''}")
+                self._sync(cluster)
+
+    def _sync(self, cluster: Cluster) -> None:
+        """Sync once. This runs before the long-running processes start (compose's one-shot
+        step), so nothing a cluster holds may stop it: a failure is logged and recorded, and
+        the next cluster goes on; beat's resyncs try again."""
+        try:
+            result = cluster_resync(cluster)
+        except Exception as error:
+            logger.exception("cluster %s: the first sync failed", cluster)
+            record_error(cluster, Kind.values, f"sync failed: {type(error).__name__}: {error}"[:2000])
+            self.stdout.write(f"  not synced: {type(error).__name__} (see the log and the sync page)")
+            return
+        problems = len(result.errors) + len(result.manifest_errors)
+        self.stdout.write(f"  synced{f' with {problems} problems (see the sync page)' if problems else ''}")

@@ -61,7 +61,7 @@ class Stack:
             OME_CLUSTERS=";".join(
                 f"{name}=kubeconfig:{path}" for name, path in zip(fleet.members, kubeconfigs, strict=True)
             ),
-            OME_KUBECONFIG_DIR=str(folder),
+            OME_KUBECONFIG_DIR=str(folder),  # kubeconfigs are read from this folder only
             DEBUG="true",
             OME_WATCH_LEASE="6",
             OME_WATCH_BACKOFF_BASE="0.05",
