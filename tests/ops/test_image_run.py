@@ -39,6 +39,7 @@ from tests.support.redis_server import RedisServer
 pytestmark = [pytest.mark.image, pytest.mark.integration, pytest.mark.slow]
 
 CLUSTER = "fake"
+METRICS_TOKEN = secrets.token_urlsafe(24)
 MODEL, RUNTIME = "qwen-image-pvc", "srt-qwen-image-pipeline"
 LONG_RUNNING = ("web", "worker", "watch-worker", "beat")
 USER, PASSWORD = "image-admin", secrets.token_urlsafe(16)
@@ -104,8 +105,10 @@ class Stack:
         return "\n".join(f"---- {name}\n{output.text}" for name, (_proc, output) in self.running.items())
 
 
-def request(stack: Stack, path: str, *, token: str | None = None, body: Any = None) -> tuple[int, Any]:
-    headers = {"Accept": "application/json", **({"Authorization": f"Token {token}"} if token else {})}
+def request(
+    stack: Stack, path: str, *, token: str | None = None, body: Any = None, scheme: str = "Token"
+) -> tuple[int, Any]:
+    headers = {"Accept": "application/json", **({"Authorization": f"{scheme} {token}"} if token else {})}
     data = None if body is None else json.dumps(body).encode()
     if data is not None:
         headers["Content-Type"] = "application/json"
@@ -158,6 +161,8 @@ def stack(image: Image, tmp_path: Path, timings: Timings) -> Iterator[Stack]:
                 os.chown(path, int(uid), int(gid or uid))
         env = {
             "SECRET_KEY": secrets.token_urlsafe(50),
+            # DEBUG is off in the image: /metrics answers only the scraper's bearer token.
+            "METRICS_TOKEN": METRICS_TOKEN,
             "POSTGRES_PASSWORD": "unused",
             "ALLOWED_HOSTS": "127.0.0.1",
             "SECURE_COOKIES": "false",
@@ -232,7 +237,7 @@ def test_the_image_runs_the_stack_and_applies_the_seed_patch(stack: Stack, timin
             stack=stack,
         )
     ready_status, ready = request(stack, "/readyz")
-    metrics_status, metrics = request(stack, "/metrics")
+    metrics_status, metrics = request(stack, "/metrics", token=METRICS_TOKEN, scheme="Bearer")
     stored = kube.get("ClusterBaseModel", MODEL)
     codes = stack.stop()
 
