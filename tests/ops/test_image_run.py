@@ -41,7 +41,8 @@ pytestmark = [pytest.mark.image, pytest.mark.integration, pytest.mark.slow]
 CLUSTER = "fake"
 METRICS_TOKEN = secrets.token_urlsafe(24)
 MODEL, RUNTIME = "qwen-image-pvc", "srt-qwen-image-pipeline"
-LONG_RUNNING = ("web", "worker", "watch-worker", "beat")
+LONG_RUNNING = ("web", "worker", "control-worker", "matrix-worker", "watch-worker", "beat")
+WORKERS = tuple(service for service in LONG_RUNNING if service.endswith("worker"))
 USER, PASSWORD = "image-admin", secrets.token_urlsafe(16)
 
 
@@ -168,6 +169,7 @@ def stack(image: Image, tmp_path: Path, timings: Timings) -> Iterator[Stack]:
             "SECURE_COOKIES": "false",
             "OME_CLUSTERS": f"{CLUSTER}=kubeconfig:/data/kubeconfig.yaml",
             "WORKER_CONCURRENCY": "1",
+            "MATRIX_CONCURRENCY": "1",
             "WATCH_CONCURRENCY": "6",
         }
         service_env = files.interpolate(files.compose()["x-app-environment"], env)
@@ -203,7 +205,7 @@ def test_the_image_runs_the_stack_and_applies_the_seed_patch(stack: Stack, timin
         assert token is not None
     with timings.step("processes ready"):
         outputs = {service: stack.start(service) for service in LONG_RUNNING}
-        for service in ("worker", "watch-worker"):
+        for service in WORKERS:
             outputs[service].wait_for(r"ready\.", timeout=120)
         outputs["beat"].wait_for(r"beat: Starting", timeout=120)
         poll(lambda: request(stack, "/healthz")[0] == 200, timeout=120, what="web answers /healthz", stack=stack)
