@@ -9,9 +9,11 @@ kubeconfig's user entry or headers, goes to the log only, redacted (core.redact)
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import urllib3
@@ -59,7 +61,7 @@ def client_for(cluster: Cluster, *, impersonate: tuple[str, tuple[str, ...]] | N
     context), never merged with other files.
     """
     configuration = client.Configuration()
-    try:
+    with configuring(cluster):
         if cluster.source == Cluster.Source.IN_CLUSTER:
             config.load_incluster_config(client_configuration=configuration)
         elif cluster.source == Cluster.Source.KUBECONFIG:
@@ -70,16 +72,24 @@ def client_for(cluster: Cluster, *, impersonate: tuple[str, tuple[str, ...]] | N
             ).load_and_set(configuration)
         else:
             raise KubeConfigError(f"cluster {cluster.name} is a manifest snapshot, not a live cluster")
+    api_client = client.ApiClient(configuration)
+    if impersonate is not None:
+        _impersonating(api_client, *impersonate)
+    return client.CustomObjectsApi(api_client)
+
+
+@contextlib.contextmanager
+def configuring(cluster: Cluster) -> Iterator[None]:
+    """Around building a client (blocking or asyncio): every loader error becomes a KubeConfigError
+    with a fixed text (config_failed), a kubeconfig refused by inventory.kubeconfigs says why."""
+    try:
+        yield
     except KubeconfigInvalid as error:
         raise KubeConfigError(error.message) from None
     except KubeConfigError:
         raise
     except Exception as error:
         raise config_failed(cluster, error) from None
-    api_client = client.ApiClient(configuration)
-    if impersonate is not None:
-        _impersonating(api_client, *impersonate)
-    return client.CustomObjectsApi(api_client)
 
 
 def config_failed(cluster: Cluster, error: Exception) -> KubeConfigError:

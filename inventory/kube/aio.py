@@ -23,7 +23,7 @@ from kubernetes.client.exceptions import ApiException as BlockingApiException
 
 from core.redact import redact
 
-from ..kubeconfigs import KubeconfigInvalid, kubeconfig_read
+from ..kubeconfigs import kubeconfig_read
 from ..models import CLUSTER_SCOPED, OME_GROUP, OME_VERSION, PLURALS, Cluster
 from . import (
     LIST_PAGE_SIZE,
@@ -36,7 +36,7 @@ from . import (
     KubeUnavailable,
     _translated,
     _with_identity,
-    config_failed,
+    configuring,
 )
 
 logger = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ async def client_for(cluster: Cluster) -> client.CustomObjectsApi:
     kubeconfig read by inventory.kubeconfigs, never merged; errors as fixed texts); close it
     with `close()`."""
     configuration = client.Configuration()
-    try:
+    with configuring(cluster):
         if cluster.source == Cluster.Source.IN_CLUSTER:
             config.load_incluster_config(client_configuration=configuration)
         elif cluster.source == Cluster.Source.KUBECONFIG:
@@ -61,12 +61,6 @@ async def client_for(cluster: Cluster) -> client.CustomObjectsApi:
             await loader.load_and_set(configuration)
         else:
             raise KubeConfigError(f"cluster {cluster.name} is a manifest snapshot, not a live cluster")
-    except KubeconfigInvalid as error:
-        raise KubeConfigError(error.message) from None
-    except KubeConfigError:
-        raise
-    except Exception as error:
-        raise config_failed(cluster, error) from None
     return client.CustomObjectsApi(client.ApiClient(configuration))
 
 
