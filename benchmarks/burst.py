@@ -145,6 +145,7 @@ def database(kind: str) -> Iterator[tuple[str, pg.PostgresCluster | None]]:
 def setup_django(url: str) -> None:
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings")
+    os.environ.setdefault("DEBUG", "true")  # this process's settings only; the stack runs DEBUG off
     os.environ["MATRIX_UPDATE_ON_CHANGE"] = "false"  # this process only reads
     import django
 

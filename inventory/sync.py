@@ -213,7 +213,7 @@ def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Chang
         logger.warning("cluster %s: %s event for an object without kind or name", cluster, event_type)
         return None
     now = timezone.now()
-    # Inside a watch's transaction (events.watch_event_apply) no savepoint is needed: a failure
+    # Inside a watch's transaction (events.watch_events_apply) no savepoint is needed: a failure
     # undoes the whole event.
     with transaction.atomic(savepoint=False):
         resource = (

@@ -1,7 +1,8 @@
-"""Storing one watch event, unless the stored inventory already reflects it."""
+"""Storing watch events, a batch per transaction, skipping those the inventory already reflects."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import DataError, transaction
@@ -14,40 +15,55 @@ from ..models import Cluster, SyncState
 from ..sync import REJECTED_KEPT, event_apply
 from .state import locked_state, object_rv, rv_order
 
+Event = tuple[str, dict[str, Any]]  # (type, object) as the watch sent it
 
-def watch_event_apply(cluster: Cluster, kind: str, event_type: str, obj: dict[str, Any]) -> bool:
-    """Store one watch event of `kind` and advance the stored resourceVersion to it.
 
-    Returns False when the stored inventory already reflects the event (its resourceVersion is
-    not newer than the stored one), so it was skipped. BOOKMARKs only advance the resourceVersion.
+def watch_events_apply(cluster: Cluster, kind: str, events: Sequence[Event]) -> list[bool]:
+    """Store watch events of `kind`, in order and in one transaction, and advance the stored
+    resourceVersion to the last. Says for each event whether it was applied: False when the
+    stored inventory already reflected it (its resourceVersion is not newer than the stored one).
+    BOOKMARKs only advance the resourceVersion.
+
+    An event with a value the database refuses (one records.columns did not foresee) is recorded
+    in the kind's `rejected` list and skipped, not retried forever; the others are stored.
+    A lost connection is an OperationalError and is raised, so the watch resumes from the state.
     """
-    resource_version = object_rv(obj)
     try:
         with transaction.atomic():
             state = locked_state(cluster, kind)
-            order = rv_order(resource_version, state.resource_version)
-            if order is not None and order <= 0:
-                return False
-            if event_type == "BOOKMARK":
-                state.resource_version = resource_version
-                state.save(update_fields=["resource_version"])
-                return True
-            if event_type != "DELETED" and records.identity(obj) is None:
-                _reject(state, records.unusable(obj, kind))
-            else:
-                event_apply(cluster, event_type, obj)
-            state.resource_version = resource_version or state.resource_version
-            state.last_event_at = timezone.now()
+            applied = [_apply(cluster, state, event_type, obj) for event_type, obj in events]
             state.save(update_fields=["resource_version", "last_event_at", "rejected"])
+        return applied
     except DataError as error:
-        # A value records.columns did not foresee: the event is recorded and skipped, not
-        # retried forever (a lost connection is an OperationalError and is retried).
-        with transaction.atomic():
-            state = locked_state(cluster, kind)
-            _reject(state, f"{kind} event at {resource_version} could not be stored: {error}"[:500])
-            state.resource_version = resource_version or state.resource_version
-            state.save(update_fields=["resource_version", "rejected"])
+        if len(events) > 1:  # find the one event that cannot be stored
+            return [applied for event in events for applied in watch_events_apply(cluster, kind, [event])]
+        _skip_unstorable(cluster, kind, object_rv(events[0][1]), error)
+        return [True]
+
+
+def _apply(cluster: Cluster, state: SyncState, event_type: str, obj: dict[str, Any]) -> bool:
+    resource_version = object_rv(obj)
+    order = rv_order(resource_version, state.resource_version)
+    if order is not None and order <= 0:
+        return False
+    if event_type == "BOOKMARK":
+        state.resource_version = resource_version
+        return True
+    if event_type != "DELETED" and records.identity(obj) is None:
+        _reject(state, records.unusable(obj, state.kind))
+    else:
+        event_apply(cluster, event_type, obj)
+    state.resource_version = resource_version or state.resource_version
+    state.last_event_at = timezone.now()
     return True
+
+
+def _skip_unstorable(cluster: Cluster, kind: str, resource_version: str, error: DataError) -> None:
+    with transaction.atomic():
+        state = locked_state(cluster, kind)
+        _reject(state, f"{kind} event at {resource_version} could not be stored: {error}"[:500])
+        state.resource_version = resource_version or state.resource_version
+        state.save(update_fields=["resource_version", "rejected"])
 
 
 def _reject(state: SyncState, message: str) -> None:

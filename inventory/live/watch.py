@@ -1,4 +1,4 @@
-"""Watching one kind: every event applied as it comes, resumed after breaks without loss.
+"""Watching one kind: events applied as they come (in batches), resumed after breaks without loss.
 
 A watch is a coroutine (KindWatch) that the watch hub (hub.py) runs next to the watches of
 every other kind and cluster on one event loop. It reaches the database only through `db`
@@ -26,7 +26,8 @@ from ..kube import KubeConfigError, KubeError, KubeGone, KubeNotFound, KubeUnaut
 from ..kube import aio as kube
 from ..models import Cluster, SyncState
 from ..sync import record_error
-from .events import watch_event_apply
+from .batches import batched
+from .events import Event, watch_events_apply
 from .leases import watch_lease_renew
 from .resync import RESYNC_ATTEMPTS, kind_list_store
 from .state import object_rv
@@ -37,6 +38,8 @@ logger = logging.getLogger(__name__)
 # its holder tries again later (see hub.WatchHub).
 PERMANENT_ERRORS = (KubeUnauthorized, KubeNotFound, KubeConfigError)
 WATCHED_EVENTS = frozenset({"ADDED", "MODIFIED", "DELETED"})
+# At most this many events are stored in one transaction (see batches.py).
+EVENT_BATCH = 250
 
 # `await db(function, *args, **kwargs)`: run Django code off the event loop and await its result.
 Db = Callable[..., Awaitable[Any]]
@@ -119,7 +122,7 @@ class KindWatch:
     410 Gone lists again (pruning what was deleted meanwhile). Credentials refused, a missing CRD
     or an unusable kubeconfig end the watch with the error recorded. With `lease` (an owner token,
     see leases.watch_lease_claim) the lease is renewed before each request and while events come,
-    and the watch ends if someone else took it. `on_event` runs after each event is stored, in the
+    and the watch ends if someone else took it. `on_event` runs for each event once its batch is stored, in the
     database thread that stored it. `api()` gives the cluster's client (shared by its kinds).
     """
 
@@ -230,9 +233,9 @@ class KindWatch:
         try:
             async with asyncio.timeout_at(self.deadline if math.isfinite(self.deadline) else None):
                 stream = kube.watch_kind(api, self.kind, resource_version, timeout, on_connect=self._connected)
-                async with contextlib.aclosing(stream):
-                    async for event_type, obj in stream:
-                        await self.db(self._handle, event_type, obj)
+                async with contextlib.aclosing(batched(stream, EVENT_BATCH)) as batches:
+                    async for events in batches:
+                        await self.db(self._handle, events)
                         if not await self._renew_lease():
                             self.report.ended = "lease lost"
                             break
@@ -244,18 +247,22 @@ class KindWatch:
     async def _connected(self) -> None:
         await self.db(_set_connected, self.cluster, self.kind, True)
 
-    def _handle(self, event_type: str, obj: dict[str, Any]) -> None:
-        """Store one event (in a database thread) and tell `on_event`."""
-        if event_type != "BOOKMARK" and event_type not in WATCHED_EVENTS:
-            logger.warning("cluster %s %s: ignored a %s event", self.cluster, self.kind, event_type)
-            return
-        applied = watch_event_apply(self.cluster, self.kind, event_type, obj)
+    def _handle(self, events: list[Event]) -> None:
+        """Store a batch of events (in a database thread), counting each and telling `on_event`."""
+        kept = [event for event in events if event[0] == "BOOKMARK" or event[0] in WATCHED_EVENTS]
+        for event_type in {event[0] for event in events} - {event[0] for event in kept}:
+            logger.warning("cluster %s %s: ignored %s events", self.cluster, self.kind, event_type)
+        for (event_type, obj), applied in zip(kept, watch_events_apply(self.cluster, self.kind, kept), strict=True):
+            self._count(event_type, applied)
+            if self.on_event is not None:
+                key = records.identity(obj) or (self.kind, "", "")
+                event = WatchEvent(self.cluster.name, self.kind, event_type, key[1], key[2], object_rv(obj), applied)
+                self.on_event(event)
+
+    def _count(self, event_type: str, applied: bool) -> None:
         if event_type == "BOOKMARK":
             self.report.bookmarks += 1
         elif applied:
             self.report.applied += 1
         else:
             self.report.skipped += 1
-        if self.on_event is not None:
-            key = records.identity(obj) or (self.kind, "", "")
-            self.on_event(WatchEvent(self.cluster.name, self.kind, event_type, key[1], key[2], object_rv(obj), applied))

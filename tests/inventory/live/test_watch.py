@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from inventory.live.events import watch_event_apply
+from inventory.live.events import watch_events_apply
 from inventory.live.leases import watch_lease_claim, watch_lease_release, watch_lease_renew, watches_claim_idle
 from inventory.live.resync import cluster_resync
 from inventory.live.watch import WatchEvent
@@ -43,16 +43,24 @@ def test_added_modified_and_deleted_events_are_applied_as_they_come(fake, cluste
     cluster_resync(cluster, kinds=[CBM])
     during: list[tuple[bool, list[str], str]] = []
 
+    stored = threading.Semaphore(0)
+
     def driver(stop: threading.Event) -> None:
+        # One change at a time, each once the last is stored: a quiet stream, stored event by event.
         assert fake.wait_for_watch("clusterbasemodels")
-        fake.create(model("m1"))
-        fake.patch("clusterbasemodels", "m1", {"spec": {"modelArchitecture": "MistralForCausalLM"}})
-        fake.create(model("m2"))
-        fake.delete("clusterbasemodels", "m1")
+        for change in (
+            lambda: fake.create(model("m1")),
+            lambda: fake.patch("clusterbasemodels", "m1", {"spec": {"modelArchitecture": "MistralForCausalLM"}}),
+            lambda: fake.create(model("m2")),
+            lambda: fake.delete("clusterbasemodels", "m1"),
+        ):
+            change()
+            assert stored.acquire(timeout=10)
 
     def look(event: WatchEvent) -> None:  # runs in the watching thread, after each event is stored
         current = state(cluster)
         during.append((current.watch_connected, names(cluster), current.resource_version))
+        stored.release()
 
     run = run_watch(cluster, CBM, driver=driver, until=changes_count(4), on_event=look)
 
@@ -233,8 +241,7 @@ def test_an_event_the_inventory_already_reflects_is_skipped(fake, cluster) -> No
     stale = {**model("m1"), "metadata": {"name": "m1", "resourceVersion": str(int(listed) - 1)}}
     newer = {**model("m9"), "metadata": {"name": "m9", "resourceVersion": str(int(listed) + 5)}}
 
-    assert watch_event_apply(cluster, CBM, "DELETED", stale) is False
-    assert watch_event_apply(cluster, CBM, "ADDED", newer) is True
+    assert watch_events_apply(cluster, CBM, [("DELETED", stale), ("ADDED", newer)]) == [False, True]
 
     assert names(cluster) == ["m1", "m9"]
     assert state(cluster).resource_version == str(int(listed) + 5)
@@ -319,3 +326,33 @@ def test_a_watch_asks_again_at_once_when_its_stream_ends_so_the_kind_is_never_un
     assert watch_requests(fake)[:4] == [listed] * 4  # each from the stored resourceVersion
     assert owners == ["w"]
     assert names(cluster) == ["late"]
+
+
+def test_an_event_the_database_refuses_is_rejected_alone_and_its_batch_is_stored(fake, cluster, monkeypatch) -> None:
+    from django.db import DataError
+
+    from inventory.live import events
+
+    cluster_resync(cluster, kinds=[CBM])
+    listed = int(state(cluster).resource_version)
+    real = events.event_apply
+
+    def refusing(cluster_, event_type, obj):
+        if obj["metadata"]["name"] == "refused":
+            raise DataError("value too long for type character varying(8)")
+        return real(cluster_, event_type, obj)
+
+    monkeypatch.setattr(events, "event_apply", refusing)
+    batch = [
+        ("ADDED", {**model(name), "metadata": {"name": name, "resourceVersion": str(listed + offset)}})
+        for offset, name in enumerate(["m1", "refused", "m3"], start=1)
+    ]
+
+    assert watch_events_apply(cluster, CBM, batch) == [True, True, True]
+
+    assert names(cluster) == ["m1", "m3"]
+    after = state(cluster)
+    assert after.resource_version == str(listed + 3)
+    assert after.rejected == [
+        f"ClusterBaseModel event at {listed + 2} could not be stored: value too long for type character varying(8)"
+    ]
