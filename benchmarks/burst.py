@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from benchmarks.django_setup import default_database, throwaway_database
 from benchmarks.stack import Stack, wait_for
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.inventory.live.objects import model, runtime
@@ -131,17 +132,6 @@ def level_times(fake: FakeKubeAPI, last_change: float) -> dict[str, float | None
     return {f"{name}_level_s": round(times[name], 2) if name in times else None for name in ("inventory", "matrix")}
 
 
-@contextlib.contextmanager
-def database(kind: str) -> Iterator[tuple[str, pg.PostgresCluster | None]]:
-    if kind == "postgres":
-        with pg.running_postgres() as server:
-            server.create_database("burst")
-            yield server.url("burst"), server
-    else:
-        folder = tempfile.mkdtemp(prefix="ome-burst-")
-        yield f"sqlite:///{folder}/burst.sqlite3", None
-
-
 def setup_django(url: str) -> None:
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings")
@@ -191,7 +181,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for obj in cluster_objects():
         fake.create(obj)
     report: dict[str, Any] = {"changes": args.changes, "seconds": args.seconds, "database": args.database}
-    with tempfile.TemporaryDirectory(prefix="ome-burst-") as folder, database(args.database) as (url, server):
+    with tempfile.TemporaryDirectory(prefix="ome-burst-") as folder, throwaway_database(args.database) as (url, server):
         setup_django(url)
         stack = Stack(Path(folder), database_url=url, kubeconfig=fake.write_kubeconfig(Path(folder) / "live.yaml"))
         try:
@@ -222,8 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.burst", description=__doc__.split("\n\n")[0])
     parser.add_argument("--changes", type=int, default=5000)
     parser.add_argument("--seconds", type=float, default=25.0)
-    default_db = "postgres" if pg.bin_dir() is not None else "sqlite"
-    parser.add_argument("--database", choices=["postgres", "sqlite"], default=default_db)
+    parser.add_argument("--database", choices=["postgres", "sqlite"], default=default_database())
     parser.add_argument("--faults", action="store_true", help="then kill Redis and restart PostgreSQL")
     parser.add_argument("--report", type=Path, help="also write the figures here as JSON")
     args = parser.parse_args(argv)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
+
+from tests.ops import pg
 
 
 def setup_django() -> str:
@@ -23,3 +27,20 @@ def setup_django() -> str:
     from django.db import connection
 
     return f"{connection.vendor} ({os.environ['DATABASE_URL'].split('@')[-1]})"
+
+
+@contextlib.contextmanager
+def throwaway_database(kind: str) -> Iterator[tuple[str, pg.PostgresCluster | None]]:
+    """The URL of a new database, "postgres" (a throwaway server, also yielded) or "sqlite"."""
+    if kind == "postgres":
+        with pg.running_postgres() as server:
+            server.create_database("bench")
+            yield server.url("bench"), server
+    else:
+        folder = tempfile.mkdtemp(prefix="ome-bench-")
+        yield f"sqlite:///{folder}/bench.sqlite3", None
+
+
+def default_database() -> str:
+    """PostgreSQL, as deployed, where its server binaries are installed; else SQLite."""
+    return "postgres" if pg.bin_dir() is not None else "sqlite"

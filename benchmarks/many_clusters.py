@@ -9,8 +9,9 @@ until every cluster has a full matrix level with its inventory; then, for change
 time in random clusters, the time until the change shows in that cluster's matrix (p50, p95,
 max); and the watch worker's thread count and memory. Asserts nothing.
 
-Uses DATABASE_URL, or a fresh SQLite file. Run: `python -m benchmarks.many_clusters [--clusters N
---models N --runtimes N --changes N]`.
+Runs on a throwaway PostgreSQL server (tests/ops/pg.py) where one can be started, else on a
+fresh SQLite file. Run: `python -m benchmarks.many_clusters [--clusters N --models N --runtimes N
+--changes N --database postgres|sqlite]`.
 """
 
 from __future__ import annotations
@@ -110,14 +111,19 @@ def wait(check: Callable[[], bool], workers: list[Worker], timeout: float, poll:
 
 
 def main() -> None:
+    from benchmarks.django_setup import default_database, throwaway_database
+
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--clusters", type=int, default=100)
     parser.add_argument("--models", type=int, default=150)
     parser.add_argument("--runtimes", type=int, default=50)
     parser.add_argument("--changes", type=int, default=60)
     parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--database", choices=["postgres", "sqlite"], default=default_database())
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="ome-bench-clusters-"))
+    # Clusters are registered with kubeconfigs from this folder only (as in production).
+    os.environ["OME_KUBECONFIG_DIR"] = str(folder / "kubeconfigs")
 
     from tests.support.redis_server import RedisServer
 
@@ -126,9 +132,10 @@ def main() -> None:
     os.environ["REDIS_URL"] = redis.url
     from benchmarks.django_setup import setup_django
 
-    database = setup_django()
     try:
-        run(args, folder, database, redis.url)
+        with throwaway_database(args.database) as (url, _):
+            os.environ["DATABASE_URL"] = url
+            run(args, folder, setup_django(), redis.url)
     finally:
         redis.stop()
 
@@ -146,7 +153,7 @@ def run(args: argparse.Namespace, folder: Path, database: str, redis_url: str) -
     objects = len(models) + len(runtimes)
     print(f"database: {database}")
     print(f"{args.clusters} clusters x {objects} objects ({len(models)} models, {len(runtimes)} runtimes)")
-    print("machine: 2 cores, shared with other helpers' test runs at the same time")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
 
     fleet = Fleet(args.clusters, models + runtimes, folder)
     clusters = {
@@ -242,8 +249,7 @@ def first_full(args: argparse.Namespace, clusters: dict[str, Any], workers: list
     from django.conf import settings
 
     from inventory.models import Kind, Resource, SyncState
-    from inventory.parsed import inventory_fingerprint
-    from matrix.selectors import current_build
+    from matrix.services import matrix_is_level
     from ome_dashboard.celery import app
 
     started = time.perf_counter()
@@ -267,8 +273,7 @@ def first_full(args: argparse.Namespace, clusters: dict[str, Any], workers: list
 
     def matrices_level() -> bool:
         for name, cluster in list(pending.items()):
-            build = current_build(cluster)
-            if build is not None and build.fingerprint == inventory_fingerprint(cluster):
+            if matrix_is_level(cluster):
                 del pending[name]
         return not pending
 
