@@ -49,6 +49,7 @@ def server_env(database: Path) -> dict[str, str]:
         "ALLOWED_HOSTS": "127.0.0.1",
         "MATRIX_UPDATE_ON_CHANGE": "false",
         "API_ANONYMOUS_READ": "true",
+        "CONN_MAX_AGE": "60",  # as deployed (deploy/config.env, docker-compose.yml)
         "LOG_LEVEL": "WARNING",
     }
 

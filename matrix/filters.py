@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import QuerySet
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema_field
@@ -72,9 +74,16 @@ class CellFilterSet(filters.FilterSet):
     cluster_chosen: Cluster
     build: MatrixBuild
 
+    def __init__(self, *args: Any, current: MatrixBuild | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.current = current  # a current build the caller read already (saves a query)
+
     def filter_queryset(self, queryset: QuerySet[MatrixRow]) -> QuerySet[MatrixRow]:
         self.cluster_chosen = self.form.cleaned_data.get("cluster") or cluster_choose(None, default="only")
-        self.build = matrix_build_get(self.cluster_chosen)
+        build = self.current
+        if build is None or build.cluster_id != self.cluster_chosen.pk:
+            build = matrix_build_get(self.cluster_chosen)
+        self.build = build
         namespace = self.form.cleaned_data.get("namespace")
         rows = queryset.filter(current_scope().q("build__cluster__name", "namespace"), build=self.build)
         if namespace and namespace != CLUSTER_SCOPE and not rows.filter(namespace=namespace).exists():

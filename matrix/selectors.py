@@ -15,6 +15,7 @@ from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.models import Cluster, Resource
 from inventory.parsed import Inventory, load_inventory
+from inventory.selectors import clusters_visible
 from matching import CheckReport, ObjectKey, ScoreTerms, Selection, model_error, score_breakdown, score_terms
 
 from .cells import MATCH_STATUSES, Cell, ScopeKeys, row_cells, row_statuses, runtimes_in_scope, status_counts
@@ -34,16 +35,24 @@ class MatrixMissing(DomainError, LookupError):
         )
 
 
+def _newest_succeeded(builds: QuerySet[MatrixBuild]) -> MatrixBuild | None:
+    return builds.filter(status=MatrixBuild.Status.SUCCEEDED).order_by("-finished_at", "-pk").first()
+
+
 def current_build(cluster: Cluster) -> MatrixBuild | None:
     """The build readers see: the newest that succeeded; its cluster is the one given."""
-    build = (
-        MatrixBuild.objects.filter(cluster=cluster, status=MatrixBuild.Status.SUCCEEDED)
-        .order_by("-finished_at", "-pk")
-        .first()
-    )
+    build = _newest_succeeded(MatrixBuild.objects.filter(cluster=cluster))
     if build is not None:
         build.cluster = cluster  # saves readers a query
     return build
+
+
+def current_build_named(name: str) -> MatrixBuild | None:
+    """`current_build` of the cluster with this name, if the current scope reads it, with its
+    cluster, in one query (what a conditional GET costs)."""
+    return _newest_succeeded(
+        MatrixBuild.objects.select_related("cluster").filter(cluster__in=clusters_visible().filter(name=name))
+    )
 
 
 def matrix_build_get(cluster: Cluster) -> MatrixBuild:

@@ -119,7 +119,10 @@ class CellFilterView(MatrixView):
     filter_backends = [DjangoFilterBackend]
 
     def cell_list(self, request: Request) -> CellList:
-        filterset = DjangoFilterBackend().get_filterset(request, self.get_queryset(), self)
+        """The cells the query selects; sets `self.build` (a build the view read already is reused)."""
+        backend, queryset = DjangoFilterBackend(), self.get_queryset()
+        filterset_class = backend.get_filterset_class(self, queryset)
+        filterset = filterset_class(**backend.get_filterset_kwargs(request, queryset, self), current=self.build)
         if not filterset.is_valid():
             raise filter_utils.translate_validation(filterset.errors)
         cells = filterset.cell_list()

@@ -27,7 +27,7 @@ from core.errors import DomainError
 from inventory.selectors import cluster_choose
 
 from ..models import MatrixBuild
-from ..selectors import current_build
+from ..selectors import current_build, current_build_named
 
 # Owner: (cluster id, page key); version: the build's generation. About 75 KB a page of 50 cells.
 _PAGES: VersionedCache[tuple[object, ...], dict[str, Any]] = VersionedCache(owners=256)
@@ -51,13 +51,14 @@ def page_etag(build: MatrixBuild, key: str) -> str:
 
 
 def requested_build(request: Request) -> MatrixBuild | None:
-    """The current build of the cluster the query names; None when that is not plain (no such
-    cluster, no matrix): the full path then answers with the error."""
+    """The current build of the cluster the query names (or of the only cluster); None when
+    that is not plain (no such cluster, no matrix): the full path then answers with the error."""
+    if name := request.query_params.get("cluster"):
+        return current_build_named(name)
     try:
-        cluster = cluster_choose(request.query_params.get("cluster") or None, default="only")
+        return current_build(cluster_choose(None, default="only"))
     except DomainError:
         return None
-    return current_build(cluster)
 
 
 def held_page(request: Request, build: MatrixBuild, key: str) -> Response | None:
