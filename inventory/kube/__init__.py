@@ -216,6 +216,23 @@ def _with_identity(obj: dict[str, Any], kind: str) -> dict[str, Any]:
     return obj
 
 
+class ListedPages:
+    """The pages of one list of a kind, gathered (for the blocking and the asyncio client)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.items: list[dict[str, Any]] = []
+        self.resource_version = ""
+
+    def add(self, page: dict[str, Any]) -> str | None:
+        """Take one page; returns the continue token for the next, None after the last page."""
+        metadata = page.get("metadata") or {}
+        # Every page carries the snapshot's resourceVersion; keep the first page's.
+        self.resource_version = self.resource_version or str(metadata.get("resourceVersion") or "")
+        self.items.extend(_with_identity(item, self.kind) for item in page.get("items") or [])
+        return metadata.get("continue") or None
+
+
 def list_kind(
     api: client.CustomObjectsApi, kind: str, *, page_size: int = LIST_PAGE_SIZE
 ) -> tuple[list[dict[str, Any]], str]:
@@ -227,19 +244,12 @@ def list_kind(
     plural = PLURALS[kind]
     call = _collection_call(api, kind)
     for attempt in range(LIST_RESTARTS + 1):
-        items: list[dict[str, Any]] = []
-        resource_version = ""
-        token: str | None = None
+        pages, token = ListedPages(kind), None
         try:
             while True:
                 page = call(limit=page_size, _continue=token, _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT))
-                metadata = page.get("metadata") or {}
-                # Every page carries the snapshot's resourceVersion; keep the first page's.
-                resource_version = resource_version or str(metadata.get("resourceVersion") or "")
-                items.extend(_with_identity(item, kind) for item in page.get("items") or [])
-                token = metadata.get("continue") or None
-                if not token:
-                    return items, resource_version
+                if (token := pages.add(page)) is None:
+                    return pages.items, pages.resource_version
         except _CLIENT_ERRORS as error:
             translated = _translated(error, plural=plural, collection=True)
             if isinstance(translated, KubeGone) and token is not None and attempt < LIST_RESTARTS:

@@ -34,6 +34,7 @@ from . import (
     KubeError,
     KubeGone,
     KubeUnavailable,
+    ListedPages,
     _translated,
     _with_identity,
     configuring,
@@ -106,18 +107,12 @@ async def list_kind(
     plural = PLURALS[kind]
     call = _collection_call(api, kind, raw=False)
     for attempt in range(LIST_RESTARTS + 1):
-        items: list[dict[str, Any]] = []
-        resource_version = ""
-        token: str | None = None
+        pages, token = ListedPages(kind), None
         try:
             while True:
                 page = await call(limit=page_size, _continue=token, _request_timeout=READ_TIMEOUT)
-                metadata = page.get("metadata") or {}
-                resource_version = resource_version or str(metadata.get("resourceVersion") or "")
-                items.extend(_with_identity(item, kind) for item in page.get("items") or [])
-                token = metadata.get("continue") or None
-                if not token:
-                    return items, resource_version
+                if (token := pages.add(page)) is None:
+                    return pages.items, pages.resource_version
         except (ApiException, *_CONNECTION_ERRORS) as error:
             translated = _translated_aio(error, plural=plural)
             if isinstance(translated, KubeGone) and token is not None and attempt < LIST_RESTARTS:

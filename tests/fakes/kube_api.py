@@ -63,7 +63,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 GROUP = "ome.io"
@@ -503,7 +503,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
 
-    def __init__(self, addr: tuple[str, int], fake: FakeKubeAPI):
+    def __init__(self, addr: tuple[str, int], fake: _Serving):
         self.fake = fake
         super().__init__(addr, _Handler)
 
@@ -573,7 +573,74 @@ def _peer_gone(sock: socket.socket) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-class FakeKubeAPI:
+class _Serving:
+    """The life of the HTTP server behind a fake cluster or a fleet of them: its thread, its
+    open connections, and a stop that first ends the open watches of every fake it serves."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self._conn_lock = threading.Lock()
+        self._conns: set[socket.socket] = set()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def _fakes(self) -> Iterable[FakeKubeAPI]:
+        raise NotImplementedError
+
+    def _handle(self, h: _Handler, method: str) -> None:
+        raise NotImplementedError
+
+    def _record_error(self, text: str) -> None:
+        raise NotImplementedError
+
+    def _serve(self) -> None:
+        self._server = _Server((self.host, self.port), self)
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"{type(self).__name__}:{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop serving. Open watch streams end at once (cleanly, with the terminating chunk), idle
+        keep-alive connections are closed. Clients that re-watch afterwards get connection errors."""
+        server = self._server
+        if server is None:
+            return
+        fakes = list(self._fakes())
+        for fake in fakes:
+            with fake._cond:
+                fake._stopping = True
+                fake._cond.notify_all()
+            fake._stop_event.set()
+        server.shutdown()
+        for fake in fakes:
+            with fake._cond:
+                fake._cond.wait_for(lambda fake=fake: not fake._watches, timeout)
+        with self._conn_lock:
+            conns = list(self._conns)
+        for sock in conns:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._server = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+
+class FakeKubeAPI(_Serving):
     """In-memory Kubernetes API server for the OME kinds. See the module docstring.
 
     Thread-safe; every public method may be called while clients are connected.
@@ -591,8 +658,7 @@ class FakeKubeAPI:
         first_resource_version: int = 1000,
         log_requests: bool = False,
     ):
-        self.host = host
-        self.port = port
+        super().__init__(host, port)
         #: if not None, every request must carry ``authorization: Bearer <required_token>`` (else 401)
         self.required_token: str | None = token
         self._bookmark_interval: float | None = None
@@ -620,10 +686,6 @@ class FakeKubeAPI:
         self._snapshot_ids = itertools.count(1)
         self._stopping = False
         self._stop_event = threading.Event()
-        self._conn_lock = threading.Lock()
-        self._conns: set[socket.socket] = set()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
         #: set by FakeKubeFleet: this fake is served under a path of the fleet's server
         self.base_url: str | None = None
         if manifests is not None:
@@ -672,45 +734,11 @@ class FakeKubeAPI:
     def start(self) -> FakeKubeAPI:
         if self._server is not None or self._stopping:
             raise RuntimeError("FakeKubeAPI can only be started once")
-        self._server = _Server((self.host, self.port), self)
-        self.port = self._server.server_address[1]
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"FakeKubeAPI:{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
+        self._serve()
         return self
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop serving. Open watch streams end at once (cleanly, with the terminating chunk), idle
-        keep-alive connections are closed. Clients that re-watch afterwards get connection errors."""
-        server = self._server
-        if server is None:
-            return
-        with self._cond:
-            self._stopping = True
-            self._cond.notify_all()
-        self._stop_event.set()
-        server.shutdown()
-        with self._cond:
-            self._cond.wait_for(lambda: not self._watches, timeout)
-        with self._conn_lock:
-            conns = list(self._conns)
-        for sock in conns:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout)
-        self._server = None
-
-    def __enter__(self) -> FakeKubeAPI:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+    def _fakes(self) -> Iterable[FakeKubeAPI]:
+        return (self,)
 
     @property
     def url(self) -> str:
@@ -2039,7 +2067,7 @@ class FakeKubeAPI:
 # --------------------------------------------------------------------------------------------
 
 
-class FakeKubeFleet:
+class FakeKubeFleet(_Serving):
     """Many fake clusters served by one HTTP server: cluster ``NAME`` answers under
     ``/clusters/NAME`` (like a multi-cluster proxy), so its kubeconfig's server is
     ``http://127.0.0.1:PORT/clusters/NAME``. Each member is a :class:`FakeKubeAPI` with its own
@@ -2049,58 +2077,21 @@ class FakeKubeFleet:
     PREFIX = "/clusters/"
 
     def __init__(self, names: Iterable[str], host: str = "127.0.0.1", port: int = 0, **options: Any):
-        self.host, self.port = host, port
+        super().__init__(host, port)
         self.members = {name: FakeKubeAPI(host, **options) for name in names}
         self.errors: list[str] = []
-        self._conn_lock = threading.Lock()
-        self._conns: set[socket.socket] = set()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     def __getitem__(self, name: str) -> FakeKubeAPI:
         return self.members[name]
 
     def start(self) -> FakeKubeFleet:
-        self._server = _Server((self.host, self.port), self)  # type: ignore[arg-type]
-        self.port = self._server.server_address[1]
+        self._serve()
         for name, member in self.members.items():
             member.base_url = f"http://{self.host}:{self.port}{self.PREFIX}{name}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name=f"FakeKubeFleet:{self.port}"
-        )
-        self._thread.daemon = True
-        self._thread.start()
         return self
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop serving: open watches of every member end, connections are closed."""
-        server = self._server
-        if server is None:
-            return
-        for member in self.members.values():
-            with member._cond:
-                member._stopping = True
-                member._cond.notify_all()
-            member._stop_event.set()
-        server.shutdown()
-        for member in self.members.values():
-            with member._cond:
-                member._cond.wait_for(lambda m=member: not m._watches, timeout)
-        with self._conn_lock:
-            conns = list(self._conns)
-        for sock in conns:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout)
-        self._server = None
-
-    def __enter__(self) -> FakeKubeFleet:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+    def _fakes(self) -> Iterable[FakeKubeAPI]:
+        return self.members.values()
 
     def active_watches(self) -> int:
         return sum(member.active_watches() for member in self.members.values())
