@@ -21,9 +21,11 @@ def main() -> None:
     database = setup_django()
 
     from django.conf import settings
+    from django.contrib.auth.models import User
     from django.test import Client
 
     import matching
+    from access.models import EVERY_CLUSTER, Grant, Role
     from benchmarks.matrix import store
     from benchmarks.synthetic import synthetic_models, synthetic_runtimes
     from inventory.services import ClusterSpec, cluster_register
@@ -38,6 +40,10 @@ def main() -> None:
     matrix_rebuild(cluster)
 
     client = Client()
+    # Pages are for signed-in readers: a viewer of every cluster, as `manage.py access_grant` makes.
+    reader = User.objects.create_user("bench-reader")
+    Grant.objects.create(user=reader, role=Role.VIEWER, cluster=EVERY_CLUSTER)
+    client.force_login(reader)
     url = "/matrix/?cluster=synthetic&cols=all"
     client.get(url)  # warm: templates compiled, inventory cached
     started = time.perf_counter()
