@@ -71,6 +71,8 @@ def main() -> None:
     args = parser.parse_args()
     database = setup_django()
 
+    from django.test import override_settings
+
     from benchmarks.synthetic import synthetic_models, synthetic_runtimes
     from inventory import kube
     from inventory.live.resync import cluster_resync
@@ -80,7 +82,7 @@ def main() -> None:
     models = synthetic_models(args.models, runtimes, signatures=500)
     print(f"database: {database}")
     print(f"objects: {len(models)} models, {len(runtimes)} runtimes")
-    with tempfile.TemporaryDirectory(prefix="ome-bench-kube-") as folder:
+    with tempfile.TemporaryDirectory(prefix="ome-bench-kube-") as folder, override_settings(OME_KUBECONFIG_DIR=folder):
         started = time.perf_counter()
         fake, kubeconfig = start_fake(models + runtimes, Path(folder))
         print(f"fake API server (child process) loaded them in {time.perf_counter() - started:.2f} s")

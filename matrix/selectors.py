@@ -15,7 +15,6 @@ from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.models import Cluster, Resource
 from inventory.parsed import Inventory, load_inventory
-from inventory.selectors import clusters_visible
 from matching import CheckReport, ObjectKey, ScoreTerms, Selection, model_error, score_breakdown, score_terms
 
 from .cells import MATCH_STATUSES, Cell, ScopeKeys, row_cells, row_statuses, runtimes_in_scope, status_counts
@@ -50,9 +49,8 @@ def current_build(cluster: Cluster) -> MatrixBuild | None:
 def current_build_named(name: str) -> MatrixBuild | None:
     """`current_build` of the cluster with this name, if the current scope reads it, with its
     cluster, in one query (what a conditional GET costs)."""
-    return _newest_succeeded(
-        MatrixBuild.objects.select_related("cluster").filter(cluster__in=clusters_visible().filter(name=name))
-    )
+    visible = current_scope().q("cluster__name")
+    return _newest_succeeded(MatrixBuild.objects.select_related("cluster").filter(visible, cluster__name=name))
 
 
 def matrix_build_get(cluster: Cluster) -> MatrixBuild:
