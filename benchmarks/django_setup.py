@@ -37,8 +37,8 @@ def throwaway_database(kind: str) -> Iterator[tuple[str, pg.PostgresCluster | No
             server.create_database("bench")
             yield server.url("bench"), server
     else:
-        folder = tempfile.mkdtemp(prefix="ome-bench-")
-        yield f"sqlite:///{folder}/bench.sqlite3", None
+        with tempfile.TemporaryDirectory(prefix="ome-bench-") as folder:
+            yield f"sqlite:///{folder}/bench.sqlite3", None
 
 
 def default_database() -> str:

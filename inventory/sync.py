@@ -82,8 +82,13 @@ def _next_version(cluster: Cluster) -> int:
 
 
 def _announce(cluster: Cluster, changes: list[Change]) -> None:
+    # Robust: the changes are committed whatever a receiver does, and one receiver's failure
+    # must not silence the announcements of the other changes of the transaction (a watch
+    # stores a batch of events in one); the matrix's catch-up finds what a lost one left stale.
     if changes:
-        transaction.on_commit(lambda: inventory_changed.send(sender=Cluster, cluster_id=cluster.pk, changes=changes))
+        transaction.on_commit(
+            lambda: inventory_changed.send(sender=Cluster, cluster_id=cluster.pk, changes=changes), robust=True
+        )
 
 
 def _stored_columns(obj: dict[str, Any]) -> dict[str, Any]:
@@ -214,7 +219,7 @@ def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Chang
         return None
     now = timezone.now()
     # Inside a watch's transaction (events.watch_events_apply) no savepoint is needed: a failure
-    # undoes the whole event.
+    # undoes the whole batch, which is then stored event by event.
     with transaction.atomic(savepoint=False):
         resource = (
             Resource.objects.select_for_update()

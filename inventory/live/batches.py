@@ -10,24 +10,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 Item = TypeVar("Item")
 
 
-class _End(Generic[Item]):
+class _End:
     """The last entry the reader queues: the stream ended, cleanly or with `error`."""
 
-    def __init__(self, error: Exception | None = None) -> None:
+    def __init__(self, error: BaseException | None = None) -> None:
         self.error = error
 
 
-async def _read_ahead(stream: AsyncIterator[Item], queue: asyncio.Queue[Item | _End[Item]]) -> None:
+async def _read_ahead(stream: AsyncIterator[Item], queue: asyncio.Queue[Item | _End]) -> None:
     try:
         async with contextlib.aclosing(stream):  # type: ignore[type-var]  # an async generator
             async for item in stream:
                 await queue.put(item)
-    except Exception as error:  # handed to the consumer, after the items that came before it
+    except BaseException as error:
+        task = asyncio.current_task()
+        if isinstance(error, asyncio.CancelledError) and task is not None and task.cancelling():
+            raise  # batched() stops the reading
+        # Anything else (a CancelledError of a future the stream awaited included) is the
+        # consumer's, after the items that came before it: a reader that died silently would
+        # leave the consumer waiting forever.
         await queue.put(_End(error))
     else:
         await queue.put(_End())
@@ -35,10 +41,12 @@ async def _read_ahead(stream: AsyncIterator[Item], queue: asyncio.Queue[Item | _
 
 async def batched(stream: AsyncIterator[Item], limit: int) -> AsyncGenerator[list[Item], None]:
     """Yield the items of `stream` in lists of at most `limit`: every item that came while the
-    caller handled the previous list. The stream is read ahead by at most `limit` items, and an
-    error it raises is raised here once the items before it were yielded. Closing this generator
-    (or cancelling its consumer) stops the reading and closes the stream."""
-    queue: asyncio.Queue[Item | _End[Item]] = asyncio.Queue(maxsize=limit)
+    caller handled the previous list. The stream is read ahead by at most `limit` + 1 items, and
+    an error it raises is raised here once the items before it were yielded. Closing this
+    generator (or cancelling its consumer) stops the reading and closes the stream."""
+    if limit < 1:
+        raise ValueError("batches need a limit of at least 1")
+    queue: asyncio.Queue[Item | _End] = asyncio.Queue(maxsize=limit)
     reader = asyncio.create_task(_read_ahead(stream, queue), name="read ahead")
     try:
         while True:

@@ -252,6 +252,8 @@ class KindWatch:
         kept = [event for event in events if event[0] == "BOOKMARK" or event[0] in WATCHED_EVENTS]
         for event_type in {event[0] for event in events} - {event[0] for event in kept}:
             logger.warning("cluster %s %s: ignored %s events", self.cluster, self.kind, event_type)
+        if not kept:
+            return
         for (event_type, obj), applied in zip(kept, watch_events_apply(self.cluster, self.kind, kept), strict=True):
             self._count(event_type, applied)
             if self.on_event is not None:

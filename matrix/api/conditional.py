@@ -5,9 +5,10 @@ incremental update), the query, who asks (what they may read), the format and th
 the verdicts follow. So each page gets an ETag made of those: a client that sends it back in
 If-None-Match gets a 304 without the page being made, and a page made once is kept per process
 for as long as its build generation is current (core.cache.VersionedCache: a newer generation
-replaces it, nothing is invalidated by hand). Both are answered from the cluster and its current
-build alone (two queries), before the query is parsed: only a query that was answered with a
-page before can have an ETag or a cached page.
+replaces it, nothing is invalidated by hand). Both are answered from the current build of the
+cluster the query names, read with its cluster in one query (two for the default, the only
+cluster), before the query is parsed: only a query that was answered with a page before can
+have an ETag or a cached page.
 """
 
 from __future__ import annotations

@@ -127,3 +127,41 @@ def test_cancelling_the_consumer_cancels_the_reader(limit: int) -> None:
         return source.closed
 
     assert asyncio.run(main())
+
+
+def test_a_cancelled_error_from_inside_the_stream_reaches_the_consumer_instead_of_hanging_it() -> None:
+    async def stream() -> AsyncGenerator[int, None]:
+        yield 1
+        raise asyncio.CancelledError  # e.g. a future the stream awaited was cancelled
+
+    async def main() -> tuple[list[list[int]], bool]:
+        seen: list[list[int]] = []
+
+        async def consume() -> None:
+            async with contextlib.aclosing(batched(stream(), 5)) as batches:
+                async for batch in batches:
+                    seen.append(batch)
+
+        try:
+            await asyncio.wait_for(consume(), timeout=5)
+        except asyncio.CancelledError:
+            return seen, True
+        except TimeoutError:
+            return seen, False
+        return seen, False
+
+    seen, raised = asyncio.run(main())
+
+    assert seen == [[1]]
+    assert raised
+
+
+def test_a_limit_below_one_is_refused() -> None:
+    async def main() -> None:
+        async def stream() -> AsyncGenerator[int, None]:
+            yield 1
+
+        await anext(batched(stream(), 0))
+
+    with pytest.raises(ValueError, match="at least 1"):
+        asyncio.run(main())

@@ -356,3 +356,32 @@ def test_an_event_the_database_refuses_is_rejected_alone_and_its_batch_is_stored
     assert after.rejected == [
         f"ClusterBaseModel event at {listed + 2} could not be stored: value too long for type character varying(8)"
     ]
+
+
+def test_a_receiver_failing_for_one_change_of_a_batch_does_not_silence_the_others(
+    fake, cluster, django_capture_on_commit_callbacks
+) -> None:
+    from inventory.signals import inventory_changed
+
+    cluster_resync(cluster, kinds=[CBM])
+    listed = int(state(cluster).resource_version)
+    announced: list[str] = []
+
+    def receiver(sender, cluster_id, changes, **kwargs) -> None:
+        if changes[0].name == "m1":
+            raise RuntimeError("a receiver's own failure")
+        announced.extend(change.name for change in changes)
+
+    batch = [
+        ("ADDED", {**model(name), "metadata": {"name": name, "resourceVersion": str(listed + offset)}})
+        for offset, name in enumerate(["m1", "m2", "m3"], start=1)
+    ]
+    inventory_changed.connect(receiver)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert watch_events_apply(cluster, CBM, batch) == [True, True, True]
+    finally:
+        inventory_changed.disconnect(receiver)
+
+    assert announced == ["m2", "m3"]
+    assert names(cluster) == ["m1", "m2", "m3"]
