@@ -194,3 +194,35 @@ def test_a_watch_worker_holds_many_clusters_with_few_threads_and_a_restarted_one
     assert held.isdisjoint(owner for owner, _ in after)
     assert fleet.wait_for_no_watches(timeout=10)
     assert not fleet.all_errors()
+
+
+def test_a_watch_worker_killed_in_the_middle_of_a_burst_leaves_nothing_half_stored(stack) -> None:
+    stack, fleet = stack
+    stack.start_worker()
+    stack.ensure_watches()
+    wait_until(lambda: connected(stack) == WATCHES)
+    burst, member = 3000, fleet["c000"]
+
+    for index in range(burst):  # faster than the worker stores them: they queue up in its watch
+        member.create(model(f"burst-{index}"))
+    deadline = time.monotonic() + 60
+    while not (seen := burst_stored(stack)) and time.monotonic() < deadline:
+        time.sleep(0.02)  # polling another process's database
+    assert stack.stop_worker(signal.SIGKILL) == -signal.SIGKILL
+    at_kill = burst_stored(stack)
+    for index in range(burst, burst + 100):  # and more while no worker runs
+        member.create(model(f"burst-{index}"))
+    stack.start_worker()
+    wait_until(lambda: stored(stack) == served(fleet), every=stack.ensure_watches)
+
+    assert 0 < seen <= at_kill < burst, "the worker was killed with part of the burst stored"
+    counts = stack.query(
+        "SELECT s.count FROM inventory_syncstate s JOIN inventory_cluster c ON c.id = s.cluster_id "
+        "WHERE c.name = 'c000' AND s.kind = 'ClusterBaseModel'"
+    )
+    assert counts == [(len(member.objects("ClusterBaseModel")),)]
+    assert not fleet.all_errors()
+
+
+def burst_stored(stack: Stack) -> int:
+    return int(stack.query("SELECT count(*) FROM inventory_resource WHERE name LIKE 'burst-%'")[0][0])
