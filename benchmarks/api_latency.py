@@ -21,7 +21,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from tests.support.net import free_port
+from tests.support.processes import stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 CLUSTER = "synthetic"
@@ -90,12 +92,6 @@ def fill_database(models: int, runtimes: int, signatures: int) -> dict[str, floa
     return {"store_s": stored - started, "build_s": built - stored, "rows": build.rows_count}
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def gunicorn(env: dict[str, str], *, workers: int, threads: int, log: Path) -> Iterator[int]:
     port = free_port()
@@ -114,12 +110,7 @@ def gunicorn(env: dict[str, str], *, workers: int, threads: int, log: Path) -> I
                 time.sleep(0.1)
             yield port
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process, timeout=30)
 
 
 def answers(port: int) -> bool:

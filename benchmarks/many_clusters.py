@@ -22,7 +22,6 @@ import json
 import math
 import os
 import random
-import signal
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,8 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from tests.support.processes import stop_process
 
 REPO = Path(__file__).resolve().parent.parent
 # Seconds between looks at the database (another process writes it): often while timing one
@@ -90,12 +91,7 @@ class Worker:
         )
 
     def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc, timeout=60)
 
 
 def wait(check: Callable[[], bool], workers: list[Worker], timeout: float, poll: float = POLL_CHANGE) -> float:

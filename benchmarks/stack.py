@@ -20,7 +20,7 @@ from pathlib import Path
 import redis
 
 from tests.support.net import free_port
-from tests.support.processes import OutputWatcher, environ_without, wait_for_pids_gone
+from tests.support.processes import OutputWatcher, environ_without, stop_process, wait_for_pids_gone
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 QUEUES = ("celery", "control", "matrix", "watch")
@@ -120,13 +120,7 @@ class Stack:
 
     def stop(self) -> None:
         pids = list(self.children().values())
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, timeout=60)
         self.output.wait_closed(timeout=5)
         for pid in wait_for_pids_gone(pids, timeout=20):
             with contextlib.suppress(ProcessLookupError):

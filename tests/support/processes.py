@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -75,6 +76,19 @@ def wait_for_pids_gone(pids: list[int], *, timeout: float) -> list[int]:
     while (alive := [pid for pid in pids if pid_alive(pid)]) and time.monotonic() < deadline:
         time.sleep(0.05)
     return alive
+
+
+def stop_process(proc: subprocess.Popen, *, timeout: float, sig: int = signal.SIGTERM) -> int | None:
+    """Send `sig` (if it still runs) and wait up to `timeout` s for it to end; kill it if it
+    does not. Its exit code, or None when it had to be killed."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return None
 
 
 def environ_without(*names: str) -> dict[str, str]:

