@@ -122,8 +122,9 @@ class KindWatch:
     410 Gone lists again (pruning what was deleted meanwhile). Credentials refused, a missing CRD
     or an unusable kubeconfig end the watch with the error recorded. With `lease` (an owner token,
     see leases.watch_lease_claim) the lease is renewed before each request and while events come,
-    and the watch ends if someone else took it. `on_event` runs for each event once its batch is stored, in the
-    database thread that stored it. `api()` gives the cluster's client (shared by its kinds).
+    and the watch ends if someone else took it. `on_event` runs for each event once its batch is
+    stored, in the database thread that stored it. `api()` gives the cluster's client (shared by
+    its kinds).
     """
 
     def __init__(
