@@ -37,8 +37,8 @@ def _trees(changed: int) -> tuple[Path, Path]:
     tree = matching.read_tree([base])
     picks = {tree.grid.select(key).selected for key in tree.models}
     by_file: dict[Path, set[str]] = {}
-    for where, _obj, value in matching.read_objects([head / "catalog/runtimes"]):
-        by_file.setdefault(Path(where.split(": document")[0]), set()).add(value.key[2])
+    for origin, _obj, value in matching.read_objects([head / "catalog/runtimes"]):
+        by_file.setdefault(Path(origin.file), set()).add(value.key[2])
     editable = [path for path in by_file if "priority:" in path.read_text()]
     files = sorted(editable, key=lambda path: (not by_file[path] & picks, str(path)))
     for path in files[:changed]:

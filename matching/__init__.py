@@ -26,7 +26,7 @@ from .diff import diff
 from .diff_results import CONDITIONS as DIFF_CONDITIONS
 from .diff_results import Diff, DiffCell, DiffIsvc, DiffRow
 from .errors import ManifestError, ModelIndexError
-from .files import read_documents
+from .files import load_text, read_documents
 from .fixes import Fix, ObjectPatch, propose_fixes
 from .grid import Grid, grid
 from .isvc import ADVISORY, BLOCKED, NAMED, SELECTED, IsvcOutcome, evaluate_isvc, invalid_isvc, isvc_still_matches
@@ -36,6 +36,7 @@ from .nearmiss import Miss, NearMiss, near_miss, near_misses
 from .parse import parse_isvc, parse_model, parse_object, parse_runtime
 from .patches import merge_patch, pipeline_patch
 from .pipeline import model_index_problem, pipeline_from_model_index
+from .positions import Origin, Positions
 from .report import Section, Verdict, json_report, parse_conditions, verdict
 from .reporting import EXIT_BAD_INPUT, add_report_options, emit, fail_on_of, render
 from .reporting import FORMATS as REPORT_FORMATS
@@ -97,8 +98,10 @@ __all__ = [
     "ObjectKey",
     "ObjectPatch",
     "Objects",
+    "Origin",
     "PatchPlan",
     "Pipeline",
+    "Positions",
     "Runtime",
     "ScoreTerms",
     "Section",
@@ -130,6 +133,7 @@ __all__ = [
     "key_dict",
     "key_path",
     "key_text",
+    "load_text",
     "merge_patch",
     "model_error",
     "model_index_problem",

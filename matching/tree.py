@@ -10,7 +10,7 @@ one wins, as when both are applied in order.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from .errors import ManifestError
 from .files import read_documents
 from .grid import Grid
 from .parse import parse_object
+from .positions import Origin
 from .types import BASE_MODEL, ISVC_KIND, MODEL_KINDS, RUNTIME_KINDS, InferenceService, Model, ObjectKey, Runtime
 
 OME_KINDS = frozenset({*MODEL_KINDS, *RUNTIME_KINDS, ISVC_KIND})
@@ -39,7 +40,8 @@ class TreeError(ValueError):
 class Objects:
     """Models, runtimes and InferenceServices by key. `invalid`: malformed objects' errors by
     key (a cluster can hold them; a tree read by `read_tree` cannot). `pinned`: services with
-    `spec.runtime.autoSync: false`. `behaviour`: the OME profile that judges them."""
+    `spec.runtime.autoSync: false`. `behaviour`: the OME profile that judges them. `origins`:
+    the document (file, line) each object of a manifest tree was read from."""
 
     models: Mapping[ObjectKey, Model] = field(default_factory=dict)
     runtimes: Mapping[ObjectKey, Runtime] = field(default_factory=dict)
@@ -47,6 +49,7 @@ class Objects:
     invalid: Mapping[ObjectKey, str] = field(default_factory=dict)
     pinned: frozenset[ObjectKey] = frozenset()
     behaviour: Behaviour = field(default_factory=lambda: as_behaviour(DEFAULT_BEHAVIOUR))
+    origins: Mapping[ObjectKey, Origin] = field(default_factory=dict)
 
     @cached_property
     def grid(self) -> Grid:
@@ -85,8 +88,10 @@ def is_ome_object(obj: Mapping[str, Any]) -> bool:
     return group == "ome.io" and obj.get("kind") in OME_KINDS
 
 
-def read_objects(paths: Iterable[str | Path]) -> list[tuple[str, dict[str, Any], Model | Runtime | InferenceService]]:
-    """(where, object as applied, parsed value) for every OME object of the files and folders,
+def read_objects(
+    paths: Iterable[str | Path],
+) -> list[tuple[Origin, dict[str, Any], Model | Runtime | InferenceService]]:
+    """(origin, object as applied, parsed value) for every OME object of the files and folders,
     in file order. Raises TreeError listing every bad document, or every path that does not exist."""
     paths = list(paths)
     missing = [f"{path}: no such file or folder" for path in paths if not Path(path).exists()]
@@ -102,7 +107,7 @@ def read_objects(paths: Iterable[str | Path]) -> list[tuple[str, dict[str, Any],
             continue
         obj = as_applied(document.obj)
         try:
-            found.append((document.where, obj, parse_object(obj)))
+            found.append((document.origin, obj, parse_object(obj)))
         except ManifestError as error:
             problems.append(f"{document.where}: {error}")
         except RecursionError:
@@ -116,7 +121,9 @@ def read_tree(paths: Iterable[str | Path], *, behaviour: BehaviourInput = DEFAUL
     """The OME objects of manifest files and folders (see the module's docstring), judged by
     `behaviour`. A path that does not exist, a file that is not YAML or JSON, or an object OME's
     API server would refuse raises TreeError."""
-    return objects_of([(obj, value) for _where, obj, value in read_objects(paths)], behaviour=behaviour)
+    found = read_objects(paths)
+    objects = objects_of([(obj, value) for _origin, obj, value in found], behaviour=behaviour)
+    return replace(objects, origins={value.key: origin for origin, _obj, value in found})
 
 
 def objects_of(

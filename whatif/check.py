@@ -54,7 +54,7 @@ def items_from_text(source: Any) -> list[Item]:
 def items_from_paths(paths: Iterable[str]) -> list[Item]:
     """The OME objects of files and folders (`matching.read_tree`'s rules). Raises
     matching.TreeError naming every bad file, document and field."""
-    return [(obj, value) for _where, obj, value in matching.read_objects(paths)]
+    return [(obj, value) for _origin, obj, value in matching.read_objects(paths)]
 
 
 def _pinned(cluster: Cluster) -> set[ObjectKey]:
