@@ -38,7 +38,7 @@ def group_of(verdict: IsvcVerdict) -> str:
 
 
 def verdict_label(verdict: str) -> str:
-    """The words for a verdict (selected, named, advisory, blocked), as today's column says them."""
+    """The words for a verdict (selected, named, advisory, blocked, waiting), as today's column says them."""
     return IsvcOutcome(verdict=verdict, behaviour="").label
 
 
