@@ -181,9 +181,8 @@ _NO_DRIFT: Drift = (None, None, None)
 def _drift(
     inventory: Inventory, service: InferenceService, now: IsvcOutcome, observed: Observed, first: FirstVerdict | None
 ) -> Drift:
-    """How OME would decide differently today. A RuntimeReady=False or Ready=True condition
-    says what OME did; otherwise the first recorded verdict does. A service OME waits on
-    (WAITING) has none: OME checks it again by itself."""
+    """How OME would decide differently today (never while it waits on a model: it checks again itself).
+    A RuntimeReady=False or Ready=True condition says what OME did; else the first recorded verdict does."""
     if now.verdict == WAITING:
         return _NO_DRIFT
     if observed.rejected:

@@ -54,7 +54,9 @@ def test_the_serving_runtime_kind_of_another_runtime_does_not_hide_a_cluster_run
     own = k.isvc("svc", namespace="team-a", runtime={"name": "rt-x", "kind": "ServingRuntime"})
 
     assert matching.validate("rt-x", safetensors(k), runtimes, other) is None
-    assert matching.validate("rt-x", safetensors(k), runtimes, own) == "ServingRuntime rt-x not found in namespace team-a"
+    assert (
+        matching.validate("rt-x", safetensors(k), runtimes, own) == "ServingRuntime rt-x not found in namespace team-a"
+    )
 
 
 # --- 2. and 3. A broken inheritance chain is not "not found" --------------------------------------
