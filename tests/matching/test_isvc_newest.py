@@ -256,3 +256,21 @@ def test_a_malformed_condition_names_its_field(k) -> None:
 
     with pytest.raises(matching.ManifestError, match=r"status\.conditions\[0\]\.observedGeneration"):
         matching.parse_model(model)
+
+
+# --- "no runtime found" handed over as data (spec 5.4 for the text) ---------------------------------
+
+
+def test_the_no_runtime_error_is_its_head_and_its_excluded_runtimes(k) -> None:
+    runtimes = [k.csr("x-onnx", {"modelFormat": k.ref("onnx")}), k.csr("x-off", {"modelFormat": k.ref("x")})]
+    runtimes[1]["spec"]["disabled"] = True
+
+    selection = matching.select(k.model("m", modelFormat=k.ref("x")), runtimes, namespace="team")
+
+    items = "; ".join(f"{name} ({reason})" for name, reason in selection.excluded.items())
+    assert selection.error_head == (
+        "no runtime found to support model x with format x in namespace team. "
+        "Checked 2 runtimes (0 namespace-scoped, 2 cluster-scoped)"
+    )
+    assert selection.error == f"{selection.error_head}. Excluded runtimes: {items}"
+    assert selection.excluded["x-off"] == "runtime is disabled"
