@@ -83,8 +83,8 @@ class IsvcOutcome:
     model-not-found, model-invalid, model-disabled, runtime-not-found, runtime-chain,
     runtime-disabled, incompatible, sharded, no-runtime. `error`: OME's exact text
     (ValidateRuntime, SelectRuntime or the model lookup; for `waiting`, why the model is not
-    ready); `event`: the Event OME records. `webhook_model`: the model the admission webhook finds (namespace
-    first, whatever the kind). `fix`: a short hint.
+    ready); `event`: the Event OME records. `webhook_model`: the model the admission webhook
+    finds (namespace first, whatever the kind). `fix`: a short hint.
     """
 
     verdict: str
