@@ -7,8 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import matching
+
+from .strategies import runtimes
 
 OLD, NEW = "17b77eda", matching.NEWEST_BEHAVIOUR
 CHILD = ("ClusterServingRuntime", "", "rt-child")
@@ -274,3 +278,39 @@ def test_the_no_runtime_error_is_its_head_and_its_excluded_runtimes(k) -> None:
     )
     assert selection.error == f"{selection.error_head}. Excluded runtimes: {items}"
     assert selection.excluded["x-off"] == "runtime is disabled"
+
+
+# --- Whatever the runtimes, OME waits before it looks for one (controller.go at 0df64b72) ----------
+
+CONDITIONS = st.lists(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["Ready", "Available"])},
+        optional={
+            "status": st.sampled_from(["True", "False", "Unknown"]),
+            "message": st.text(max_size=8),
+            "observedGeneration": st.integers(0, 3),
+        },
+    ),
+    max_size=3,
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)  # `k` holds no state
+@given(conditions=CONDITIONS, generation=st.integers(0, 3), runtime_list=st.lists(runtimes(), max_size=3))
+def test_a_not_ready_sharded_model_waits_before_any_runtime_is_looked_up(
+    k, conditions: list[dict[str, Any]], generation: int, runtime_list: list[dict[str, Any]]
+) -> None:
+    model = sharded(k, *conditions, generation=generation)
+    service = k.isvc("svc", namespace="team-a", model={"name": "llama"}, runtime={"name": "rt"})
+    ready = next((c for c in conditions if c["type"] == "Ready"), None)
+    is_ready = ready is not None and ready.get("status") == "True" and ready.get("observedGeneration", 0) == generation
+
+    newer = outcome(model, *runtime_list, service)
+    older = outcome(model, *runtime_list, service, behaviour=OLD)
+
+    assert (newer.verdict == matching.WAITING) is not is_ready
+    if not is_ready:
+        assert (newer.runtime, newer.failure, newer.event) == (None, None, ("ModelNotReady", newer.error))
+    assert older.verdict != matching.WAITING
