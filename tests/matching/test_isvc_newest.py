@@ -295,9 +295,8 @@ CONDITIONS = st.lists(
 )
 
 
-@settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)  # `k` holds no state
+# The `k` fixture only holds factories, so sharing it between examples is safe.
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(conditions=CONDITIONS, generation=st.integers(0, 3), runtime_list=st.lists(runtimes(), max_size=3))
 def test_a_not_ready_sharded_model_waits_before_any_runtime_is_looked_up(
     k, conditions: list[dict[str, Any]], generation: int, runtime_list: list[dict[str, Any]]
