@@ -7,18 +7,21 @@ from dataclasses import dataclass
 
 import matching
 from inventory.parsed import Inventory
-from matching import BLOCKED, IsvcOutcome
+from matching import BLOCKED, WAITING, IsvcOutcome
 
 from .services import IsvcVerdict
 
-# OME's error lists every excluded runtime after this text (matching.reasons.no_runtime_found).
-_EXCLUDED_MARK = ". Excluded runtimes: "
 # A shorter error is shown whole; a longer one behind a summary.
 LONG_ERROR = 300
 
 # The page's groups, in order: (id, heading, what it holds).
 GROUPS = (
     ("blocked", "Blocked", "OME would not deploy these today."),
+    (
+        "waiting",
+        "Waiting for the model",
+        "OME waits for these services' Sharded models to become Ready and checks again every 5 s.",
+    ),
     (
         "changed",
         "Decided differently today",
@@ -29,13 +32,13 @@ GROUPS = (
 
 
 def group_of(verdict: IsvcVerdict) -> str:
-    if verdict.verdict == BLOCKED:
-        return "blocked"
+    if verdict.verdict in (BLOCKED, WAITING):
+        return verdict.verdict
     return "changed" if verdict.drift is not None else "unchanged"
 
 
 def verdict_label(verdict: str) -> str:
-    """The words for a verdict (selected, named, advisory, blocked), as today's column says them."""
+    """The words for a verdict (selected, named, advisory, blocked, waiting), as today's column says them."""
     return IsvcOutcome(verdict=verdict, behaviour="").label
 
 
@@ -57,13 +60,13 @@ def error_parts(inventory: Inventory, verdict: IsvcVerdict) -> ErrorParts | None
     error = verdict.error or ""
     if not error:
         return None
+    whole = ErrorParts(head=error, excluded=[], long=len(error) > LONG_ERROR)
     service = inventory.isvcs.get(verdict.key)
-    if verdict.failure != "no-runtime" or _EXCLUDED_MARK not in error or service is None or verdict.model is None:
-        return ErrorParts(head=error, excluded=[], long=len(error) > LONG_ERROR)
-    model = inventory.models.get(verdict.model)
-    if model is None:
-        return ErrorParts(head=error, excluded=[], long=len(error) > LONG_ERROR)
+    model = inventory.models.get(verdict.model) if verdict.model is not None else None
+    if verdict.failure != "no-runtime" or service is None or model is None:
+        return whole
     # The same selection that produced the error, read as data rather than parsed from the text.
-    selection = matching.select(model, inventory.runtimes.values(), service)
-    excluded = list(selection.excluded.items())
-    return ErrorParts(head=error.split(_EXCLUDED_MARK, 1)[0], excluded=excluded, long=len(error) > LONG_ERROR)
+    selection = matching.select(model, inventory.runtimes.values(), service, behaviour=verdict.behaviour)
+    if selection.error != error or not selection.excluded or selection.error_head is None:
+        return whole
+    return ErrorParts(head=selection.error_head, excluded=list(selection.excluded.items()), long=whole.long)

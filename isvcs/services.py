@@ -23,7 +23,7 @@ import matching
 from access.current import current_scope
 from inventory.models import Cluster, Kind, Resource
 from inventory.parsed import Inventory, load_inventory
-from matching import ADVISORY, BLOCKED, NAMED, InferenceService, IsvcOutcome, ObjectKey, key_dict, reasons
+from matching import ADVISORY, BLOCKED, NAMED, WAITING, InferenceService, IsvcOutcome, ObjectKey, key_dict, reasons
 
 from .models import InferenceServiceVerdict
 
@@ -181,8 +181,10 @@ _NO_DRIFT: Drift = (None, None, None)
 def _drift(
     inventory: Inventory, service: InferenceService, now: IsvcOutcome, observed: Observed, first: FirstVerdict | None
 ) -> Drift:
-    """How OME would decide differently today. A RuntimeReady=False or Ready=True condition
-    says what OME did; otherwise the first recorded verdict does."""
+    """How OME would decide differently today (never while it waits on a model: it checks again itself).
+    A RuntimeReady=False or Ready=True condition says what OME did; else the first recorded verdict does."""
+    if now.verdict == WAITING:
+        return _NO_DRIFT
     if observed.rejected:
         return (WOULD_NOW_SUCCEED, "status", reasons.REAPPLY) if now.ok else _NO_DRIFT
     if observed.running:

@@ -29,7 +29,17 @@ from .errors import ManifestError, ModelIndexError
 from .files import load_text, read_documents
 from .fixes import Fix, ObjectPatch, propose_fixes
 from .grid import Grid, grid
-from .isvc import ADVISORY, BLOCKED, NAMED, SELECTED, IsvcOutcome, evaluate_isvc, invalid_isvc, isvc_still_matches
+from .isvc import (
+    ADVISORY,
+    BLOCKED,
+    NAMED,
+    SELECTED,
+    WAITING,
+    IsvcOutcome,
+    evaluate_isvc,
+    invalid_isvc,
+    isvc_still_matches,
+)
 from .jsonpatch import json_patch
 from .keys import KeyReference, key_dict, key_path, key_text, parse_key_reference
 from .nearmiss import Miss, NearMiss, near_miss, near_misses
@@ -70,6 +80,7 @@ __all__ = [
     "REPORT_FORMATS",
     "SELECTED",
     "SHARDED",
+    "WAITING",
     "Behaviour",
     "BehaviourInput",
     "CandidateIndex",

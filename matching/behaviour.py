@@ -11,19 +11,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # The newer behaviours, by the spec's U-number, in words a platform engineer reads in an
-# upgrade report. "U3s" is the scorer's half of U3.
+# upgrade report. "U3s" is the scorer's half of U3, "U3w" the controller's wait for a Sharded model.
 CHANGES: dict[str, str] = {
     "U1": "a modelSizeRange with only one bound works (the missing bound is an open end); older OME crashes on it",
     "U2": "the InferenceService's deployment mode must match the runtime's (a check after the accelerator check)",
     "U3": "a Sharded model needs a model cache provider on the entry, and none can be configured",
     "U3s": "the scorer skips formats that fail the model-cache-provider test for Sharded models, so they score 0",
+    "U3w": "OME waits for a Sharded model whose Ready condition is not True for its current generation "
+    "(a ModelNotReady event, checked again every 5 s) before it looks for any runtime",
     "U4": "a named runtime is looked up by spec.runtime.kind (ClusterServingRuntime first by default), "
-    "and a missing ServingRuntime is reported with its kind",
+    "and a missing ServingRuntime is reported with its kind; ValidateRuntime applies the kind only to the "
+    "service's own runtime",
     "U5": "an incompatible named runtime is used anyway, with a RuntimeCompatibilityAdvisory event",
     "U6": "a missing runtime sets RuntimeReady=False with a RuntimeNotFound event instead of retrying",
-    "U7": "spec.model.kind decides where the model is looked up, without falling back to the other scope",
+    "U7": "spec.model.kind decides where the model is looked up, without falling back to the other scope "
+    "(a missing kind: BaseModel is the API server's NotFound); an apiGroup other than ome.io is refused "
+    "before the kind is read",
     "U8": "an InferenceService may omit spec.model when it names a runtime",
-    "U9": "a named runtime resolves to its inheritance-merged spec (ome.io/inherit-from)",
+    "U9": "a named runtime resolves to its inheritance-merged spec (ome.io/inherit-from); a broken chain is "
+    "not 'runtime not found' but an error OME retries (RuntimeValidationError, or RuntimeFetchError for a "
+    "service without spec.model)",
     "modes": "the valid deployment modes changed",
 }
 
@@ -86,10 +93,11 @@ OME_078C923F = Behaviour(
     summary=(
         "Newer OME (sgl-project/ome 078c923f, what the docs call v1.3): one-bound size ranges (U1), "
         "deployment-mode check (U2), Sharded models need a model cache provider, also in the scorer (U3), "
+        "and a Ready condition before selection (U3w), "
         "named runtimes by spec.runtime.kind (U4), advisory for incompatible named runtimes (U5), "
         "RuntimeReady (U6), spec.model.kind (U7), lean InferenceServices (U8), runtime inheritance (U9)"
     ),
-    changes=frozenset({"U1", "U2", "U3", "U3s", "U4", "U5", "U6", "U7", "U8", "U9", "modes"}),
+    changes=frozenset({"U1", "U2", "U3", "U3s", "U3w", "U4", "U5", "U6", "U7", "U8", "U9", "modes"}),
     # pkg/constants/constants.go (sgl-project/ome), DeploymentModeType.IsValid.
     deployment_modes=frozenset({"RawDeployment", "MultiNode", "VirtualDeployment", "OMENative"}),
     up_to_release=None,

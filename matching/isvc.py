@@ -4,15 +4,17 @@ OME would pick for it now, and OME's exact error and event when that fails (spec
 
 Each rule follows the chosen behaviour profile (`matching.behaviour`):
 
-- Model lookup: since U7 the controller honours `spec.model.kind` (`BaseModel` -> the
-  namespace's BaseModel only, `ClusterBaseModel` -> the ClusterBaseModel only, absent -> the
-  BaseModel first, then the ClusterBaseModel). The admission webhook, `kubectl ome runtime
-  explain` and older OME ignore the kind and look in the namespace first (`webhook_model`);
-  a note flags the difference.
+- Model lookup: since U7 the controller refuses an apiGroup other than ome.io, then honours
+  `spec.model.kind` (`BaseModel` -> the namespace's BaseModel only, `ClusterBaseModel` -> the
+  ClusterBaseModel only, absent -> the BaseModel first, then the ClusterBaseModel). The
+  admission webhook, `kubectl ome runtime explain` and older OME ignore the kind and look in
+  the namespace first (`webhook_model`); a note flags the difference.
+- Since U3w OME waits for a Sharded model that is not Ready before it looks for a runtime:
+  verdict `waiting`, not blocked.
 - A named runtime is looked up as `validate` does (U4 kind, U9 inheritance) and checked with
   ValidateRuntime. Since U5 OME uses an incompatible named runtime anyway, with an advisory:
-  verdict `advisory`; blocking are: runtime not found, disabled, a model without a format, a
-  Sharded model. Older OME blocks every failure.
+  verdict `advisory`; blocking are: runtime not found, an inheritance chain that does not
+  resolve, disabled, a model without a format, a Sharded model. Older OME blocks every failure.
 - Otherwise OME auto-selects with the service's accelerator classes and deployment modes.
 
 The objects come as a `Grid` (its models and runtimes, by key, and its behaviour) and the
@@ -38,6 +40,7 @@ from .isvc_lookup import (
 )
 from .keys import key_text
 from .named import lookup_order
+from .readiness import sharded_wait
 from .rules import SHARDED
 from .select import check, model_error, validate_found
 from .types import (
@@ -56,12 +59,15 @@ ADVISORY = "advisory"
 """The named runtime does not declare support for the model; newer OME uses it anyway."""
 BLOCKED = "blocked"
 """OME does not deploy: no model, no runtime, a disabled one, an invalid model, …"""
+WAITING = "waiting"
+"""Newer OME waits for the service's Sharded model to become Ready and checks again (U3w)."""
 
 LABELS = {
     SELECTED: "auto-selected",
     NAMED: "named runtime accepted",
     ADVISORY: "used anyway (advisory)",
     BLOCKED: "blocking",
+    WAITING: "waiting for the model",
 }
 
 Event = tuple[str, str]
@@ -72,12 +78,13 @@ Event = tuple[str, str]
 class IsvcOutcome:
     """One InferenceService under one OME (`behaviour`, a profile name).
 
-    `verdict`: selected | named | advisory | blocked (`label` in words). `failure` (blocked
-    only): invalid-manifest, no-model, unsupported-kind, model-not-found, model-invalid,
-    model-disabled, runtime-not-found, runtime-disabled, incompatible, sharded, no-runtime.
-    `error`: OME's exact text (ValidateRuntime, SelectRuntime or the model lookup); `event`:
-    the Event OME records. `webhook_model`: the model the admission webhook finds (namespace
-    first, whatever the kind). `fix`: a short hint.
+    `verdict`: selected | named | advisory | blocked | waiting (`label` in words). `failure`
+    (blocked only): invalid-manifest, no-model, unsupported-group, unsupported-kind,
+    model-not-found, model-invalid, model-disabled, runtime-not-found, runtime-chain,
+    runtime-disabled, incompatible, sharded, no-runtime. `error`: OME's exact text
+    (ValidateRuntime, SelectRuntime or the model lookup; for `waiting`, why the model is not
+    ready); `event`: the Event OME records. `webhook_model`: the model the admission webhook
+    finds (namespace first, whatever the kind). `fix`: a short hint.
     """
 
     verdict: str
@@ -99,7 +106,8 @@ class IsvcOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.verdict != BLOCKED
+        """Whether OME deploys the service now."""
+        return self.verdict not in (BLOCKED, WAITING)
 
 
 @dataclass
@@ -160,16 +168,26 @@ def _runtime_missing(objects: IsvcObjects, isvc: InferenceService, missing: str,
         ),
         None,
     )
-    if other is not None:
-        fix = f"set spec.runtime.kind: {other.kind}"
-    elif missing.startswith("runtime") or missing.startswith("ServingRuntime"):
-        fix = f"create runtime {name} or fix spec.runtime.name"
-    else:
-        fix = f"fix the ome.io/inherit-from chain of runtime {name}"
+    fix = (
+        f"set spec.runtime.kind: {other.kind}"
+        if other is not None
+        else f"create runtime {name} or fix spec.runtime.name"
+    )
     event = (reasons.EVENT_RUNTIME_NOT_FOUND, missing)
     if not objects.behaviour.has("U6"):
         event = (reasons.EVENT_RUNTIME_VALIDATION, reasons.runtime_rejects_model(name, isvc.model_name or "", missing))
     return draft.block("runtime-not-found", missing, event, fix)
+
+
+def _broken_chain(isvc: InferenceService, model: Model | None, error: str, draft: _Draft) -> _Draft:
+    """An inheritance chain that does not resolve (U9) is not RuntimeNotFound: ValidateRuntime
+    fails with it, or, without spec.model, the fetch does; OME retries with backoff
+    (ome-projects/ome `pkg/controller/v1beta1/inferenceservice/controller.go` at 0df64b72)."""
+    name = isvc.runtime_name or ""
+    event = (reasons.EVENT_RUNTIME_FETCH, error)
+    if model is not None:
+        event = (reasons.EVENT_RUNTIME_VALIDATION, reasons.runtime_rejects_model(name, isvc.model_name or "", error))
+    return draft.block("runtime-chain", error, event, f"fix the ome.io/inherit-from chain of runtime {name}")
 
 
 def _unvalidated(runtime: Runtime, draft: _Draft, *, pinned: bool) -> _Draft:
@@ -203,9 +221,12 @@ def _named(
     name = isvc.runtime_name or ""
     spec_model = isvc.model_name or ""
     draft.runtime_named = True
-    runtime, missing = named_runtime_lookup(objects, isvc)
+    found = named_runtime_lookup(objects, isvc)
+    runtime = found.runtime
+    if runtime is None and found.not_found:
+        return _runtime_missing(objects, isvc, found.error or "", draft)
     if runtime is None:
-        return _runtime_missing(objects, isvc, missing or "", draft)
+        return _broken_chain(isvc, model, found.error or "", draft)
     draft.runtime = runtime.key
     if model is None or pinned:
         return _unvalidated(runtime, draft, pinned=pinned)
@@ -257,6 +278,16 @@ def _without_model(objects: IsvcObjects, isvc: InferenceService, draft: _Draft) 
     return draft.block("no-model", error, (event, error), "set spec.model.name or spec.runtime.name")
 
 
+def _waiting(spec_model: str, message: str, draft: _Draft) -> _Draft:
+    draft.verdict, draft.error = WAITING, message
+    draft.event = (reasons.EVENT_MODEL_NOT_READY, message)
+    draft.notes.append(
+        f"OME waits for the Sharded model {spec_model} to become Ready (its Ready condition True for its current "
+        "generation) and checks again every 5 s; only then does it look for a runtime"
+    )
+    return draft
+
+
 def _evaluate(objects: IsvcObjects, isvc: InferenceService, *, pinned: bool = False) -> _Draft:
     """One service under the objects' OME behaviour."""
     draft = _Draft()
@@ -264,14 +295,14 @@ def _evaluate(objects: IsvcObjects, isvc: InferenceService, *, pinned: bool = Fa
     if not spec_model:
         return _without_model(objects, isvc, draft)
     draft.webhook_model = webhook_model_lookup(objects, isvc)
-    model_key, lookup_error = model_lookup(objects, isvc)
+    model_key, lookup_error, failure = model_lookup(objects, isvc)
     draft.model = model_key
     if model_key is None:
         error = lookup_error or reasons.model_not_found(spec_model)
-        failure = "unsupported-kind" if error.startswith("unsupported Model kind") else "model-not-found"
-        failure = "unsupported-group" if error.startswith("unsupported Model API group") else failure
         event = (reasons.EVENT_MODEL_RECONCILE, error)
-        return draft.block(failure, error, event, f"create model {spec_model} or fix spec.model.name")
+        return draft.block(
+            failure or "model-not-found", error, event, f"create model {spec_model} or fix spec.model.name"
+        )
     if model_key in objects.invalid:
         error = f"{key_text(model_key)} is malformed: {objects.invalid[model_key]}"
         return draft.block("model-invalid", error, None, "fix the model's manifest")
@@ -281,6 +312,9 @@ def _evaluate(objects: IsvcObjects, isvc: InferenceService, *, pinned: bool = Fa
         return draft.block(
             "model-disabled", error, (reasons.EVENT_MODEL_RECONCILE, error), f"enable model {spec_model}"
         )
+    waiting = sharded_wait(model, objects.behaviour)
+    if waiting is not None:
+        return _waiting(spec_model, waiting, draft)
     if isvc.names_runtime:
         return _named(objects, isvc, model, draft, pinned=pinned and objects.behaviour.has("U5"))
     invalid = model_error(model)

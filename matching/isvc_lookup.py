@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from . import reasons
 from .behaviour import Behaviour
 from .grid import Grid
-from .named import find_named
+from .named import NamedLookup, find_named
 from .results import Selection
 from .select import select
 from .types import (
@@ -49,28 +49,40 @@ def webhook_model_lookup(objects: IsvcObjects, isvc: InferenceService) -> Object
     return None
 
 
-def model_lookup(objects: IsvcObjects, isvc: InferenceService) -> tuple[ObjectKey | None, str | None]:
-    """The controller's lookup (by kind since U7): (model key, None), or (None, OME's error)."""
-    name = isvc.model_name or ""
-    kind = (isvc.model_kind or "") if objects.behaviour.has("U7") else ""
+ModelLookup = tuple[ObjectKey | None, str | None, str | None]
+"""(model key, None, None), or (None, OME's error, the failure: unsupported-group,
+unsupported-kind or model-not-found)."""
+
+
+def model_lookup(objects: IsvcObjects, isvc: InferenceService) -> ModelLookup:
+    """The controller's lookup: since U7 the apiGroup, then the kind decide where it looks
+    (ModelReferenceKind and getModelReferenceWithStatus, ome-projects/ome
+    `pkg/controller/v1beta1/inferenceservice/utils/reconciliation.go` at 485b7933)."""
+    name, namespace = isvc.model_name or "", isvc.namespace
+    namespaced: ObjectKey = (BASE_MODEL, namespace, name)
+    cluster: ObjectKey = (CLUSTER_BASE_MODEL, "", name)
+    by_reference = objects.behaviour.has("U7")
+    group, kind = isvc.model_api_group or "", (isvc.model_kind or "") if by_reference else ""
+    if by_reference and group not in ("", "ome.io"):
+        return None, reasons.model_group_unsupported(group), "unsupported-group"
+    if kind == "":
+        return _first_found(objects, [namespaced, cluster], reasons.model_not_found(name))
     if kind == BASE_MODEL:
-        candidates: list[ObjectKey] = [(BASE_MODEL, isvc.namespace, name)]
-    elif kind == CLUSTER_BASE_MODEL:
-        candidates = [(CLUSTER_BASE_MODEL, "", name)]
-    elif kind == "":
-        candidates = [(BASE_MODEL, isvc.namespace, name), (CLUSTER_BASE_MODEL, "", name)]
-    else:
-        return None, reasons.model_kind_unsupported(kind)
-    group = isvc.model_api_group or ""
-    if objects.behaviour.has("U7") and group not in ("", "ome.io"):
-        return None, reasons.model_group_unsupported(group)
+        # No fallback: the API server's NotFound for the BaseModel is the error.
+        return _first_found(objects, [namespaced], reasons.base_model_api_not_found(name))
+    if kind == CLUSTER_BASE_MODEL:
+        return _first_found(objects, [cluster], reasons.model_not_found(name))
+    return None, reasons.model_kind_unsupported(kind), "unsupported-kind"
+
+
+def _first_found(objects: IsvcObjects, candidates: list[ObjectKey], missing: str) -> ModelLookup:
     for key in candidates:
         if objects.exists(key):
-            return key, None
-    return None, reasons.model_not_found(name)
+            return key, None, None
+    return None, missing, "model-not-found"
 
 
-def named_runtime_lookup(objects: IsvcObjects, isvc: InferenceService) -> tuple[Runtime | None, str | None]:
+def named_runtime_lookup(objects: IsvcObjects, isvc: InferenceService) -> NamedLookup:
     """The named runtime as this OME resolves it (`matching.named.find_named`), or OME's error."""
     name, namespace = isvc.runtime_name or "", isvc.namespace
     return find_named(name, namespace, isvc.runtime_kind, objects.grid.runtimes, objects.behaviour)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from . import reasons
 from .behaviour import INHERIT_MAX_DEPTH, Behaviour
@@ -89,12 +90,27 @@ def resolve(start: Runtime, runtimes: Runtimes) -> tuple[Runtime | None, str | N
     return effective, None
 
 
-def find_named(
-    name: str, namespace: str, kind: str | None, runtimes: Runtimes, behaviour: Behaviour
-) -> tuple[Runtime | None, str | None]:
-    """The named runtime as this OME sees it (merged since U9), or (None, OME's error)."""
+@dataclass(frozen=True, slots=True)
+class NamedLookup:
+    """What GetRuntime gives for a name: the runtime (merged since U9), or OME's error.
+
+    `not_found` marks OME's RuntimeNotFoundError, the only error its controller treats as a
+    missing runtime; a chain that does not resolve is another error (sgl-project/ome
+    `pkg/runtimeselector/errors.go` and `fetcher.go` at 078c923f).
+    """
+
+    runtime: Runtime | None
+    error: str | None = None
+    not_found: bool = False
+
+
+def find_named(name: str, namespace: str, kind: str | None, runtimes: Runtimes, behaviour: Behaviour) -> NamedLookup:
+    """The named runtime as this OME sees it (merged since U9), or OME's error."""
     for key in lookup_order(name, namespace, kind, behaviour):
         runtime = runtimes.get(key)
         if runtime is not None:
-            return resolve(runtime, runtimes) if behaviour.has("U9") else (runtime, None)
-    return None, not_found_text(name, namespace, kind, behaviour)
+            if not behaviour.has("U9"):
+                return NamedLookup(runtime)
+            merged, error = resolve(runtime, runtimes)
+            return NamedLookup(merged, error)
+    return NamedLookup(None, not_found_text(name, namespace, kind, behaviour), not_found=True)

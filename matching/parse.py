@@ -24,6 +24,7 @@ from .types import (
     InferenceService,
     Model,
     Pipeline,
+    ReadyCondition,
     Runtime,
 )
 
@@ -176,7 +177,33 @@ def parse_model(obj: Mapping[str, Any]) -> Model:
         distribution=reader.string(spec.get("distribution"), "spec.distribution"),
         disabled=reader.boolean(spec.get("disabled"), "spec.disabled"),
         storage_uri=reader.string(storage.get("storageUri"), "spec.storage.storageUri"),
+        ready=_ready_condition(reader),
+        generation=reader.integer(reader.metadata.get("generation"), "metadata.generation", bits=64) or 0,
     )
+
+
+def _ready_condition(reader: _Reader) -> ReadyCondition | None:
+    """The first `status.conditions[]` entry of type Ready (meta.FindStatusCondition)."""
+    status = reader.mapping(reader.obj.get("status"), "status") or {}
+    conditions = status.get("conditions")
+    if conditions is None:
+        return None
+    if not isinstance(conditions, list):
+        raise reader.fail("status.conditions", f"expected a list, got {_type_name(conditions)}")
+    for index, value in enumerate(conditions):
+        path = f"status.conditions[{index}]"
+        condition = reader.mapping(value, path) or {}
+        if reader.string(condition.get("type"), f"{path}.type") != "Ready":
+            continue
+        return ReadyCondition(
+            status=reader.string(condition.get("status"), f"{path}.status") or "",
+            message=reader.string(condition.get("message"), f"{path}.message") or "",
+            observed_generation=reader.integer(
+                condition.get("observedGeneration"), f"{path}.observedGeneration", bits=64
+            )
+            or 0,
+        )
+    return None
 
 
 def _entry(reader: _Reader, value: object, path: str) -> Entry:

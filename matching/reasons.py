@@ -152,10 +152,24 @@ EVENT_RUNTIME_NOT_FOUND = "RuntimeNotFound"
 EVENT_RUNTIME_SELECTION = "RuntimeSelectionError"
 EVENT_RUNTIME_VALIDATION = "RuntimeValidationError"
 EVENT_ADVISORY = "RuntimeCompatibilityAdvisory"
+EVENT_RUNTIME_FETCH = "RuntimeFetchError"
+EVENT_MODEL_NOT_READY = "ModelNotReady"
+"""A Normal event: OME waits for a Sharded model and checks again after 5 s (U3w)."""
+
+# ShardedBaseModelReady's messages; a Ready condition that is not True gives its own message,
+# or SHARDED_NOT_READY when it has none.
+READY_CONDITION_MISSING = "model Ready condition is not available"
+READY_CONDITION_STALE = "model Ready condition has not observed the latest generation"
+SHARDED_NOT_READY = "sharded BaseModel is not ready"
 
 
 def model_not_found(name: str) -> str:
     return f"No BaseModel or ClusterBaseModel with the name: {name}"
+
+
+def base_model_api_not_found(name: str) -> str:
+    """The API server's NotFound for `kind: BaseModel`, which newer OME passes on as it is."""
+    return f'basemodels.ome.io "{name}" not found'
 
 
 def model_kind_unsupported(kind: str) -> str:

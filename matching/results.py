@@ -151,6 +151,12 @@ class Selection:
     def error(self) -> str | None:
         return self._error(self.excluded)
 
+    @cached_property
+    def error_head(self) -> str | None:
+        """`error` without OME's list of excluded runtimes, which `excluded` holds as data:
+        what a page shows above that list."""
+        return self._error({})
+
     def to_dict(self) -> dict[str, object]:
         return {
             "behaviour": self.behaviour,

@@ -287,8 +287,8 @@ def validate(
 ) -> str | None:
     """ValidateRuntime (5.5): None when OME accepts the named runtime, else its exact error.
 
-    The runtime is looked up as this OME does (by the service's `spec.runtime.kind` since U4,
-    merged with what it inherits since U9). autoSelect, priority and score do not matter for a
+    The runtime is looked up as this OME does (since U4 by the service's `spec.runtime.kind`
+    when the service names this runtime, merged with what it inherits since U9). autoSelect, priority and score do not matter for a
     named runtime (quirk Q29).
     """
     profile = as_behaviour(behaviour)
@@ -299,11 +299,19 @@ def validate(
     isvc_value = as_isvc(isvc)
     ns = selection_namespace(parsed, isvc_value, namespace)
     table = {runtime.key: runtime for runtime in map(as_runtime, runtimes)}
-    kind = None if isvc_value is None else isvc_value.runtime_kind
-    runtime, missing = find_named(runtime_name, ns, kind, table, profile)
-    if runtime is None:
-        return missing
-    return validate_found(runtime_name, parsed, runtime, isvc_value, profile)
+    found = find_named(runtime_name, ns, _declared_kind(runtime_name, isvc_value), table, profile)
+    if found.runtime is None:
+        return found.error
+    return validate_found(runtime_name, parsed, found.runtime, isvc_value, profile)
+
+
+def _declared_kind(runtime_name: str, isvc: InferenceService | None) -> str | None:
+    """The service's spec.runtime.kind, which ValidateRuntime applies only to the runtime the
+    service itself names; any other name is looked up without a kind (sgl-project/ome
+    `pkg/runtimeselector/selector.go` at 078c923f)."""
+    if isvc is None or isvc.runtime_name != runtime_name:
+        return None
+    return isvc.runtime_kind
 
 
 def validate_found(

@@ -89,8 +89,19 @@ class Pipeline:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadyCondition:
+    """A model's `status.conditions[]` entry of type Ready, as Go's metav1.Condition holds it
+    (an absent message is "", an absent observedGeneration 0)."""
+
+    status: str
+    message: str = ""
+    observed_generation: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Model:
-    """A BaseModel or ClusterBaseModel: the spec fields that runtime selection reads."""
+    """A BaseModel or ClusterBaseModel: the spec fields that runtime selection reads, and the
+    status newer OME waits on before it selects for a Sharded model (`ready`, `generation`)."""
 
     kind: str
     namespace: str
@@ -104,6 +115,9 @@ class Model:
     distribution: str | None = None
     disabled: bool | None = None
     storage_uri: str | None = None
+    ready: ReadyCondition | None = None
+    generation: int = 0
+    """`metadata.generation` (0 when absent)."""
 
     @property
     def key(self) -> ObjectKey:

@@ -24,7 +24,8 @@ from ..selectors import matrix_version
 @read_access
 def isvcs(request: HttpRequest) -> HttpResponse:
     """Every InferenceService with what OME decided when the dashboard first saw it and what it
-    would decide today, in three groups: blocked, decided differently today, unchanged.
+    would decide today, in four groups: blocked, waiting for the model, decided differently today,
+    unchanged.
     `at_risk=1` keeps those it would not deploy, deploys with an advisory, or would decide
     differently than when it decided."""
     cluster = page_cluster(request)

@@ -11,15 +11,17 @@ import matching
 from inventory.models import Cluster, Resource
 from inventory.parsed import load_inventory
 from inventory.sync import event_apply
+from isvcs.explain import group_of
 from isvcs.models import InferenceServiceVerdict
 from isvcs.services import (
     FirstVerdict,
     IsvcVerdict,
     evaluate_isvcs,
+    isvc_at_risk,
     isvc_verdicts,
     isvc_verdicts_refresh,
 )
-from matching import ADVISORY, BLOCKED, NAMED, SELECTED
+from matching import ADVISORY, BLOCKED, NAMED, SELECTED, WAITING
 from tests.support.inventory import inventory_from_objects
 from tests.support.manifests import llama_model as model
 from whatif.parse import normalise
@@ -336,15 +338,36 @@ def test_a_missing_named_runtime() -> None:
     assert older.event == ("RuntimeValidationError", f"Runtime x does not support model llama: {older.error}")
 
 
-def test_an_incompatible_named_runtime_for_a_sharded_model_blocks() -> None:
+def sharded(*, ready: dict[str, Any] | None) -> dict[str, Any]:
+    """A Sharded model at generation 2, with `ready` as its Ready condition (None: no conditions)."""
+    obj = model("llama", distribution="Sharded")
+    obj["metadata"]["generation"] = 2
+    obj["status"] = {"conditions": [] if ready is None else [{"type": "Ready", **ready}]}
+    return obj
+
+
+def test_an_incompatible_named_runtime_for_a_ready_sharded_model_blocks() -> None:
     verdict = evaluate(
-        model("llama", distribution="Sharded"),
+        sharded(ready={"status": "True", "observedGeneration": 2}),
         runtime("rt"),
         isvc(model_ref={"name": "llama"}, runtime_ref={"name": "rt"}),
     )
 
     assert (verdict.verdict, verdict.failure) == (BLOCKED, "sharded")
     assert "no model cache provider is configured for sharded model loading" in (verdict.error or "")
+
+
+def test_a_service_waits_for_a_sharded_model_that_is_not_ready_and_is_not_blocked() -> None:
+    # ome-projects/ome controller.go at 0df64b72: ModelNotReady (Normal), requeued after 5 s.
+    first = {("team", "svc", ""): FirstVerdict(SELECTED, ("ClusterServingRuntime", "", "rt"), "", "", "t0")}
+
+    verdict = evaluate(
+        sharded(ready=None), runtime("rt"), isvc(model_ref={"name": "llama"}, runtime_ref={"name": "rt"}), first=first
+    )
+
+    assert (verdict.verdict, verdict.label, verdict.failure) == (WAITING, "waiting for the model", None)
+    assert verdict.event == ("ModelNotReady", "model Ready condition is not available")
+    assert (verdict.drift, isvc_at_risk(verdict), group_of(verdict)) == (None, False, "waiting")
 
 
 def test_accelerator_classes_take_part_in_auto_selection() -> None:
