@@ -221,6 +221,11 @@ def _named(
     name = isvc.runtime_name or ""
     spec_model = isvc.model_name or ""
     draft.runtime_named = True
+    invalid = None if model is None or pinned else model_error(model)
+    if invalid is not None:
+        # ValidateRuntime checks the model before it looks the runtime up.
+        blocking = (reasons.EVENT_RUNTIME_VALIDATION, reasons.runtime_rejects_model(name, spec_model, invalid))
+        return draft.block("model-invalid", invalid, blocking, f"set spec.modelFormat on model {spec_model}")
     found = named_runtime_lookup(objects, isvc)
     runtime = found.runtime
     if runtime is None and found.not_found:
@@ -230,13 +235,11 @@ def _named(
     draft.runtime = runtime.key
     if model is None or pinned:
         return _unvalidated(runtime, draft, pinned=pinned)
-    error = model_error(model) or validate_found(name, model, runtime, isvc, objects.behaviour)
+    error = validate_found(name, model, runtime, isvc, objects.behaviour)
     if error is None:
         draft.verdict = NAMED
         return draft
     blocking = (reasons.EVENT_RUNTIME_VALIDATION, reasons.runtime_rejects_model(name, spec_model, error))
-    if error == model_error(model):
-        return draft.block("model-invalid", error, blocking, f"set spec.modelFormat on model {spec_model}")
     if runtime.is_disabled:
         return draft.block("runtime-disabled", error, blocking, f"enable runtime {name} or name another runtime")
     if model.distribution == SHARDED and objects.behaviour.has("U3"):
