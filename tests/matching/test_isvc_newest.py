@@ -252,6 +252,23 @@ def test_the_upgrade_diff_blames_inheritance_for_a_broken_chain(k) -> None:
     assert "not 'runtime not found'" in item.explanation
 
 
+@pytest.mark.parametrize(
+    ("reference", "words"),
+    [
+        pytest.param({"kind": "OtherKind", "apiGroup": "other.io"}, "an apiGroup other than ome.io", id="group"),
+        pytest.param({"kind": "BaseModel"}, "the API server's NotFound", id="base-model"),
+    ],
+)
+def test_the_upgrade_diff_blames_the_model_reference_for_items_5_and_6(k, reference, words) -> None:
+    auto = {"modelFormat": k.ref("safetensors"), "autoSelect": True}
+    service = k.isvc("svc", namespace="team", model={"name": "m", **reference})
+
+    (item,) = _upgrade(safetensors(k), k.csr("rt", auto), service)
+
+    assert (item.before, item.after, item.causes) == (matching.SELECTED, matching.BLOCKED, ("U7",))
+    assert words in item.explanation
+
+
 # --- Readiness is read strictly, naming the field ---------------------------------------------------
 
 
