@@ -71,6 +71,12 @@ LABELS = {
 }
 
 Event = tuple[str, str]
+
+# How to fix a model reference that the controller refuses before it looks for a model (U7).
+_REFUSED_REFERENCE_FIXES = {
+    "unsupported-group": "set spec.model.apiGroup to ome.io or leave it out",
+    "unsupported-kind": "set spec.model.kind to BaseModel or ClusterBaseModel or leave it out",
+}
 """(reason, message) of the Event newer OME records."""
 
 
@@ -136,7 +142,7 @@ class _Draft:
 def _kind_notes(isvc: InferenceService, draft: _Draft) -> None:
     """U7: flag a model reference whose kind makes the controller resolve it differently from
     the admission webhook."""
-    if draft.model == draft.webhook_model or not isvc.model_name:
+    if draft.model == draft.webhook_model or not isvc.model_name or draft.failure in _REFUSED_REFERENCE_FIXES:
         return
     name = isvc.model_name
     if draft.webhook_model is not None and draft.webhook_model[0] == BASE_MODEL:
@@ -302,10 +308,9 @@ def _evaluate(objects: IsvcObjects, isvc: InferenceService, *, pinned: bool = Fa
     draft.model = model_key
     if model_key is None:
         error = lookup_error or reasons.model_not_found(spec_model)
-        event = (reasons.EVENT_MODEL_RECONCILE, error)
-        return draft.block(
-            failure or "model-not-found", error, event, f"create model {spec_model} or fix spec.model.name"
-        )
+        failure = failure or "model-not-found"
+        fix = _REFUSED_REFERENCE_FIXES.get(failure, f"create model {spec_model} or fix spec.model.name")
+        return draft.block(failure, error, (reasons.EVENT_MODEL_RECONCILE, error), fix)
     if model_key in objects.invalid:
         error = f"{key_text(model_key)} is malformed: {objects.invalid[model_key]}"
         return draft.block("model-invalid", error, None, "fix the model's manifest")
