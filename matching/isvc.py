@@ -241,6 +241,13 @@ def _named(
     draft.runtime = runtime.key
     if model is None or pinned:
         return _unvalidated(runtime, draft, pinned=pinned)
+    return _validated(objects, isvc, model, runtime, draft)
+
+
+def _validated(objects: IsvcObjects, isvc: InferenceService, model: Model, runtime: Runtime, draft: _Draft) -> _Draft:
+    """ValidateRuntime's checks of the found runtime, and what this OME does when they fail."""
+    name = isvc.runtime_name or ""
+    spec_model = isvc.model_name or ""
     error = validate_found(name, model, runtime, isvc, objects.behaviour)
     if error is None:
         draft.verdict = NAMED
