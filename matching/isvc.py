@@ -246,8 +246,7 @@ def _named(
 
 def _validated(objects: IsvcObjects, isvc: InferenceService, model: Model, runtime: Runtime, draft: _Draft) -> _Draft:
     """ValidateRuntime's checks of the found runtime, and what this OME does when they fail."""
-    name = isvc.runtime_name or ""
-    spec_model = isvc.model_name or ""
+    name, spec_model = isvc.runtime_name or "", isvc.model_name or ""
     error = validate_found(name, model, runtime, isvc, objects.behaviour)
     if error is None:
         draft.verdict = NAMED
