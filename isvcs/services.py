@@ -190,7 +190,7 @@ def _drift(
     if observed.running:
         ran_with = first.runtime if first is not None else (now.runtime if now.runtime_named else None)
         return _changed_since(inventory, service, now, ran_with, first, "status")
-    if first is None:
+    if first is None or first.verdict == WAITING:  # never deployed; OME decides again by itself
         return _NO_DRIFT
     if first.verdict == BLOCKED:
         return (WOULD_NOW_SUCCEED, "first-seen", reasons.REAPPLY) if now.ok else _NO_DRIFT

@@ -71,6 +71,12 @@ LABELS = {
 }
 
 Event = tuple[str, str]
+
+# How to fix a model reference that the controller refuses before it looks for a model (U7).
+_REFUSED_REFERENCE_FIXES = {
+    "unsupported-group": "set spec.model.apiGroup to ome.io or leave it out",
+    "unsupported-kind": "set spec.model.kind to BaseModel or ClusterBaseModel or leave it out",
+}
 """(reason, message) of the Event newer OME records."""
 
 
@@ -136,7 +142,7 @@ class _Draft:
 def _kind_notes(isvc: InferenceService, draft: _Draft) -> None:
     """U7: flag a model reference whose kind makes the controller resolve it differently from
     the admission webhook."""
-    if draft.model == draft.webhook_model or not isvc.model_name:
+    if draft.model == draft.webhook_model or not isvc.model_name or draft.failure in _REFUSED_REFERENCE_FIXES:
         return
     name = isvc.model_name
     if draft.webhook_model is not None and draft.webhook_model[0] == BASE_MODEL:
@@ -221,6 +227,11 @@ def _named(
     name = isvc.runtime_name or ""
     spec_model = isvc.model_name or ""
     draft.runtime_named = True
+    invalid = None if model is None or pinned else model_error(model)
+    if invalid is not None:
+        # ValidateRuntime checks the model before it looks the runtime up.
+        blocking = (reasons.EVENT_RUNTIME_VALIDATION, reasons.runtime_rejects_model(name, spec_model, invalid))
+        return draft.block("model-invalid", invalid, blocking, f"set spec.modelFormat on model {spec_model}")
     found = named_runtime_lookup(objects, isvc)
     runtime = found.runtime
     if runtime is None and found.not_found:
@@ -230,13 +241,17 @@ def _named(
     draft.runtime = runtime.key
     if model is None or pinned:
         return _unvalidated(runtime, draft, pinned=pinned)
-    error = model_error(model) or validate_found(name, model, runtime, isvc, objects.behaviour)
+    return _validated(objects, isvc, model, runtime, draft)
+
+
+def _validated(objects: IsvcObjects, isvc: InferenceService, model: Model, runtime: Runtime, draft: _Draft) -> _Draft:
+    """ValidateRuntime's checks of the found runtime, and what this OME does when they fail."""
+    name, spec_model = isvc.runtime_name or "", isvc.model_name or ""
+    error = validate_found(name, model, runtime, isvc, objects.behaviour)
     if error is None:
         draft.verdict = NAMED
         return draft
     blocking = (reasons.EVENT_RUNTIME_VALIDATION, reasons.runtime_rejects_model(name, spec_model, error))
-    if error == model_error(model):
-        return draft.block("model-invalid", error, blocking, f"set spec.modelFormat on model {spec_model}")
     if runtime.is_disabled:
         return draft.block("runtime-disabled", error, blocking, f"enable runtime {name} or name another runtime")
     if model.distribution == SHARDED and objects.behaviour.has("U3"):
@@ -299,10 +314,9 @@ def _evaluate(objects: IsvcObjects, isvc: InferenceService, *, pinned: bool = Fa
     draft.model = model_key
     if model_key is None:
         error = lookup_error or reasons.model_not_found(spec_model)
-        event = (reasons.EVENT_MODEL_RECONCILE, error)
-        return draft.block(
-            failure or "model-not-found", error, event, f"create model {spec_model} or fix spec.model.name"
-        )
+        failure = failure or "model-not-found"
+        fix = _REFUSED_REFERENCE_FIXES.get(failure, f"create model {spec_model} or fix spec.model.name")
+        return draft.block(failure, error, (reasons.EVENT_MODEL_RECONCILE, error), fix)
     if model_key in objects.invalid:
         error = f"{key_text(model_key)} is malformed: {objects.invalid[model_key]}"
         return draft.block("model-invalid", error, None, "fix the model's manifest")

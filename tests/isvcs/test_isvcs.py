@@ -370,6 +370,21 @@ def test_a_service_waits_for_a_sharded_model_that_is_not_ready_and_is_not_blocke
     assert (verdict.drift, isvc_at_risk(verdict), group_of(verdict)) == (None, False, "waiting")
 
 
+def test_a_service_first_seen_waiting_has_not_drifted_once_its_model_is_ready() -> None:
+    # OME never deployed it: it checked again by itself (every 5 s) and now decides for the first time.
+    first = {("team", "svc", ""): FirstVerdict(WAITING, None, "", "model Ready condition is not available", "t0")}
+
+    verdict = evaluate(
+        sharded(ready={"status": "True", "observedGeneration": 2}),
+        runtime("rt"),
+        isvc(model_ref={"name": "llama"}, runtime_ref={"name": "rt"}),
+        first=first,
+    )
+
+    assert (verdict.verdict, verdict.failure, verdict.drift) == (BLOCKED, "sharded", None)
+    assert group_of(verdict) == "blocked"
+
+
 def test_accelerator_classes_take_part_in_auto_selection() -> None:
     h100 = runtime("h100", acceleratorRequirements={"acceleratorClasses": ["nvidia-h100"]})
     plain = runtime("plain")

@@ -253,3 +253,35 @@ def test_u9_auto_selection_reads_each_runtime_alone(k) -> None:
     result = outcome(k.model("m", modelFormat=k.ref("x")), parent, child, service(k, model={"name": "m"}))
 
     assert (result.verdict, result.runtime) == (matching.SELECTED, ("ClusterServingRuntime", "", "child"))
+
+
+# --- ValidateRuntime checks the model before it looks the runtime up -----------------------------
+# ValidateRuntime calls validateModel before fetcher.GetRuntime: sgl-project/ome
+# pkg/runtimeselector/selector.go at 17b77eda (HEAD of the fetched snapshot) and at
+# 078c923f467715e273d6b3adfee5220e53d38ecf. The controller reports any ValidateRuntime error
+# other than a RuntimeNotFoundError as a RuntimeValidationError, "Runtime %s does not support
+# model %s: %v" (sgl-project/ome pkg/controller/v1beta1/inferenceservice/controller.go at
+# 17b77eda; ome-projects/ome controller.go at 0df64b7268e8c92fc1e5ec1188cc1e25656f51a5, the
+# `default:` branch), so a model without a format is the error, whatever the runtime.
+
+FORMAT_REQUIRED = "invalid model specification: modelFormat.name: model format name is required"
+
+
+@pytest.mark.parametrize("behaviour", [OLD, NEW])
+def test_a_model_without_a_format_is_the_error_even_when_the_named_runtime_is_missing(k, behaviour) -> None:
+    named = service(k, model={"name": "m"}, runtime={"name": "does-not-exist"})
+
+    result = outcome(k.model("m"), named, behaviour=behaviour)
+
+    assert (result.verdict, result.failure, result.error) == (matching.BLOCKED, "model-invalid", FORMAT_REQUIRED)
+    assert result.event == (
+        "RuntimeValidationError",
+        f"Runtime does-not-exist does not support model m: {FORMAT_REQUIRED}",
+    )
+
+
+def test_a_model_without_a_format_is_the_error_before_a_broken_chain(k) -> None:
+    result = outcome(k.model("m"), _child(k, "gone"), _named_child(k))
+
+    assert (result.failure, result.error) == ("model-invalid", FORMAT_REQUIRED)
+    assert result.event == ("RuntimeValidationError", f"Runtime child does not support model m: {FORMAT_REQUIRED}")

@@ -194,6 +194,28 @@ def test_a_foreign_api_group_is_refused_before_an_unknown_kind(k) -> None:
     assert outcome(safetensors(k), service, behaviour=OLD).failure != "unsupported-group"
 
 
+@pytest.mark.parametrize(
+    ("reference", "fix"),
+    [
+        pytest.param(
+            {"kind": "ClusterBaseModel", "apiGroup": "other.io"},
+            "set spec.model.apiGroup to ome.io or leave it out",
+            id="group",
+        ),
+        pytest.param(
+            {"kind": "OtherKind"}, "set spec.model.kind to BaseModel or ClusterBaseModel or leave it out", id="kind"
+        ),
+    ],
+)
+def test_a_refused_model_reference_is_fixed_in_the_refused_field_not_by_scope(k, reference, fix) -> None:
+    # The model exists; no kind reaches it while ModelReferenceKind refuses the reference.
+    service = k.isvc("svc", model={"name": "m", **reference})
+
+    result = outcome(safetensors(k), service)
+
+    assert (result.fix, result.notes) == (fix, ())
+
+
 # --- 6. kind: BaseModel with only a ClusterBaseModel of that name ----------------------------------
 # getModelReferenceWithStatus, ome-projects/ome utils/reconciliation.go at 485b7933: for kind
 # BaseModel a failed Get of the BaseModel is returned as it is (`kind == "BaseModel" ||
@@ -250,6 +272,23 @@ def test_the_upgrade_diff_blames_inheritance_for_a_broken_chain(k) -> None:
 
     assert (item.before, item.after, item.causes) == (matching.NAMED, matching.BLOCKED, ("U9",))
     assert "not 'runtime not found'" in item.explanation
+
+
+@pytest.mark.parametrize(
+    ("reference", "words"),
+    [
+        pytest.param({"kind": "OtherKind", "apiGroup": "other.io"}, "an apiGroup other than ome.io", id="group"),
+        pytest.param({"kind": "BaseModel"}, "the API server's NotFound", id="base-model"),
+    ],
+)
+def test_the_upgrade_diff_blames_the_model_reference_for_items_5_and_6(k, reference, words) -> None:
+    auto = {"modelFormat": k.ref("safetensors"), "autoSelect": True}
+    service = k.isvc("svc", namespace="team", model={"name": "m", **reference})
+
+    (item,) = _upgrade(safetensors(k), k.csr("rt", auto), service)
+
+    assert (item.before, item.after, item.causes) == (matching.SELECTED, matching.BLOCKED, ("U7",))
+    assert words in item.explanation
 
 
 # --- Readiness is read strictly, naming the field ---------------------------------------------------
