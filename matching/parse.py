@@ -6,8 +6,8 @@ the right type that OME cannot match (a version "latest", an operator "Foo") pas
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from .behaviour import INHERIT_FROM_ANNOTATION
 from .errors import ManifestError
@@ -27,6 +27,8 @@ from .types import (
     ReadyCondition,
     Runtime,
 )
+
+T = TypeVar("T")
 
 ACCELERATOR_ANNOTATION = "ome.io/accelerator-class"
 DEPLOYMENT_MODE_ANNOTATION = "ome.io/deploymentMode"
@@ -177,9 +179,24 @@ def parse_model(obj: Mapping[str, Any]) -> Model:
         distribution=reader.string(spec.get("distribution"), "spec.distribution"),
         disabled=reader.boolean(spec.get("disabled"), "spec.disabled"),
         storage_uri=reader.string(storage.get("storageUri"), "spec.storage.storageUri"),
-        ready=_ready_condition(reader),
-        generation=reader.integer(reader.metadata.get("generation"), "metadata.generation", bits=64) or 0,
+        ready=_status_read(_ready_condition, reader),
+        generation=_status_read(_generation, reader) or 0,
     )
+
+
+def _status_read(read: Callable[[_Reader], T | None], reader: _Reader) -> T | None:
+    """What the API server and OME write themselves (status, metadata.generation) is read
+    leniently: a live cluster cannot hold a malformed one, and a malformed one in a manifest
+    must not make the model invalid under a profile that never reads it (17b77eda). It reads as
+    absent, so newer OME waits as for a model without a Ready condition."""
+    try:
+        return read(reader)
+    except ManifestError:
+        return None
+
+
+def _generation(reader: _Reader) -> int | None:
+    return reader.integer(reader.metadata.get("generation"), "metadata.generation", bits=64)
 
 
 def _ready_condition(reader: _Reader) -> ReadyCondition | None:
