@@ -22,6 +22,8 @@ class ClusterSpec:
     kubeconfig: str = ""
     context: str = ""
     manifests: tuple[str, ...] = ()
+    argocd_secret: str = ""
+    """NAMESPACE/NAME of the Argo CD cluster Secret (inventory.argocd registers these)."""
     ome_version: str = ""
     """The OME the cluster runs (a release tag or a profile name), if the registration says."""
 
@@ -82,6 +84,7 @@ def cluster_register(spec: ClusterSpec) -> Cluster:
         "kubeconfig": kubeconfig,
         "context": spec.context,
         "manifests": list(spec.manifests),
+        "argocd_secret": spec.argocd_secret,
     }
     if spec.ome_version:
         defaults["ome_version_admin"] = spec.ome_version

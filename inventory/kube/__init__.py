@@ -52,13 +52,22 @@ LIST_RESTARTS = 2
 
 
 def client_for(cluster: Cluster, *, impersonate: tuple[str, tuple[str, ...]] | None = None) -> client.CustomObjectsApi:
-    """A client for one cluster: its kubeconfig file and context, or the pod's service account.
-    With `impersonate` = (user, groups) every request carries Impersonate-User and one
-    Impersonate-Group per group, so the cluster's RBAC decides as for that user.
+    """A client for one cluster (see `configuration_for`). With `impersonate` = (user, groups)
+    every request carries Impersonate-User and one Impersonate-Group per group, so the
+    cluster's RBAC decides as for that user. Close it with `close()`."""
+    api_client = client.ApiClient(configuration_for(cluster))
+    if impersonate is not None:
+        _impersonating(api_client, *impersonate)
+    return client.CustomObjectsApi(api_client)
 
-    Each call builds a fresh configuration, so several clusters can be used side by side. Close it
-    with `close()`. The kubeconfig is read by inventory.kubeconfigs (directory, size, shape,
-    context), never merged with other files.
+
+def configuration_for(cluster: Cluster) -> client.Configuration:
+    """The client configuration of one cluster: its kubeconfig file and context, the pod's
+    service account, or the Argo CD cluster Secret read from the hub now (inventory.kube.argocd).
+
+    Each call builds a fresh configuration, so several clusters can be used side by side. The
+    kubeconfig is read by inventory.kubeconfigs (directory, size, shape, context), never merged
+    with other files, and no credential is written anywhere.
     """
     configuration = client.Configuration()
     with configuring(cluster):
@@ -70,12 +79,19 @@ def client_for(cluster: Cluster, *, impersonate: tuple[str, tuple[str, ...]] | N
             KubeConfigLoader(
                 config_dict=data, active_context=cluster.context or None, config_base_path=str(path.parent)
             ).load_and_set(configuration)
+        elif cluster.source == Cluster.Source.ARGOCD:
+            KubeConfigLoader(config_dict=argocd_kubeconfig(cluster)).load_and_set(configuration)
         else:
             raise KubeConfigError(f"cluster {cluster.name} is a manifest snapshot, not a live cluster")
-    api_client = client.ApiClient(configuration)
-    if impersonate is not None:
-        _impersonating(api_client, *impersonate)
-    return client.CustomObjectsApi(api_client)
+    return configuration
+
+
+def argocd_kubeconfig(cluster: Cluster) -> dict[str, Any]:
+    """The member cluster's kubeconfig from its Argo CD Secret (imported here: that module
+    builds on this one)."""
+    from .argocd import member_kubeconfig
+
+    return member_kubeconfig(cluster)
 
 
 @contextlib.contextmanager

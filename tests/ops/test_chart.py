@@ -26,10 +26,16 @@ NAMESPACE = "ome-compat"
 KUBERNETES_VERSION = "1.32.0"
 VALUE_SETS = {
     "default": ([], ["deploy"]),
-    "rbac": (["ci/rbac-values.yaml"], ["deploy", "deploy/delegation", "deploy/ome-namespace"]),
+    "rbac": (["ci/rbac-values.yaml"], ["deploy", "deploy/delegation", "deploy/ome-namespace", "deploy/argocd-hub"]),
     "remote": (["ci/remote-values.yaml"], ["deploy/remote-cluster", "deploy/ome-namespace"]),
 }
-KUSTOMIZE_FOLDERS = ["deploy", "deploy/delegation", "deploy/ome-namespace", "deploy/remote-cluster"]
+KUSTOMIZE_FOLDERS = [
+    "deploy",
+    "deploy/delegation",
+    "deploy/ome-namespace",
+    "deploy/remote-cluster",
+    "deploy/argocd-hub",
+]
 
 pytestmark = pytest.mark.slow
 
