@@ -28,7 +28,8 @@ class ClusterSpec:
     """The OME the cluster runs (a release tag or a profile name), if the registration says."""
 
 
-def _resolve_path(text: str) -> str:
+def resolve_path(text: str) -> str:
+    """A manifest path: relative to the project folder, or absolute."""
     path = Path(text).expanduser()
     return str(path if path.is_absolute() else Path(settings.BASE_DIR) / path)
 
@@ -54,7 +55,7 @@ def parse_cluster_setting(text: str) -> list[ClusterSpec]:
         if kind == Cluster.Source.IN_CLUSTER and not argument:
             specs.append(ClusterSpec(name, kind, ome_version=ome_version))
         elif kind == Cluster.Source.MANIFESTS and argument:
-            paths = tuple(_resolve_path(part) for part in argument.split(",") if part.strip())
+            paths = tuple(resolve_path(part) for part in argument.split(",") if part.strip())
             specs.append(ClusterSpec(name, kind, manifests=paths, ome_version=ome_version))
         elif kind == Cluster.Source.KUBECONFIG and argument:
             path, _, context = argument.partition("#")

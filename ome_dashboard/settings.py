@@ -315,6 +315,9 @@ OME_WATCH_LEASE: int = env.int("OME_WATCH_LEASE", default=60)
 OME_WATCH_BACKOFF_BASE: float = env.float("OME_WATCH_BACKOFF_BASE", default=0.5)
 OME_WATCH_BACKOFF_MAX: float = env.float("OME_WATCH_BACKOFF_MAX", default=30.0)
 
+# The manifest folders an administrator may register as a cluster on the add-cluster page
+# (inventory.registration), relative to the project folder or absolute, separated by commas.
+OME_MANIFEST_FOLDERS: list[str] = env.list("OME_MANIFEST_FOLDERS", default=["catalog/runtimes", "demo"])
 # Clusters registered in Argo CD (inventory.argocd): the hub cluster whose cluster Secrets of
 # OME_ARGOCD_NAMESPACE are read (`in-cluster` or `kubeconfig:PATH[#CONTEXT]`; empty: off), every
 # OME_ARGOCD_INTERVAL seconds; clusters appear, change and disappear as the Secrets do. A

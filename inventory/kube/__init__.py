@@ -162,6 +162,23 @@ def subject_access_review(
     return allowed, redact(reason)[:500]
 
 
+def probe(api: client.CustomObjectsApi) -> tuple[str, dict[str, str | None]]:
+    """A connection test: the API server's version, and for each OME kind None when a list of
+    it can be read, else why not (one object per list: enough to know, cheap on a big cluster)."""
+    try:
+        version = client.VersionApi(api.api_client).get_code(_request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT))
+    except _CLIENT_ERRORS as error:
+        raise _translated(error, plural="version", collection=False) from None
+    readable: dict[str, str | None] = {}
+    for kind in PLURALS:
+        try:
+            _collection_call(api, kind)(limit=1, _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT))
+            readable[kind] = None
+        except _CLIENT_ERRORS as error:
+            readable[kind] = _translated(error, plural=PLURALS[kind], collection=True).message
+    return str(version.git_version), readable
+
+
 def close(api: client.CustomObjectsApi) -> None:
     api.api_client.close()
 
