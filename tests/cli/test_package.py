@@ -73,7 +73,8 @@ def test_the_command_runs_in_a_clean_environment_without_django(clean_venv: Path
     version = run(ome_compat, "--version")
     explained = run(ome_compat, "explain", SEED_MODEL, SEED_RUNTIME, ROOT / "catalog/runtimes/srt/Qwen", cwd=tmp_path)
 
-    assert django.returncode == 1 and "No module named 'django'" in django.stderr
+    assert django.returncode == 1
+    assert "No module named 'django'" in django.stderr
     assert version.stdout == f"ome-compat {matching.__version__}\n"
     assert explained.returncode == 0, explained.stderr
     assert "Selected: srt-qwen-image" in explained.stdout.splitlines()
