@@ -112,6 +112,12 @@ def test_the_chart_renders_the_objects_of_its_kustomize_trees(name: str) -> None
     assert by_identity(rendered) == by_identity(expected)
 
 
+def test_the_chart_packages_for_an_oci_registry(tmp_path: Path) -> None:
+    out = run(tool("helm"), "package", CHART, "--destination", tmp_path)
+
+    assert (tmp_path / "ome-compat-0.1.0.tgz").is_file(), out
+
+
 def test_values_change_image_replicas_settings_and_secrets() -> None:
     docs = helm_template(
         [],
