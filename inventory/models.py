@@ -29,21 +29,27 @@ RUNTIME_KINDS = (Kind.CLUSTER_SERVING_RUNTIME, Kind.SERVING_RUNTIME)
 
 
 class Cluster(models.Model):
-    """A cluster to mirror: a live API server (kubeconfig or in-cluster) or a manifest folder.
+    """A cluster to mirror: a live API server (kubeconfig, in-cluster, or an Argo CD cluster
+    Secret on the hub) or a manifest folder.
 
-    Credentials are referenced by path and context only; they are never stored here.
+    Credentials are referenced by path and context, or by the Secret's namespace and name, only;
+    they are never stored here.
     """
 
     class Source(models.TextChoices):
         KUBECONFIG = "kubeconfig"
         IN_CLUSTER = "in-cluster"
         MANIFESTS = "manifests"
+        ARGOCD = "argocd", "Argo CD"
 
     name = models.SlugField(max_length=63, unique=True)
     source = models.CharField(max_length=16, choices=Source.choices)
     kubeconfig = models.CharField(max_length=1024, blank=True, help_text="Path of a kubeconfig file.")
     context = models.CharField(max_length=253, blank=True, help_text="kubeconfig context; empty for the current one.")
     manifests = models.JSONField(default=list, blank=True, help_text="Manifest files or folders, for a snapshot.")
+    argocd_secret = models.CharField(
+        max_length=317, blank=True, help_text="NAMESPACE/NAME of the Argo CD cluster Secret on the hub, read at use."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     # Bumped by every committed change to the cluster's objects; a reader that saw version N
     # reads only the objects whose `version` is above N to catch up.
@@ -80,6 +86,8 @@ class Cluster(models.Model):
             return "manifests: " + ", ".join(self.manifests)
         if self.source == self.Source.IN_CLUSTER:
             return "in-cluster service account"
+        if self.source == self.Source.ARGOCD:
+            return f"Argo CD cluster Secret {self.argocd_secret}"
         return f"kubeconfig {self.kubeconfig}" + (f" (context {self.context})" if self.context else "")
 
 

@@ -22,11 +22,14 @@ class ClusterSpec:
     kubeconfig: str = ""
     context: str = ""
     manifests: tuple[str, ...] = ()
+    argocd_secret: str = ""
+    """NAMESPACE/NAME of the Argo CD cluster Secret (inventory.argocd registers these)."""
     ome_version: str = ""
     """The OME the cluster runs (a release tag or a profile name), if the registration says."""
 
 
-def _resolve_path(text: str) -> str:
+def resolve_path(text: str) -> str:
+    """A manifest path: relative to the project folder, or absolute."""
     path = Path(text).expanduser()
     return str(path if path.is_absolute() else Path(settings.BASE_DIR) / path)
 
@@ -52,7 +55,7 @@ def parse_cluster_setting(text: str) -> list[ClusterSpec]:
         if kind == Cluster.Source.IN_CLUSTER and not argument:
             specs.append(ClusterSpec(name, kind, ome_version=ome_version))
         elif kind == Cluster.Source.MANIFESTS and argument:
-            paths = tuple(_resolve_path(part) for part in argument.split(",") if part.strip())
+            paths = tuple(resolve_path(part) for part in argument.split(",") if part.strip())
             specs.append(ClusterSpec(name, kind, manifests=paths, ome_version=ome_version))
         elif kind == Cluster.Source.KUBECONFIG and argument:
             path, _, context = argument.partition("#")
@@ -82,6 +85,7 @@ def cluster_register(spec: ClusterSpec) -> Cluster:
         "kubeconfig": kubeconfig,
         "context": spec.context,
         "manifests": list(spec.manifests),
+        "argocd_secret": spec.argocd_secret,
     }
     if spec.ome_version:
         defaults["ome_version_admin"] = spec.ome_version

@@ -16,6 +16,7 @@ from celery import Task, current_app, shared_task
 from celery.signals import worker_process_shutdown, worker_shutting_down
 from django.conf import settings
 
+from .argocd import argocd_clusters_sync
 from .kube import KubeUnavailable
 from .live.hub import DatabaseThreads, WatchHub
 from .live.leases import (
@@ -149,3 +150,13 @@ def watch_cluster(self: Task, cluster_id: int, leases: dict[str, str] | None = N
         else:  # full, or stopping
             watch_lease_release(cluster, kind, owner=owner)
     return {"held": held}
+
+
+@shared_task
+def argocd_discover() -> dict[str, list[str]]:
+    """Register the clusters of Argo CD's cluster Secrets (beat, when OME_ARGOCD_HUB is set),
+    and sync each new one now; ensure_watches then watches it."""
+    found = argocd_clusters_sync()
+    for cluster_id in Cluster.objects.filter(name__in=found.added).values_list("pk", flat=True):
+        resync_cluster.delay(cluster_id)
+    return vars(found)

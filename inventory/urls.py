@@ -8,4 +8,7 @@ from . import views
 
 app_name = "inventory"
 
-urlpatterns = [path("sync/<slug:name>/resync/", views.resync, name="resync")]
+urlpatterns = [
+    path("sync/<slug:name>/resync/", views.resync, name="resync"),
+    path("clusters/add/", views.cluster_add, name="cluster-add"),
+]

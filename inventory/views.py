@@ -1,5 +1,6 @@
-"""The resync button of the sync page (ome_dashboard.views.sync), and the cluster a page of one
-cluster shows (with a page that says so when there is none, or the name matches none)."""
+"""The resync button of the sync page (ome_dashboard.views.sync), the add-cluster page, and the
+cluster a page of one cluster shows (with a page that says so when there is none, or the name
+matches none)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,18 @@ from kombu.exceptions import OperationalError
 
 from access.current import current_scope
 
+from .forms import ClusterAddForm
 from .models import Cluster
+from .registration import connection_test, registration_choices
 from .selectors import ClusterChoiceError, cluster_choose, clusters_visible
+from .services import cluster_register
 from .tasks import resync_cluster
 
 # A resync only reads the cluster, but it is work started on the user's behalf: it needs a login
 # and the admin role on the cluster (or the Django permission to change clusters).
 RESYNC_PERMISSION = "inventory.change_cluster"
+# Registering a cluster needs what POST /api/v1/clusters/ needs.
+ADD_PERMISSION = "inventory.add_cluster"
 
 
 @require_POST
@@ -51,3 +57,31 @@ def page_cluster(request: HttpRequest) -> Cluster | HttpResponse:
     except ClusterChoiceError as error:
         context = {"clusters": clusters, "name": name, "message": error.message}
         return render(request, "cluster_missing.html", context, status=404)
+
+
+def cluster_add(request: HttpRequest) -> HttpResponse:
+    """Register a cluster: choose its source, see the connection test ("Test the connection"),
+    then confirm ("Register"), which registers it as the API does and queues its first sync."""
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    if not request.user.has_perm(ADD_PERMISSION):
+        raise PermissionDenied("registering a cluster needs the permission to add clusters")
+    choices = registration_choices()
+    form = ClusterAddForm(request.POST or None, choices=choices)
+    context: dict[str, object] = {"form": form, "choices": choices}
+    if request.method == "POST" and form.is_valid():
+        if "confirm" in request.POST:
+            cluster = cluster_register(form.spec)
+            _queue_first_sync(request, cluster)
+            return redirect("sync")
+        context["test"] = connection_test(form.spec)
+    return render(request, "inventory/cluster_add.html", context, status=400 if form.errors else 200)
+
+
+def _queue_first_sync(request: HttpRequest, cluster: Cluster) -> None:
+    try:
+        resync_cluster.apply_async((cluster.pk,), ignore_result=True)
+    except (OperationalError, ConnectionError, TimeoutError, RuntimeError):
+        messages.warning(request, f"Cluster {cluster.name} registered; its first sync waits for the next resync.")
+    else:
+        messages.success(request, f"Cluster {cluster.name} registered; its first sync is queued.")

@@ -10,6 +10,7 @@ Verdicts follow one OME's behaviour, chosen per call with `behaviour=` (a profil
 from __future__ import annotations
 
 from . import reasons
+from ._version import __version__
 from .behaviour import (
     BEHAVIOURS,
     CHANGES,
@@ -119,6 +120,7 @@ __all__ = [
     "Selection",
     "TreeError",
     "Verdict",
+    "__version__",
     "add_report_options",
     "as_applied",
     "as_behaviour",

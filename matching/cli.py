@@ -1,4 +1,4 @@
-"""`python -m matching explain MODEL_FILE RUNTIME_PATH...`: which runtime OME would pick, and why
+"""`ome-compat explain MODEL_FILE RUNTIME_PATH...`: which runtime OME would pick, and why
 not every other one.
 
 The files are read as a cluster would hold them once applied (`matching.as_applied`: the CRDs'
@@ -6,7 +6,7 @@ defaults, namespace `default`), as the dashboard's `manage.py load_manifests` re
 the same files give the same verdicts and scores in both places; `--raw` reads them as
 written. `--behaviour` picks the OME whose rules judge them.
 
-`python -m matching diff BASE_PATH HEAD_PATH`: see `cli_diff`.
+`ome-compat diff BASE_PATH HEAD_PATH`: see `cli_diff`. `python -m matching` is the same command.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from ._version import __version__
 from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .cli_diff import add_diff_command
 from .crd import as_applied
@@ -114,10 +115,12 @@ def explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, prog: str = "ome-compat") -> int:
+    """The `ome-compat` command (`python -m matching` passes its own `prog`)."""
     parser = argparse.ArgumentParser(
-        prog="python -m matching", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     command = commands.add_parser(
         "explain",

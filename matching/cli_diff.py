@@ -1,4 +1,4 @@
-"""`python -m matching diff BASE_PATH HEAD_PATH`: what OME would decide differently with the
+"""`ome-compat diff BASE_PATH HEAD_PATH`: what OME would decide differently with the
 manifests of HEAD than with those of BASE (two folders, for example two git worktrees, or
 two files); see `matching.reporting` for formats and exit codes."""
 
@@ -51,5 +51,5 @@ def run_diff(args: argparse.Namespace) -> int:
         print(str(error), file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as error:
-        print(f"--junit {args.junit}: cannot write: {error.strerror or error}", file=sys.stderr)
+        print(str(error), file=sys.stderr)
         return EXIT_BAD_INPUT

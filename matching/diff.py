@@ -4,17 +4,20 @@ trees, or a cluster's inventory and the same with manifests applied).
 Rows are the matrix's: a model in each namespace it is selected for (`Objects.namespaces_for`,
 both views' namespaces). Only rows the changed objects can touch are compared: a changed model's
 own, and those of the models one entry of a changed runtime (before or after) could match.
-Every InferenceService is evaluated in both views, as the dashboard does.
+Every InferenceService is evaluated in both views, as the dashboard does. Each finding carries
+the place (file, document, line) of the object that caused it, where the objects came from files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Set
+from dataclasses import dataclass, replace
 
 from . import reasons
 from .candidates import CandidateIndex
 from .diff_results import (
+    BASE_SIDE,
+    HEAD_SIDE,
     INVALID_OUTCOME,
     NO_RUNTIME_OUTCOME,
     SELECTED_OUTCOME,
@@ -23,6 +26,7 @@ from .diff_results import (
     DiffCell,
     DiffIsvc,
     DiffRow,
+    Place,
     key_label,
 )
 from .isvc import BLOCKED, WAITING, IsvcOutcome, evaluate_isvc, invalid_isvc
@@ -263,6 +267,34 @@ def _isvcs(base: Objects, head: Objects) -> tuple[list[DiffIsvc], int]:
     return [change for change in changes if change is not None], len(keys)
 
 
+def _place(base: Objects, head: Objects, key: ObjectKey) -> Place | None:
+    if key in head.origins:
+        return Place(key, HEAD_SIDE, head.origins[key])
+    if key in base.origins:
+        return Place(key, BASE_SIDE, base.origins[key])
+    return None
+
+
+def _cause(row: DiffRow, changed: Set[ObjectKey]) -> ObjectKey:
+    """The object a row's change comes from: the model when it changed, else the first changed
+    runtime among the old pick, the new pick and the row's cells."""
+    for key in (row.model, row.old_pick, row.new_pick, *(cell.runtime for cell in row.cells)):
+        if key is not None and key in changed:
+            return key
+    return row.model
+
+
+def _located(base: Objects, head: Objects, rows: list[DiffRow], changed: Set[ObjectKey]) -> list[DiffRow]:
+    return [
+        replace(
+            row,
+            at=_place(base, head, _cause(row, changed)),
+            cells=tuple(replace(cell, at=_place(base, head, cell.runtime)) for cell in row.cells),
+        )
+        for row in rows
+    ]
+
+
 def diff(base: Objects, head: Objects) -> Diff:
     """What OME would decide differently in `head` than in `base` (see the module docstring).
     Both sides must be judged by the same OME profile (ValueError otherwise): a change of
@@ -270,12 +302,13 @@ def diff(base: Objects, head: Objects) -> Diff:
     if base.behaviour != head.behaviour:
         raise ValueError(f"diff: BASE is judged by OME {base.behaviour.name}, HEAD by OME {head.behaviour.name}")
     objects = changed_objects(base, head)
-    rows, rows_compared = _rows(base, head, [key for key, _action in objects])
+    changed = {key for key, _action in objects}
+    rows, rows_compared = _rows(base, head, sorted(changed))
     isvcs, isvcs_compared = _isvcs(base, head)
     return Diff(
         objects=tuple(objects),
-        rows=tuple(rows),
-        isvcs=tuple(isvcs),
+        rows=tuple(_located(base, head, rows, changed)),
+        isvcs=tuple(replace(isvc, at=_place(base, head, isvc.isvc)) for isvc in isvcs),
         rows_compared=rows_compared,
         isvcs_compared=isvcs_compared,
         behaviour=head.behaviour.name,

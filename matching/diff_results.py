@@ -1,5 +1,6 @@
 """What `diff` returns: the cells, rows and InferenceServices that change between two sets of
-objects, and the conditions a check can fail on. Each has `.to_dict()` (camelCase keys)."""
+objects, and the conditions a check can fail on. Each has `.to_dict()` (camelCase keys) and
+`at`: the place of the manifest object that caused it, where the objects came from files."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .keys import key_dict, key_text
+from .positions import Origin
 from .types import ObjectKey
 
 SELECTED_OUTCOME = "selected"
@@ -35,6 +37,43 @@ def key_label(key: ObjectKey | None) -> str:
     return "-" if key is None else key_text(key)
 
 
+HEAD_SIDE = "head"
+BASE_SIDE = "base"
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where the object that caused a finding is written: `origin` in the HEAD tree, or in the
+    BASE tree (`side` "base") when HEAD no longer holds the object."""
+
+    key: ObjectKey
+    side: str
+    origin: Origin
+
+    @property
+    def line(self) -> int | None:
+        return self.origin.line
+
+    @property
+    def text(self) -> str:
+        """`file:line` (or the file alone when the line is unknown, as in JSON files)."""
+        return self.origin.file if self.line is None else f"{self.origin.file}:{self.line}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "object": key_dict(self.key),
+            "side": self.side,
+            "file": self.origin.file,
+            "line": self.line,
+            "document": self.origin.document,
+            "item": self.origin.item,
+        }
+
+
+def place_dict(place: Place | None) -> dict[str, object] | None:
+    return None if place is None else place.to_dict()
+
+
 @dataclass(frozen=True)
 class DiffCell:
     """One runtime's cell of one row, before and after. A status is None where the cell does
@@ -48,6 +87,7 @@ class DiffCell:
     old_score: int | None = None
     new_score: int | None = None
     reason: str | None = None
+    at: Place | None = None
 
     @property
     def new_exclusion(self) -> bool:
@@ -61,6 +101,7 @@ class DiffCell:
             "oldScore": self.old_score,
             "newScore": self.new_score,
             "reason": self.reason,
+            "at": place_dict(self.at),
         }
 
 
@@ -81,6 +122,7 @@ class DiffRow:
     cells: tuple[DiffCell, ...] = ()
     reason: str | None = None
     error: str | None = None
+    at: Place | None = None
 
     @property
     def conditions(self) -> set[str]:
@@ -117,6 +159,7 @@ class DiffRow:
             "newScore": self.new_score,
             "reason": self.reason,
             "error": self.error,
+            "at": place_dict(self.at),
             "conditions": sorted(self.conditions),
             "cells": [cell.to_dict() for cell in self.cells],
         }
@@ -137,6 +180,7 @@ class DiffIsvc:
     new_runtime: ObjectKey | None
     reason: str | None = None
     fix: str | None = None
+    at: Place | None = None
 
     @property
     def rejected(self) -> bool:
@@ -159,6 +203,7 @@ class DiffIsvc:
             "newRuntime": key_dict(self.new_runtime),
             "reason": self.reason,
             "fix": self.fix,
+            "at": place_dict(self.at),
             "conditions": sorted(self.conditions),
         }
 

@@ -1,6 +1,6 @@
 """A report as JUnit XML, which CI systems show as test results: one test suite per section,
-one test case per row or InferenceService that changes, failed when it has a `--fail-on`
-condition. A section without changes holds one passing case, so that it is listed at all."""
+one test case per row or InferenceService that changes (with the `file` and `line` of the
+object that caused it), failed when it has a `--fail-on` condition. A section without changes holds one passing case, so that it is listed at all."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from .diff_results import DiffIsvc, DiffRow
+from .diff_results import DiffIsvc, DiffRow, Place
 from .keys import key_text
 from .report import Section, Verdict, isvc_line, row_line
 
@@ -20,8 +20,12 @@ def _clean(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def _case(suite: ET.Element, classname: str, name: str, text: str, failing: list[str]) -> None:
+def _case(suite: ET.Element, classname: str, name: str, text: str, failing: list[str], place: Place | None) -> None:
     case = ET.SubElement(suite, "testcase", classname=_clean(classname), name=_clean(name))
+    if place is not None:  # the attributes CI test views use to point at a line
+        case.set("file", _clean(place.origin.file))
+        if place.line is not None:
+            case.set("line", str(place.line))
     text = _clean(text)
     if failing:
         failure = ET.SubElement(case, "failure", type=",".join(failing), message=f"{', '.join(failing)}: {text}")
@@ -42,10 +46,11 @@ def junit_report(sections: Sequence[Section], result: Verdict) -> str:
         ET.SubElement(properties, "property", name="ome-behaviour", value=_clean(diff.behaviour))
         for row in diff.rows:
             failing = sorted(row.conditions & result.fail_on)
-            _case(suite, key_text(row.model), row.namespace or "cluster scope", row_line(row), failing)
+            _case(suite, key_text(row.model), row.namespace or "cluster scope", row_line(row), failing, row.at)
         for isvc in diff.isvcs:
-            _case(suite, key_text(isvc.isvc), "decision", isvc_line(isvc), sorted(isvc.conditions & result.fail_on))
+            failing = sorted(isvc.conditions & result.fail_on)
+            _case(suite, key_text(isvc.isvc), "decision", isvc_line(isvc), failing, isvc.at)
         if not items:
-            _case(suite, "ome", "no change in OME's decisions", "no change", [])
+            _case(suite, "ome", "no change in OME's decisions", "no change", [], None)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from urllib.parse import quote
 
-from .diff_results import CONDITIONS, Diff, DiffCell, DiffIsvc, DiffRow, key_label
+from .diff_results import CONDITIONS, HEAD_SIDE, Diff, DiffCell, DiffIsvc, DiffRow, Place, key_label
 from .types import ObjectKey
 
 MAX_REASON = 300
@@ -98,21 +99,32 @@ def isvc_line(isvc: DiffIsvc) -> str:
     return text + (f": {short(isvc.reason)}" if isvc.reason else "")
 
 
-def groups(diff: Diff) -> list[tuple[str, list[str]]]:
-    """(heading, lines) of the parts of a diff that have anything, in the order a reviewer
+Finding = tuple[str, "Place | None"]
+"""One line of a report and the place of the object that caused it."""
+
+
+def groups(diff: Diff) -> list[tuple[str, list[Finding]]]:
+    """(heading, findings) of the parts of a diff that have anything, in the order a reviewer
     reads them: losses first."""
     by = {name: [row for row in diff.rows if name in row.conditions] for name in CONDITIONS}
-    cells = [f"{row.title}: {_cell_line(cell)}" for row in diff.rows for cell in row.cells]
+
+    def rows(name: str) -> list[Finding]:
+        return [(row_line(row), row.at) for row in by[name]]
+
+    def isvcs(rejected: bool) -> list[Finding]:
+        return [(isvc_line(i), i.at) for i in diff.isvcs if i.rejected == rejected]
+
+    cells = [(f"{row.title}: {_cell_line(cell)}", cell.at) for row in diff.rows for cell in row.cells]
     found = [
-        ("Models that lose their runtime", [row_line(row) for row in by["lost-runtime"]]),
-        ("InferenceServices OME would now reject", [isvc_line(i) for i in diff.isvcs if i.rejected]),
-        ("Picks that change", [row_line(row) for row in by["pick-changed"]]),
-        ("Models that gain a runtime", [row_line(row) for row in by["gained-runtime"]]),
-        ("Scores that change", [row_line(row) for row in by["score-changed"]]),
-        ("InferenceServices decided differently", [isvc_line(i) for i in diff.isvcs if not i.rejected]),
+        ("Models that lose their runtime", rows("lost-runtime")),
+        ("InferenceServices OME would now reject", isvcs(True)),
+        ("Picks that change", rows("pick-changed")),
+        ("Models that gain a runtime", rows("gained-runtime")),
+        ("Scores that change", rows("score-changed")),
+        ("InferenceServices decided differently", isvcs(False)),
         ("Cells that change", cells),
     ]
-    return [(heading, lines) for heading, lines in found if lines]
+    return [(heading, items) for heading, items in found if items]
 
 
 def _summary(diff: Diff) -> str:
@@ -127,6 +139,10 @@ def _summary(diff: Diff) -> str:
     )
 
 
+def _at_text(place: Place | None) -> str:
+    return "" if place is None else f"{place.text}: "
+
+
 def text_report(sections: Sequence[Section], result: Verdict) -> str:
     lines: list[str] = []
     for title, diff in sections:
@@ -135,7 +151,7 @@ def text_report(sections: Sequence[Section], result: Verdict) -> str:
         if not parts:
             lines.append("No change in OME's decisions.")
         for heading, items in parts:
-            lines += ["", f"{heading} ({len(items)}):", *(f"  {item}" for item in items)]
+            lines += ["", f"{heading} ({len(items)}):", *(f"  {_at_text(place)}{item}" for item, place in items)]
         lines.append("")
     lines.append(result.line())
     return "\n".join(lines) + "\n"
@@ -151,9 +167,23 @@ def md(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
-def markdown_report(sections: Sequence[Section], result: Verdict, *, limit: int = 50) -> str:
+def _at_markdown(place: Place | None, link: str | None) -> str:
+    """The place as a link to its line under `link` (a URL prefix such as a forge's
+    `https://host/owner/repo/blob/SHA/`) when it is in HEAD's tree, else as code."""
+    if place is None:
+        return ""
+    if link is None or place.side != HEAD_SIDE:
+        side = "" if place.side == HEAD_SIDE else f" ({place.side})"
+        return f"{md(place.text)}{side}: "
+    anchor = "" if place.line is None else f"#L{place.line}"
+    url = link + quote(place.origin.file.removeprefix("./")) + anchor
+    return f"[{md(place.text)}]({url}): "
+
+
+def markdown_report(sections: Sequence[Section], result: Verdict, *, limit: int = 50, link: str | None = None) -> str:
     """For a pull-request comment: a verdict, a summary table, then each group (at most
-    `limit` lines each; the rest is counted)."""
+    `limit` lines each; the rest is counted). Each line starts with the place of the object
+    that caused it, linked to its line under `link` (see `_at_markdown`)."""
     icon = "❌" if result.failed else "✅"
     lines = [f"### {icon} OME runtime selection: {md(result.line())}", ""]
     lines += [
@@ -175,7 +205,7 @@ def markdown_report(sections: Sequence[Section], result: Verdict, *, limit: int 
                 f"<details{' open' if heading.startswith(('Models that lose', 'InferenceServices OME')) else ''}>"
             ]
             lines += [f"<summary>{heading} ({len(items)})</summary>", ""]
-            lines += [f"- {md(item)}" for item in items[:limit]]
+            lines += [f"- {_at_markdown(place, link)}{md(item)}" for item, place in items[:limit]]
             if len(items) > limit:
                 lines.append(f"- … and {len(items) - limit} more (see the JSON report)")
             lines += ["", "</details>"]

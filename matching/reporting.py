@@ -1,6 +1,7 @@
 """One report in every format, and the command-line options and output shared by
-`python -m matching diff` and `manage.py whatif`: text (default), `--json`, `--markdown`,
-`--junit FILE` (written besides the printed format), `--fail-on CONDITIONS`.
+`ome-compat diff` and `manage.py whatif`: text (default), `--json`, `--markdown` (its places
+linked to their lines with `--link URL`), `--junit FILE` and `--sarif FILE` (written besides
+the printed format), `--fail-on CONDITIONS`.
 
 Exit codes: 0 when no `--fail-on` condition occurs, 1 when one does, 2 for bad input.
 """
@@ -16,19 +17,22 @@ from typing import Protocol
 from .diff_results import CONDITIONS
 from .junit import junit_report
 from .report import Section, Verdict, json_report, markdown_report, parse_conditions, text_report, verdict
+from .sarif import sarif_report
 
-FORMATS = ("text", "json", "markdown", "junit")
+FORMATS = ("text", "json", "markdown", "junit", "sarif")
 EXIT_BAD_INPUT = 2
 
 
-def render(sections: Sequence[Section], result: Verdict, fmt: str) -> str:
-    """The report as `fmt` (one of FORMATS)."""
+def render(sections: Sequence[Section], result: Verdict, fmt: str, *, link: str | None = None) -> str:
+    """The report as `fmt` (one of FORMATS); Markdown links places to their lines under `link`."""
     if fmt == "json":
         return json.dumps(json_report(sections, result), indent=2) + "\n"
     if fmt == "markdown":
-        return markdown_report(sections, result)
+        return markdown_report(sections, result, link=link)
     if fmt == "junit":
         return junit_report(sections, result)
+    if fmt == "sarif":
+        return sarif_report(sections, result)
     return text_report(sections, result)
 
 
@@ -38,6 +42,13 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     shown.add_argument("--markdown", dest="format", action="store_const", const="markdown", help="print Markdown")
     parser.set_defaults(format="text")
     parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+    parser.add_argument("--sarif", metavar="FILE", help="also write a SARIF 2.1.0 report to FILE")
+    parser.add_argument(
+        "--link",
+        metavar="URL",
+        help="--markdown links each finding to its manifest line under this prefix, e.g. "
+        "https://github.com/OWNER/REPO/blob/SHA/ (paths as given, relative to the repository's root)",
+    )
     parser.add_argument(
         "--fail-on",
         metavar="CONDITIONS",
@@ -56,10 +67,16 @@ class Writer(Protocol):
 
 
 def emit(sections: Sequence[Section], args: argparse.Namespace, out: Writer) -> int:
-    """Print the report, write the JUnit file, and return the exit code. OSError when the
-    JUnit file cannot be written."""
+    """Print the report, write the JUnit and SARIF files, and return the exit code. OSError
+    naming the option and the file when a file cannot be written."""
     result = verdict(sections, fail_on_of(args))
-    out.write(render(sections, result, args.format))
-    if args.junit:
-        Path(args.junit).write_text(render(sections, result, "junit"), encoding="utf-8")
+    out.write(render(sections, result, args.format, link=args.link))
+    for fmt in ("junit", "sarif"):
+        path = getattr(args, fmt)
+        if not path:
+            continue
+        try:
+            Path(path).write_text(render(sections, result, fmt), encoding="utf-8")
+        except OSError as error:
+            raise OSError(f"--{fmt} {path}: cannot write: {error.strerror or error}") from error
     return result.exit_code

@@ -315,6 +315,26 @@ OME_WATCH_LEASE: int = env.int("OME_WATCH_LEASE", default=60)
 OME_WATCH_BACKOFF_BASE: float = env.float("OME_WATCH_BACKOFF_BASE", default=0.5)
 OME_WATCH_BACKOFF_MAX: float = env.float("OME_WATCH_BACKOFF_MAX", default=30.0)
 
+# The manifest folders an administrator may register as a cluster on the add-cluster page
+# (inventory.registration), relative to the project folder or absolute, separated by commas.
+OME_MANIFEST_FOLDERS: list[str] = env.list("OME_MANIFEST_FOLDERS", default=["catalog/runtimes", "demo"])
+# Clusters registered in Argo CD (inventory.argocd): the hub cluster whose cluster Secrets of
+# OME_ARGOCD_NAMESPACE are read (`in-cluster` or `kubeconfig:PATH[#CONTEXT]`; empty: off), every
+# OME_ARGOCD_INTERVAL seconds; clusters appear, change and disappear as the Secrets do. A
+# Secret's exec credentials may run only the commands of OME_ARGOCD_EXEC_COMMANDS.
+OME_ARGOCD_HUB: str = env.str("OME_ARGOCD_HUB", default="")
+OME_ARGOCD_NAMESPACE: str = env.str("OME_ARGOCD_NAMESPACE", default="argocd")
+OME_ARGOCD_INTERVAL: int = env.int("OME_ARGOCD_INTERVAL", default=60)
+OME_ARGOCD_EXEC_COMMANDS: list[str] = env.list(
+    "OME_ARGOCD_EXEC_COMMANDS", default=["argocd-k8s-auth", "aws", "gke-gcloud-auth-plugin", "kubelogin"]
+)
+if OME_ARGOCD_HUB:
+    CELERY_BEAT_SCHEDULE["inventory.argocd_discover"] = {
+        "task": "inventory.tasks.argocd_discover",
+        "schedule": OME_ARGOCD_INTERVAL,
+        "options": {"expires": OME_ARGOCD_INTERVAL * 0.9},
+    }
+
 CELERY_BEAT_SCHEDULE["inventory.resync_all"] = {
     "task": "inventory.tasks.resync_all",
     "schedule": OME_RESYNC_INTERVAL,
@@ -336,6 +356,7 @@ CELERY_TASK_ROUTES = {
     "inventory.tasks.watch_cluster": {"queue": "watch"},
     "inventory.tasks.ensure_watches": {"queue": "control"},
     "inventory.tasks.resync_all": {"queue": "control"},
+    "inventory.tasks.argocd_discover": {"queue": "control"},
     "matrix.matrix_catch_up_all": {"queue": "control"},
     "matrix.matrix_audit_all": {"queue": "control"},
     "matrix.*": {"queue": "matrix"},

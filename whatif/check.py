@@ -10,6 +10,7 @@ of the check), and documents of other kinds are skipped, as a git tree holds the
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -51,10 +52,12 @@ def items_from_text(source: Any) -> list[Item]:
     return found
 
 
-def items_from_paths(paths: Iterable[str]) -> list[Item]:
-    """The OME objects of files and folders (`matching.read_tree`'s rules). Raises
-    matching.TreeError naming every bad file, document and field."""
-    return [(obj, value) for _origin, obj, value in matching.read_objects(paths)]
+def items_from_paths(paths: Iterable[str]) -> tuple[list[Item], dict[ObjectKey, matching.Origin]]:
+    """The OME objects of files and folders (`matching.read_tree`'s rules), and the place each
+    was read from (for findings at the manifest line). Raises matching.TreeError naming every
+    bad file, document and field."""
+    found = matching.read_objects(paths)
+    return [(obj, value) for _origin, obj, value in found], {value.key: origin for origin, _obj, value in found}
 
 
 def _pinned(cluster: Cluster) -> set[ObjectKey]:
@@ -74,9 +77,16 @@ def _objects(inventory: Inventory, pinned: Iterable[ObjectKey]) -> Objects:
     )
 
 
-def check_cluster(cluster: Cluster, items: Sequence[Item], *, prune: bool = False) -> Diff:
+def check_cluster(
+    cluster: Cluster,
+    items: Sequence[Item],
+    *,
+    prune: bool = False,
+    origins: Mapping[ObjectKey, matching.Origin] | None = None,
+) -> Diff:
     """What OME would decide differently on `cluster` with `items` applied (later items win);
-    `prune`: objects of the five kinds that the items lack are deleted too. A reader of some
+    `prune`: objects of the five kinds that the items lack are deleted too; `origins`: where
+    the items were read from, so that findings point at their manifest lines. A reader of some
     namespaces checks against those (and the cluster-scoped objects), with items of theirs only.
     Both sides are judged by the cluster's own OME profile, as its matrix is."""
     refuse_unreadable(cluster, [value.key for _obj, value in items])
@@ -97,11 +107,16 @@ def check_cluster(cluster: Cluster, items: Sequence[Item], *, prune: bool = Fals
         held = set(inventory.models) | set(inventory.runtimes) | set(inventory.isvcs) | set(inventory.invalid)
         deletions = sorted(held - set(changes))
     head = replaced_inventory(inventory, changes, deletions)
-    return matching.diff(_objects(inventory, base_pinned), _objects(head, pinned - set(deletions)))
+    after = replace(_objects(head, pinned - set(deletions)), origins=origins or {})
+    return matching.diff(_objects(inventory, base_pinned), after)
 
 
 def check_clusters(
-    clusters: Iterable[Cluster], items: Sequence[Item], *, prune: bool = False
+    clusters: Iterable[Cluster],
+    items: Sequence[Item],
+    *,
+    prune: bool = False,
+    origins: Mapping[ObjectKey, matching.Origin] | None = None,
 ) -> list[matching.Section]:
     """One report section per cluster, by name. No objects (without `prune`, where no objects
     means deleting everything) raise WhatIfError: a check of nothing would pass silently."""
@@ -109,4 +124,6 @@ def check_clusters(
         raise WhatIfError(
             "no BaseModel, ClusterBaseModel, ServingRuntime, ClusterServingRuntime or InferenceService to check"
         )
-    return [(f"cluster {cluster.name}", check_cluster(cluster, items, prune=prune)) for cluster in clusters]
+    return [
+        (f"cluster {cluster.name}", check_cluster(cluster, items, prune=prune, origins=origins)) for cluster in clusters
+    ]

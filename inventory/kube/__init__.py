@@ -52,13 +52,22 @@ LIST_RESTARTS = 2
 
 
 def client_for(cluster: Cluster, *, impersonate: tuple[str, tuple[str, ...]] | None = None) -> client.CustomObjectsApi:
-    """A client for one cluster: its kubeconfig file and context, or the pod's service account.
-    With `impersonate` = (user, groups) every request carries Impersonate-User and one
-    Impersonate-Group per group, so the cluster's RBAC decides as for that user.
+    """A client for one cluster (see `configuration_for`). With `impersonate` = (user, groups)
+    every request carries Impersonate-User and one Impersonate-Group per group, so the
+    cluster's RBAC decides as for that user. Close it with `close()`."""
+    api_client = client.ApiClient(configuration_for(cluster))
+    if impersonate is not None:
+        _impersonating(api_client, *impersonate)
+    return client.CustomObjectsApi(api_client)
 
-    Each call builds a fresh configuration, so several clusters can be used side by side. Close it
-    with `close()`. The kubeconfig is read by inventory.kubeconfigs (directory, size, shape,
-    context), never merged with other files.
+
+def configuration_for(cluster: Cluster) -> client.Configuration:
+    """The client configuration of one cluster: its kubeconfig file and context, the pod's
+    service account, or the Argo CD cluster Secret read from the hub now (inventory.kube.argocd).
+
+    Each call builds a fresh configuration, so several clusters can be used side by side. The
+    kubeconfig is read by inventory.kubeconfigs (directory, size, shape, context), never merged
+    with other files, and no credential is written anywhere.
     """
     configuration = client.Configuration()
     with configuring(cluster):
@@ -70,12 +79,19 @@ def client_for(cluster: Cluster, *, impersonate: tuple[str, tuple[str, ...]] | N
             KubeConfigLoader(
                 config_dict=data, active_context=cluster.context or None, config_base_path=str(path.parent)
             ).load_and_set(configuration)
+        elif cluster.source == Cluster.Source.ARGOCD:
+            KubeConfigLoader(config_dict=argocd_kubeconfig(cluster)).load_and_set(configuration)
         else:
             raise KubeConfigError(f"cluster {cluster.name} is a manifest snapshot, not a live cluster")
-    api_client = client.ApiClient(configuration)
-    if impersonate is not None:
-        _impersonating(api_client, *impersonate)
-    return client.CustomObjectsApi(api_client)
+    return configuration
+
+
+def argocd_kubeconfig(cluster: Cluster) -> dict[str, Any]:
+    """The member cluster's kubeconfig from its Argo CD Secret (imported here: that module
+    builds on this one)."""
+    from .argocd import member_kubeconfig
+
+    return member_kubeconfig(cluster)
 
 
 @contextlib.contextmanager
@@ -144,6 +160,23 @@ def subject_access_review(
     allowed = bool(status is not None and status.allowed and not status.denied)
     reason = str((status.reason if status is not None else "") or "")
     return allowed, redact(reason)[:500]
+
+
+def probe(api: client.CustomObjectsApi) -> tuple[str, dict[str, str | None]]:
+    """A connection test: the API server's version, and for each OME kind None when a list of
+    it can be read, else why not (one object per list: enough to know, cheap on a big cluster)."""
+    try:
+        version = client.VersionApi(api.api_client).get_code(_request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT))
+    except _CLIENT_ERRORS as error:
+        raise _translated(error, plural="version", collection=False) from None
+    readable: dict[str, str | None] = {}
+    for kind in PLURALS:
+        try:
+            _collection_call(api, kind)(limit=1, _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT))
+            readable[kind] = None
+        except _CLIENT_ERRORS as error:
+            readable[kind] = _translated(error, plural=PLURALS[kind], collection=True).message
+    return str(version.git_version), readable
 
 
 def close(api: client.CustomObjectsApi) -> None:

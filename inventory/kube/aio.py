@@ -37,6 +37,7 @@ from . import (
     ListedPages,
     _translated,
     _with_identity,
+    argocd_kubeconfig,
     configuring,
 )
 
@@ -60,6 +61,9 @@ async def client_for(cluster: Cluster) -> client.CustomObjectsApi:
                 config_dict=data, active_context=cluster.context or None, config_base_path=str(path.parent)
             )
             await loader.load_and_set(configuration)
+        elif cluster.source == Cluster.Source.ARGOCD:
+            data = await asyncio.to_thread(argocd_kubeconfig, cluster)
+            await KubeConfigLoader(config_dict=data).load_and_set(configuration)
         else:
             raise KubeConfigError(f"cluster {cluster.name} is a manifest snapshot, not a live cluster")
     return client.CustomObjectsApi(client.ApiClient(configuration))

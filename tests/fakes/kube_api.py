@@ -729,6 +729,28 @@ class FakeKubeAPI(_Serving):
         path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd_name}"
         self.serve_object(path, crd, status=status)
 
+    def serve_secrets(self, namespace: str, secrets: dict[str, dict[str, str]], labels: dict[str, str]) -> None:
+        """Serve Secrets of `namespace` (name -> data, values as text, base64-encoded here, each
+        with `labels`): the list (label selectors are not applied) and each Secret; a Secret
+        served before and absent now answers 404."""
+        path = f"/api/v1/namespaces/{namespace}/secrets"
+        items = [
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+                "type": "Opaque",
+                "data": {key: base64.b64encode(value.encode()).decode() for key, value in data.items()},
+            }
+            for name, data in secrets.items()
+        ]
+        with self._cond:
+            for served in [key for key in self._served if key.startswith(path + "/")]:
+                self.serve_object(served, None, status=404)
+        for item in items:
+            self.serve_object(f"{path}/{item['metadata']['name']}", item)
+        self.serve_object(path, {"apiVersion": "v1", "kind": "SecretList", "metadata": {}, "items": items})
+
     # ---- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> FakeKubeAPI:

@@ -3,8 +3,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from inventory.argocd import argocd_clusters_sync
+from inventory.kube import KubeError
 from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Kind
 from inventory.services import clusters_register_from_settings
@@ -14,7 +17,7 @@ logger = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
-    help = "Register the clusters named by the OME_CLUSTERS setting (idempotent)."
+    help = "Register the clusters named by the OME_CLUSTERS setting, and Argo CD's when OME_ARGOCD_HUB is set (idempotent)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -26,10 +29,23 @@ class Command(BaseCommand):
             clusters = clusters_register_from_settings()
         except ValueError as error:
             raise CommandError(str(error)) from error
+        if settings.OME_ARGOCD_HUB:
+            clusters += self._argocd()
         for cluster in clusters:
             self.stdout.write(f"cluster {cluster.name}: {cluster.describe_source()}")
             if options["sync"]:
                 self._sync(cluster)
+
+    def _argocd(self) -> list[Cluster]:
+        """Argo CD's clusters; a hub that cannot be read is reported, not fatal (beat retries)."""
+        try:
+            found = argocd_clusters_sync()
+        except KubeError as error:
+            self.stdout.write(f"Argo CD hub {settings.OME_ARGOCD_HUB}: not read: {error.message}")
+            return []
+        for problem in found.skipped:
+            self.stdout.write(f"Argo CD cluster {problem}")
+        return list(Cluster.objects.filter(source=Cluster.Source.ARGOCD))
 
     def _sync(self, cluster: Cluster) -> None:
         """Sync once. This runs before the long-running processes start (compose's one-shot

@@ -47,11 +47,11 @@ class Command(BaseCommand):
     def run_check(self, args: argparse.Namespace) -> int:
         try:
             matching.fail_on_of(args)
-            items = items_from_paths(args.paths)
+            items, origins = items_from_paths(args.paths)
             clusters = list(cluster_list()) if args.all_clusters else [cluster_choose(args.cluster, default="only")]
             if not clusters:
                 raise ClusterChoiceError("no cluster is registered; add one with `manage.py add_cluster`")
-            return matching.emit(check_clusters(clusters, items, prune=args.prune), args, self.stdout)
+            return matching.emit(check_clusters(clusters, items, prune=args.prune, origins=origins), args, self.stdout)
         except WhatIfError as error:
             self.stderr.write(f"{' '.join(args.paths)}: {error}")
             return matching.EXIT_BAD_INPUT
@@ -59,5 +59,5 @@ class Command(BaseCommand):
             self.stderr.write(str(error))
             return matching.EXIT_BAD_INPUT
         except OSError as error:
-            self.stderr.write(f"--junit {args.junit}: cannot write: {error.strerror or error}")
+            self.stderr.write(str(error))
             return matching.EXIT_BAD_INPUT

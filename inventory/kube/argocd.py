@@ -1,0 +1,200 @@
+"""Argo CD's cluster Secrets on a hub cluster: list them, and turn one into the kubeconfig of
+the member cluster it registers, read at use and kept in memory only.
+
+Argo CD registers a cluster as a Secret labelled `argocd.argoproj.io/secret-type: cluster`
+with data keys `name`, `server` and `config`, a JSON object: `bearerToken`, `tlsClientConfig`
+(`insecure`, `caData`, `certData`, `keyData`, `serverName`), `execProviderConfig` (`command`,
+`args`, `env`, `apiVersion`) or `awsAuthConfig` (`clusterName`, `roleARN`; run as `aws eks
+get-token`). Anything else (basic auth, a proxy, unknown keys) is refused with a message naming
+the Secret and the key, never a value. An exec command must be one of
+settings.OME_ARGOCD_EXEC_COMMANDS: whoever may write Argo CD's Secrets must not choose what
+the dashboard runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from kubernetes import client
+
+from ..kube_errors import KubeConfigError
+from ..models import Cluster
+from . import _CLIENT_ERRORS, CONNECT_TIMEOUT, READ_TIMEOUT, _translated, configuration_for
+
+SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
+EXEC_API_VERSION = "client.authentication.k8s.io/v1beta1"
+_CONFIG_KEYS = frozenset({"bearerToken", "tlsClientConfig", "execProviderConfig", "awsAuthConfig"})
+_TLS_KEYS = frozenset({"insecure", "caData", "certData", "keyData", "serverName"})
+
+
+class ArgoCDSecretInvalid(KubeConfigError):
+    """A cluster Secret this dashboard cannot build a client from (the message says why)."""
+
+    code = "bad_argocd_secret"
+
+
+@dataclass(frozen=True)
+class ArgoCluster:
+    """A member cluster as its Secret registers it: `secret` is NAMESPACE/NAME."""
+
+    secret: str
+    name: str
+    server: str
+
+
+def hub() -> Cluster:
+    """The hub cluster of settings.OME_ARGOCD_HUB (`in-cluster` or `kubeconfig:PATH[#CONTEXT]`),
+    as an unsaved Cluster for `configuration_for`."""
+    text = settings.OME_ARGOCD_HUB.strip()
+    if text == Cluster.Source.IN_CLUSTER:
+        return Cluster(name="argocd-hub", source=Cluster.Source.IN_CLUSTER)
+    kind, _, argument = text.partition(":")
+    if kind != Cluster.Source.KUBECONFIG or not argument:
+        raise KubeConfigError(f"OME_ARGOCD_HUB {text!r}: expected in-cluster or kubeconfig:PATH[#CONTEXT]")
+    path, _, context = argument.partition("#")
+    return Cluster(
+        name="argocd-hub", source=Cluster.Source.KUBECONFIG, kubeconfig=path.strip(), context=context.strip()
+    )
+
+
+def _core_api() -> client.CoreV1Api:
+    return client.CoreV1Api(client.ApiClient(configuration_for(hub())))
+
+
+def _text(secret: str, data: Mapping[str, bytes | str], key: str) -> str:
+    try:
+        return base64.b64decode(data.get(key) or b"", validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise ArgoCDSecretInvalid(f"Argo CD cluster Secret {secret}: data.{key} is not base64 of UTF-8 text") from None
+
+
+def cluster_secrets(namespace: str) -> list[ArgoCluster]:
+    """The member clusters registered by the cluster Secrets of `namespace` on the hub (the
+    `name` key, else the server, names one). Reads names and servers only."""
+    api = _core_api()
+    try:
+        listed = api.list_namespaced_secret(
+            namespace, label_selector=f"{SECRET_TYPE_LABEL}=cluster", _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT)
+        )
+    except _CLIENT_ERRORS as error:
+        raise _translated(error, plural="secrets", collection=False) from None
+    finally:
+        api.api_client.close()
+    found = []
+    for item in listed.items or []:
+        metadata = item.metadata
+        if metadata is None or (metadata.labels or {}).get(SECRET_TYPE_LABEL) != "cluster":
+            continue
+        ref = f"{namespace}/{metadata.name}"
+        data = item.data or {}
+        server = _text(ref, data, "server")
+        found.append(ArgoCluster(ref, _text(ref, data, "name") or server, server))
+    return found
+
+
+def member_kubeconfig(cluster: Cluster) -> dict[str, Any]:
+    """The kubeconfig (a dict, in memory only) of the member cluster that `cluster`'s Secret
+    registers, read from the hub now."""
+    namespace, _, name = cluster.argocd_secret.partition("/")
+    api = _core_api()
+    try:
+        secret = api.read_namespaced_secret(name, namespace, _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT))
+    except _CLIENT_ERRORS as error:
+        raise _translated(error, plural="secrets", collection=False) from None
+    finally:
+        api.api_client.close()
+    data = secret.data or {}
+    server = _text(cluster.argocd_secret, data, "server")
+    try:
+        config = json.loads(_text(cluster.argocd_secret, data, "config") or "{}")
+    except ValueError:
+        raise ArgoCDSecretInvalid(f"Argo CD cluster Secret {cluster.argocd_secret}: data.config is not JSON") from None
+    return kubeconfig_of(cluster.argocd_secret, server, config)
+
+
+def kubeconfig_of(secret: str, server: str, config: Any) -> dict[str, Any]:
+    """A kubeconfig dict from a cluster Secret's `server` and `config` (see the module docstring)."""
+
+    def refuse(why: str) -> ArgoCDSecretInvalid:
+        return ArgoCDSecretInvalid(f"Argo CD cluster Secret {secret}: {why}")
+
+    if not server.startswith("https://") and not server.startswith("http://"):
+        raise refuse("data.server is not an http(s) URL")
+    if not isinstance(config, dict):
+        raise refuse("data.config is not a JSON object")
+    if "username" in config or "password" in config:
+        raise refuse("basic authentication (config.username/password) is not supported by the kubernetes client")
+    unknown = sorted(set(config) - _CONFIG_KEYS)
+    if unknown:
+        raise refuse(f"config.{unknown[0]} is not supported (supported: {', '.join(sorted(_CONFIG_KEYS))})")
+    tls = config.get("tlsClientConfig") or {}
+    if not isinstance(tls, dict) or set(tls) - _TLS_KEYS:
+        raise refuse(f"config.tlsClientConfig: only {', '.join(sorted(_TLS_KEYS))} are supported")
+    cluster: dict[str, Any] = {"server": server}
+    if tls.get("insecure"):
+        cluster["insecure-skip-tls-verify"] = True
+    for key, field in (("caData", "certificate-authority-data"), ("serverName", "tls-server-name")):
+        if tls.get(key):
+            cluster[field] = tls[key]
+    user = _user(config, tls, refuse)
+    if not user:
+        raise refuse(
+            "no credentials (bearerToken, tlsClientConfig.certData/keyData, execProviderConfig or awsAuthConfig)"
+        )
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "member", "cluster": cluster}],
+        "users": [{"name": "member", "user": user}],
+        "contexts": [{"name": "member", "context": {"cluster": "member", "user": "member"}}],
+        "current-context": "member",
+    }
+
+
+def _user(config: dict[str, Any], tls: dict[str, Any], refuse: Any) -> dict[str, Any]:
+    user: dict[str, Any] = {}
+    if config.get("bearerToken"):
+        user["token"] = config["bearerToken"]
+    if tls.get("certData") or tls.get("keyData"):
+        if not (tls.get("certData") and tls.get("keyData")):
+            raise refuse("config.tlsClientConfig: certData and keyData go together")
+        user["client-certificate-data"], user["client-key-data"] = tls["certData"], tls["keyData"]
+    exec_config, aws = config.get("execProviderConfig"), config.get("awsAuthConfig")
+    if exec_config and aws:
+        raise refuse("config.execProviderConfig and config.awsAuthConfig exclude each other")
+    if aws:
+        if not isinstance(aws, dict) or not aws.get("clusterName"):
+            raise refuse("config.awsAuthConfig.clusterName is required")
+        role = ["--role-arn", str(aws["roleARN"])] if aws.get("roleARN") else []
+        exec_config = {"command": "aws", "args": ["eks", "get-token", "--cluster-name", str(aws["clusterName"]), *role]}
+    if exec_config:
+        user["exec"] = _exec(exec_config, refuse)
+    return user
+
+
+def _exec(exec_config: Any, refuse: Any) -> dict[str, Any]:
+    if not isinstance(exec_config, dict) or not isinstance(exec_config.get("command"), str):
+        raise refuse("config.execProviderConfig.command is required")
+    command = exec_config["command"]
+    allowed = settings.OME_ARGOCD_EXEC_COMMANDS
+    if os.path.basename(command) != command or command not in allowed:
+        raise refuse(
+            f"config.execProviderConfig.command {command!r} is not one of OME_ARGOCD_EXEC_COMMANDS ({', '.join(allowed) or 'none'})"
+        )
+    env = exec_config.get("env") or {}
+    if not isinstance(env, dict):
+        raise refuse("config.execProviderConfig.env is not a mapping")
+    return {
+        "apiVersion": exec_config.get("apiVersion") or EXEC_API_VERSION,
+        "command": command,
+        "args": [str(arg) for arg in exec_config.get("args") or []],
+        "env": [{"name": str(key), "value": str(value)} for key, value in env.items()],
+        "interactiveMode": "Never",
+    }

@@ -1,0 +1,209 @@
+"""Clusters from Argo CD: a hub (the test Kubernetes API server) serves Argo CD cluster Secrets
+for two member clusters (two more servers, each requiring its own token). The members are
+registered, synced and shown in the fleet view; they change and disappear as the Secrets do;
+their credentials are read from the hub at use and are nowhere in the database or the pages;
+kinds of credentials the client cannot use are refused with a message naming the Secret."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+from pytest_django import Settings
+from rest_framework.test import APIClient
+
+from inventory.argocd import argocd_clusters_sync
+from inventory.kube import aio
+from inventory.kube.argocd import SECRET_TYPE_LABEL, ArgoCDSecretInvalid, kubeconfig_of
+from inventory.live.resync import cluster_resync
+from inventory.models import Cluster, Resource
+from matrix.services import matrix_rebuild
+from tests.fakes.kube_api import FakeKubeAPI
+from tests.inventory.live.test_kube_aio import run_alone
+
+ROOT = Path(__file__).resolve().parents[3]
+SEED = ROOT / "demo/seed"
+NAMESPACE = "argocd"
+CLUSTER_LABELS = {SECRET_TYPE_LABEL: "cluster"}
+
+
+def secret(name: str, server: str, config: Any) -> dict[str, str]:
+    return {"name": name, "server": server, "config": json.dumps(config)}
+
+
+@pytest.fixture
+def hub(start_fake: Callable[..., FakeKubeAPI], settings: Settings, tmp_path: Path) -> FakeKubeAPI:
+    hub = start_fake(token="hub-token")
+    hub.write_kubeconfig(tmp_path / "hub.yaml")
+    settings.OME_KUBECONFIG_DIR = tmp_path
+    settings.OME_ARGOCD_HUB = "kubeconfig:hub.yaml"
+    settings.OME_ARGOCD_NAMESPACE = NAMESPACE
+    return hub
+
+
+@pytest.fixture
+def members(start_fake: Callable[..., FakeKubeAPI]) -> tuple[FakeKubeAPI, FakeKubeAPI]:
+    return start_fake(token="prod-token", manifests=SEED), start_fake(token="lab-token", manifests=SEED)
+
+
+def serve_both(hub: FakeKubeAPI, prod: FakeKubeAPI, lab: FakeKubeAPI) -> None:
+    hub.serve_secrets(
+        NAMESPACE,
+        {
+            "cluster-prod": secret(
+                "prod-eu", prod.url, {"bearerToken": "prod-token", "tlsClientConfig": {"insecure": False}}
+            ),
+            "cluster-lab": secret("Lab Cluster", lab.url, {"bearerToken": "lab-token"}),
+        },
+        CLUSTER_LABELS,
+    )
+
+
+@pytest.mark.django_db
+def test_argocd_members_are_registered_synced_and_shown_in_the_fleet(
+    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+) -> None:
+    serve_both(hub, *members)
+
+    found = argocd_clusters_sync()
+    clusters = {cluster.name: cluster for cluster in Cluster.objects.filter(source=Cluster.Source.ARGOCD)}
+    for cluster in clusters.values():
+        result = cluster_resync(cluster)
+        assert result.errors == {}
+        matrix_rebuild(cluster)
+    page = Client().get("/fleet/").content.decode()
+    api = APIClient().get("/api/v1/fleet/").json()
+
+    assert sorted(found.added) == ["lab-cluster", "prod-eu"]
+    assert clusters["prod-eu"].argocd_secret == f"{NAMESPACE}/cluster-prod"
+    assert clusters["prod-eu"].describe_source() == f"Argo CD cluster Secret {NAMESPACE}/cluster-prod"
+    for name in clusters:
+        assert Resource.objects.filter(cluster=clusters[name]).count() == 2
+        assert name in page
+    assert {item["cluster"] for item in api["clusters"]} == {"prod-eu", "lab-cluster"}
+    stored = json.dumps(list(Cluster.objects.values()), default=str)
+    assert "prod-token" not in stored
+    assert "lab-token" not in stored
+    assert "prod-token" not in page
+    assert {headers.get("authorization") for _m, _p, _q, headers in members[0].requests} == {"Bearer prod-token"}
+
+
+@pytest.mark.django_db
+def test_members_change_and_disappear_as_their_secrets_do(
+    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+) -> None:
+    prod, lab = members
+    serve_both(hub, prod, lab)
+    argocd_clusters_sync()
+    registered = Cluster.objects.create(name="edge", source=Cluster.Source.MANIFESTS, manifests=[str(SEED)])
+
+    hub.serve_secrets(
+        NAMESPACE,
+        {
+            "cluster-prod": secret("prod-west", prod.url, {"bearerToken": "prod-token"}),
+            "cluster-edge": secret("edge", lab.url, {"bearerToken": "lab-token"}),
+        },
+        CLUSTER_LABELS,
+    )
+    found = argocd_clusters_sync()
+
+    assert found.kept == ["prod-west"]
+    assert found.removed == ["lab-cluster"]
+    assert found.skipped == [f"{NAMESPACE}/cluster-edge: the name 'edge' is taken by another cluster"]
+    names = set(Cluster.objects.values_list("name", flat=True))
+    assert names == {"prod-west", "edge"}
+    assert Cluster.objects.get(name="edge") == registered
+    assert Cluster.objects.get(name="edge").source == Cluster.Source.MANIFESTS
+
+
+@pytest.mark.django_db
+def test_credentials_are_read_at_use_and_a_bad_secret_is_named(
+    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+) -> None:
+    prod, lab = members
+    serve_both(hub, prod, lab)
+    argocd_clusters_sync()
+    cluster = Cluster.objects.get(name="prod-eu")
+    hub.serve_secrets(
+        NAMESPACE,
+        {"cluster-prod": secret("prod-eu", prod.url, {"username": "admin", "password": "hunter2"})},
+        CLUSTER_LABELS,
+    )
+
+    result = cluster_resync(cluster)
+
+    messages = {error.message for error in result.errors.values()}
+    assert messages == {
+        f"Argo CD cluster Secret {NAMESPACE}/cluster-prod: basic authentication (config.username/password) "
+        "is not supported by the kubernetes client"
+    }
+    assert not any("hunter2" in message for message in messages)
+
+
+def test_the_kinds_of_credentials_become_a_kubeconfig() -> None:
+    tls = {"caData": "Q0E=", "certData": "Q0VSVA==", "keyData": "S0VZ", "serverName": "api.internal"}
+    by_cert = kubeconfig_of("argocd/a", "https://10.0.0.1", {"tlsClientConfig": tls})
+    by_aws = kubeconfig_of("argocd/b", "https://eks", {"awsAuthConfig": {"clusterName": "prod", "roleARN": "arn:r"}})
+    by_exec = kubeconfig_of(
+        "argocd/c",
+        "https://gke",
+        {"execProviderConfig": {"command": "argocd-k8s-auth", "args": ["gcp"], "env": {"A": "1"}}},
+    )
+
+    assert by_cert["clusters"][0]["cluster"] == {
+        "server": "https://10.0.0.1",
+        "certificate-authority-data": "Q0E=",
+        "tls-server-name": "api.internal",
+    }
+    assert by_cert["users"][0]["user"] == {"client-certificate-data": "Q0VSVA==", "client-key-data": "S0VZ"}
+    aws = by_aws["users"][0]["user"]["exec"]
+    assert (aws["command"], aws["args"]) == (
+        "aws",
+        ["eks", "get-token", "--cluster-name", "prod", "--role-arn", "arn:r"],
+    )
+    assert by_exec["users"][0]["user"]["exec"]["env"] == [{"name": "A", "value": "1"}]
+
+
+@pytest.mark.parametrize(
+    ("config", "why"),
+    [
+        ({}, "no credentials"),
+        ({"bearerToken": "t", "proxyUrl": "http://p"}, "config.proxyUrl is not supported"),
+        (
+            {"execProviderConfig": {"command": "/bin/sh", "args": ["-c", "id"]}},
+            "is not one of OME_ARGOCD_EXEC_COMMANDS",
+        ),
+        ({"tlsClientConfig": {"certData": "Q0VSVA=="}}, "certData and keyData go together"),
+        ({"awsAuthConfig": {"roleARN": "arn:r"}}, "awsAuthConfig.clusterName is required"),
+    ],
+)
+def test_unsupported_credentials_are_refused_naming_the_secret(config: dict[str, Any], why: str) -> None:
+    with pytest.raises(ArgoCDSecretInvalid) as refused:
+        kubeconfig_of("argocd/x", "https://k", config)
+
+    assert refused.value.message.startswith("Argo CD cluster Secret argocd/x: ")
+    assert why in refused.value.message
+
+
+@pytest.mark.django_db
+def test_the_asyncio_client_of_the_watch_hub_reads_a_member_through_its_secret(
+    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+) -> None:
+    serve_both(hub, *members)
+    argocd_clusters_sync()
+    cluster = Cluster.objects.get(name="lab-cluster")
+
+    async def runtimes() -> list[str]:
+        api = await aio.client_for(cluster)
+        try:
+            items, _version = await aio.list_kind(api, "ClusterServingRuntime")
+        finally:
+            await aio.close(api)
+        return [obj["metadata"]["name"] for obj in items]
+
+    assert run_alone(runtimes()) == ["srt-qwen-image-pipeline"]
+    assert {headers.get("authorization") for _m, _p, _q, headers in members[1].requests} == {"Bearer lab-token"}

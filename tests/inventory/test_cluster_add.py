@@ -1,0 +1,81 @@
+"""The add-cluster page without a browser: who may use it, the choices it offers (no
+credential among them), the connection test, and a registration equal to the API's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from inventory.models import Cluster
+from tests.fakes.kube_api import FakeKubeAPI
+
+SEED = Path(__file__).resolve().parents[2] / "demo/seed"
+
+
+@pytest.fixture
+def member(settings: Any, tmp_path: Path) -> Iterator[FakeKubeAPI]:
+    fake = FakeKubeAPI(token="member-token", manifests=SEED).start()
+    fake.write_kubeconfig(tmp_path / "member.yaml")
+    (tmp_path / "broken.yaml").write_text("not: a kubeconfig\n")
+    settings.OME_KUBECONFIG_DIR = tmp_path
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def admin(django_user_model: Any) -> Client:
+    client = Client()
+    client.force_login(django_user_model.objects.create_superuser(username="root", password="x" * 20))
+    return client
+
+
+@pytest.mark.django_db
+def test_only_who_may_add_clusters_gets_the_page(django_user_model: Any, member: FakeKubeAPI) -> None:
+    viewer = Client()
+    viewer.force_login(django_user_model.objects.create_user(username="viewer", password="x" * 20))
+
+    assert Client().get("/clusters/add/").status_code == 302
+    assert viewer.get("/clusters/add/").status_code == 403
+
+
+@pytest.mark.django_db
+def test_the_page_offers_contexts_and_folders_and_no_credential(admin: Client, member: FakeKubeAPI) -> None:
+    page = admin.get("/clusters/add/").content.decode()
+
+    assert '<option value="member.yaml#fake">member.yaml: context fake</option>' in page
+    assert '<option value="catalog/runtimes">catalog/runtimes</option>' in page
+    assert "broken.yaml" in page  # named as a file that cannot be used
+    assert "member-token" not in page
+
+
+@pytest.mark.django_db
+def test_the_connection_test_reads_the_cluster_and_stores_nothing(admin: Client, member: FakeKubeAPI) -> None:
+    form = {"name": "member", "source": "kubeconfig", "kubeconfig": "member.yaml#fake", "test": "1"}
+
+    page = admin.post("/clusters/add/", form).content.decode()
+
+    assert 'id="server-version"' in page
+    assert page.count("<td>yes</td>") == 5
+    assert "Register member" in page
+    assert not Cluster.objects.exists()
+
+
+@pytest.mark.django_db
+def test_confirming_registers_as_the_api_does(admin: Client, member: FakeKubeAPI) -> None:
+    form = {"name": "member", "source": "kubeconfig", "kubeconfig": "member.yaml#fake", "confirm": "1"}
+
+    response = admin.post("/clusters/add/", form)
+    again = admin.post("/clusters/add/", form)
+    folder = admin.post("/clusters/add/", {"name": "seed", "source": "manifests", "manifests": "/etc", "confirm": "1"})
+
+    assert response.status_code == 302
+    cluster = Cluster.objects.get(name="member")
+    assert (cluster.source, Path(cluster.kubeconfig).name, cluster.context) == ("kubeconfig", "member.yaml", "fake")
+    assert again.status_code == 400
+    assert "A cluster named &#x27;member&#x27; already exists." in again.content.decode()
+    assert folder.status_code == 400
+    assert not Cluster.objects.filter(name="seed").exists()

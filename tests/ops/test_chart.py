@@ -1,0 +1,163 @@
+"""The Helm chart (deploy/chart/) with a real helm: `helm lint` and `helm template` with the
+default values and two other sets (deploy/chart/ci/), each rendering exactly the objects of the
+kustomize tree it stands for, and every rendered output, chart and kustomize, valid against
+Kubernetes' schemas for the version docs/operations.md names.
+
+One source of truth, checked: the kustomize tree is the reference and the chart must render the
+same objects, field for field, except (1) the ConfigMap's name, which kustomize suffixes with a
+hash of its content where the chart rolls the pods with a `checksum/config` annotation, and
+(2) the Namespace of the release, which `helm install --create-namespace` creates."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "deploy/chart"
+NAMESPACE = "ome-compat"
+KUBERNETES_VERSION = "1.32.0"
+VALUE_SETS = {
+    "default": ([], ["deploy"]),
+    "rbac": (["ci/rbac-values.yaml"], ["deploy", "deploy/delegation", "deploy/ome-namespace", "deploy/argocd-hub"]),
+    "remote": (["ci/remote-values.yaml"], ["deploy/remote-cluster", "deploy/ome-namespace"]),
+}
+KUSTOMIZE_FOLDERS = [
+    "deploy",
+    "deploy/delegation",
+    "deploy/ome-namespace",
+    "deploy/remote-cluster",
+    "deploy/argocd-hub",
+]
+
+pytestmark = pytest.mark.slow
+
+
+@cache
+def tool(name: str) -> str:
+    found = subprocess.run([ROOT / "scripts/kube_tools.sh", name], capture_output=True, text=True, check=False)
+    assert found.returncode == 0, found.stderr
+    return found.stdout.strip()
+
+
+def run(*argv: str | Path) -> str:
+    result = subprocess.run([str(arg) for arg in argv], capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def documents(text: str) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all(text) if doc]
+
+
+def helm_template(values: list[str], *sets: str) -> list[dict[str, Any]]:
+    options = [arg for path in values for arg in ("--values", CHART / path)]
+    options += [arg for value in sets for arg in ("--set", value)]
+    return documents(run(tool("helm"), "template", "ome-compat", CHART, "--namespace", NAMESPACE, *options))
+
+
+@cache
+def kustomize(folder: str) -> tuple[dict[str, Any], ...]:
+    return tuple(documents(run(tool("kubectl"), "kustomize", ROOT / folder)))
+
+
+def identity(doc: dict[str, Any]) -> tuple[str, str, str]:
+    return (doc["kind"], doc["metadata"].get("namespace", ""), doc["metadata"]["name"])
+
+
+def by_identity(docs: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for doc in docs:
+        assert identity(doc) not in found, f"{identity(doc)} twice"
+        found[identity(doc)] = doc
+    return found
+
+
+def without_hash_names(doc: dict[str, Any]) -> dict[str, Any]:
+    return yaml.safe_load(re.sub(r"ome-compat-config-[a-z0-9]{10}\b", "ome-compat-config", yaml.safe_dump(doc)))
+
+
+def without_checksums(doc: dict[str, Any]) -> dict[str, Any]:
+    metadata = doc.get("spec", {}).get("template", {}).get("metadata", {})
+    metadata.get("annotations", {}).pop("checksum/config", None)
+    if metadata.get("annotations") == {}:
+        del metadata["annotations"]
+    return doc
+
+
+@pytest.mark.parametrize("name", VALUE_SETS)
+def test_helm_lint_passes(name: str) -> None:
+    values, _folders = VALUE_SETS[name]
+
+    out = run(tool("helm"), "lint", "--strict", CHART, *[arg for path in values for arg in ("--values", CHART / path)])
+
+    assert "1 chart(s) linted, 0 chart(s) failed" in out
+
+
+@pytest.mark.parametrize("name", VALUE_SETS)
+def test_the_chart_renders_the_objects_of_its_kustomize_trees(name: str) -> None:
+    values, folders = VALUE_SETS[name]
+    expected = [without_hash_names(doc) for folder in folders for doc in kustomize(folder)]
+    expected = [doc for doc in expected if identity(doc) != ("Namespace", "", NAMESPACE)]
+
+    rendered = [without_checksums(doc) for doc in helm_template(values)]
+
+    assert by_identity(rendered) == by_identity(expected)
+
+
+def test_the_chart_packages_for_an_oci_registry(tmp_path: Path) -> None:
+    out = run(tool("helm"), "package", CHART, "--destination", tmp_path)
+
+    assert (tmp_path / "ome-compat-0.1.0.tgz").is_file(), out
+
+
+def test_values_change_image_replicas_settings_and_secrets() -> None:
+    docs = helm_template(
+        [],
+        "image.repository=registry.internal/ome-compat",
+        "image.tag=0.2.0",
+        "worker.replicas=4",
+        "existingSecret=prod-secrets",
+        "config.OIDC_RP_CLIENT_ID=ome-compat",
+        "config.OME_KUBECONFIG_DIR=/var/kubeconfigs",
+    )
+    found = by_identity(docs)
+    worker = found[("Deployment", NAMESPACE, "ome-compat-worker")]
+    container = worker["spec"]["template"]["spec"]["containers"][0]
+
+    assert worker["spec"]["replicas"] == 4
+    assert container["image"] == "registry.internal/ome-compat:0.2.0"
+    assert {"secretRef": {"name": "prod-secrets"}} in container["envFrom"]
+    assert {"name": "kubeconfigs", "mountPath": "/var/kubeconfigs", "readOnly": True} in container["volumeMounts"]
+    assert found[("ConfigMap", NAMESPACE, "ome-compat-config")]["data"]["OIDC_RP_CLIENT_ID"] == "ome-compat"
+    default = by_identity(helm_template([]))[("Deployment", NAMESPACE, "ome-compat-worker")]
+    annotation = "checksum/config"
+    assert (
+        worker["spec"]["template"]["metadata"]["annotations"][annotation]
+        != (default["spec"]["template"]["metadata"]["annotations"][annotation])
+    )
+
+
+def rendered_outputs() -> list[tuple[str, list[dict[str, Any]]]]:
+    charts = [(f"chart ({name} values)", helm_template(values)) for name, (values, _folders) in VALUE_SETS.items()]
+    return charts + [(f"kustomize {folder}", list(kustomize(folder))) for folder in KUSTOMIZE_FOLDERS]
+
+
+def test_every_rendered_output_is_valid_for_the_kubernetes_version_the_docs_name() -> None:
+    assert f"Kubernetes {KUBERNETES_VERSION.rsplit('.', 1)[0]} or newer" in (ROOT / "docs/operations.md").read_text()
+    problems = []
+    for source, docs in rendered_outputs():
+        assert docs, source
+        for doc in docs:
+            try:
+                kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+            except kubernetes_validate.ValidationError as error:
+                problems.append(f"{source}: {identity(doc)}: {error.message}")
+    assert problems == []
