@@ -57,6 +57,7 @@ class WhatIfCheckView(APIView):
     """The what-if of manifests on one or every cluster, with a pass/fail verdict for CI."""
 
     permission_classes = [CanRead]
+    throttle_scope = "whatif"
 
     @extend_schema(request=CheckInputSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request) -> Response:

@@ -13,6 +13,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from inventory.models import Cluster
+from tests.support.access import grant
 from tests.support.kubeconfigs import write_kubeconfig
 
 pytestmark = pytest.mark.django_db
@@ -108,6 +109,7 @@ def test_a_cluster_is_registered_by_name_and_kubeconfig_file(
 ) -> None:
     settings.OME_KUBECONFIG_DIR = tmp_path
     write_kubeconfig(tmp_path / "prod.yaml", context="admin@prod")
+    grant(admin_of_clusters, "admin", cluster="prod")
     api.force_authenticate(admin_of_clusters)
 
     response = api.post(
