@@ -93,6 +93,48 @@ def test_a_field_other_than_the_pipeline_is_rejected_before_anything_is_sent(
     assert patches_sent(fake) == []
 
 
+@pytest.mark.parametrize(
+    ("pipeline", "field", "message"),
+    [
+        (
+            {"className": "X" * 2_000_000},
+            "patch.spec.diffusionPipeline.className",
+            "2000000 characters long; at most 253",
+        ),
+        ({"vae": {"library": "d" * 300, "type": "A"}}, "patch.spec.diffusionPipeline.vae.library", "at most 253"),
+        (
+            {"additionalComponents": {"c" * 254: {"library": "d", "type": "A"}}},
+            "patch.spec.diffusionPipeline.additionalComponents (a component's name)",
+            "254 characters long",
+        ),
+        (
+            {"additionalComponents": {f"c{i}": None for i in range(65)}},
+            "patch.spec.diffusionPipeline.additionalComponents",
+            "65 entries; at most 64",
+        ),
+    ],
+    ids=["2MB-className", "long-library", "long-component-name", "too-many-components"],
+)
+def test_an_oversized_pipeline_value_is_refused_naming_the_field_and_the_limit(
+    live: Cluster, fake: FakeKubeAPI, django_user_model: Any, pipeline: Any, field: str, message: str
+) -> None:
+    patcher = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
+    model = Resource.objects.get(cluster=live, name="qwen-image-pvc")
+    body = {
+        "cluster": "live",
+        "model": model.pk,
+        "patch": {"spec": {"diffusionPipeline": pipeline}},
+        "resource_version": model.resource_version,
+    }
+
+    response = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+
+    assert response.status_code == 400, response.content[:500]
+    assert response.json()["field"] == field
+    assert message in response.json()["detail"]
+    assert patches_sent(fake) == []
+
+
 def test_the_api_refuses_another_namespaces_model_as_missing(live: Cluster, django_user_model: Any) -> None:
     user = user_with(django_user_model, "team-b-patcher", "patcher", cluster="live", namespace="team-b")
     model = Resource.objects.get(cluster=live, name="qwen-image-team")
