@@ -238,7 +238,7 @@ def test_the_image_runs_the_stack_and_applies_the_seed_patch(stack: Stack, timin
             what="the seed cell selected after the patch",
             stack=stack,
         )
-    ready_status, ready = request(stack, "/readyz")
+    ready_status, ready = request(stack, "/readyz", token=METRICS_TOKEN, scheme="Bearer")
     metrics_status, metrics = request(stack, "/metrics", token=METRICS_TOKEN, scheme="Bearer")
     stored = kube.get("ClusterBaseModel", MODEL)
     codes = stack.stop()
