@@ -447,11 +447,14 @@ if OIDC_ENABLED:
     OIDC_RP_SCOPES: str = env.str("OIDC_RP_SCOPES", default="openid email profile groups")
 OIDC_USERNAME_CLAIM: str = env.str("OIDC_USERNAME_CLAIM", default="preferred_username")
 OIDC_GROUPS_CLAIM: str = env.str("OIDC_GROUPS_CLAIM", default="groups")
-# How a user is named to a delegating cluster (SubjectAccessReview, Impersonate-User/-Group):
-# the OIDC username claim (else the Django username) and groups, with these prefixes, which
-# must match the API server's --oidc-username-prefix / --oidc-groups-prefix.
-OME_KUBE_USER_PREFIX: str = env.str("OME_KUBE_USER_PREFIX", default="")
-OME_KUBE_GROUP_PREFIX: str = env.str("OME_KUBE_GROUP_PREFIX", default="")
+# How a user is named to a delegating cluster (SubjectAccessReview, Impersonate-User/-Group),
+# access.identity: the OIDC username claim and groups with the first two prefixes, which must
+# match the API server's --oidc-username-prefix / --oidc-groups-prefix; a Django account's
+# username and groups with the other two. Never empty, never `system:`, OIDC and local apart.
+OME_KUBE_USER_PREFIX: str = env.str("OME_KUBE_USER_PREFIX", default="oidc:")
+OME_KUBE_GROUP_PREFIX: str = env.str("OME_KUBE_GROUP_PREFIX", default="oidc:")
+OME_KUBE_LOCAL_USER_PREFIX: str = env.str("OME_KUBE_LOCAL_USER_PREFIX", default="ome-compat:")
+OME_KUBE_LOCAL_GROUP_PREFIX: str = env.str("OME_KUBE_LOCAL_GROUP_PREFIX", default="ome-compat:")
 
 # Kubeconfig files are read from this folder only (inventory.kubeconfigs), at most this large.
 OME_KUBECONFIG_DIR = env.path("OME_KUBECONFIG_DIR", default=BASE_DIR / "kubeconfigs")
