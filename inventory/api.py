@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
 from core.api import ScopeField
+from core.redact import redacted
 
 from . import filters, selectors
 from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
@@ -138,8 +139,15 @@ class ResourceSerializer(serializers.ModelSerializer):
 
 
 class ResourceDetailSerializer(ResourceSerializer):
+    redacted = serializers.SerializerMethodField(
+        help_text="Whether `obj` holds values shown as `[redacted]`: credentials, never stored."
+    )
+
     class Meta(ResourceSerializer.Meta):
-        fields = [*ResourceSerializer.Meta.fields, "source_path", "obj"]
+        fields = [*ResourceSerializer.Meta.fields, "source_path", "obj", "redacted"]
+
+    def get_redacted(self, resource: Resource) -> bool:
+        return redacted(resource.obj)
 
 
 class ClusterViewSet(
