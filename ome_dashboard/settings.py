@@ -83,7 +83,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -214,7 +213,7 @@ API_ANONYMOUS_READ: bool = env.bool("API_ANONYMOUS_READ", default=False)
 REST_FRAMEWORK = {
     # Token first: a request without credentials then gets 401 with a WWW-Authenticate header.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "access.tokens.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.HasPermissionOrReadOnly"],
@@ -455,6 +454,10 @@ OME_KUBE_USER_PREFIX: str = env.str("OME_KUBE_USER_PREFIX", default="oidc:")
 OME_KUBE_GROUP_PREFIX: str = env.str("OME_KUBE_GROUP_PREFIX", default="oidc:")
 OME_KUBE_LOCAL_USER_PREFIX: str = env.str("OME_KUBE_LOCAL_USER_PREFIX", default="ome-compat:")
 OME_KUBE_LOCAL_GROUP_PREFIX: str = env.str("OME_KUBE_LOCAL_GROUP_PREFIX", default="ome-compat:")
+
+# API tokens (access.tokens): their lifetime when none is asked for, and the longest one allowed.
+OME_API_TOKEN_DAYS: int = env.int("OME_API_TOKEN_DAYS", default=90)
+OME_API_TOKEN_MAX_DAYS: int = env.int("OME_API_TOKEN_MAX_DAYS", default=365)
 
 # Kubeconfig files are read from this folder only (inventory.kubeconfigs), at most this large.
 OME_KUBECONFIG_DIR = env.path("OME_KUBECONFIG_DIR", default=BASE_DIR / "kubeconfigs")
