@@ -46,6 +46,9 @@ CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 SECURE_COOKIES: bool = env.bool("SECURE_COOKIES", default=not DEBUG)
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE_COOKIES
 SESSION_COOKIE_HTTPONLY = True
+# A sign-in lasts a working day (Django's default is two weeks); OIDC sign-ins are renewed far
+# more often (OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS).
+SESSION_COOKIE_AGE: int = env.int("SESSION_MAX_AGE_SECONDS", default=8 * 3600)
 SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
 # Behind a TLS-terminating proxy: SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto,https (only when the
 # proxy always sets or strips that header, or clients could claim HTTPS), SECURE_SSL_REDIRECT,
@@ -444,6 +447,12 @@ if OIDC_ENABLED:
     OIDC_OP_JWKS_ENDPOINT: str = env.str("OIDC_OP_JWKS_ENDPOINT", default="")
     OIDC_RP_SIGN_ALGO: str = env.str("OIDC_RP_SIGN_ALGO", default="RS256")
     OIDC_RP_SCOPES: str = env.str("OIDC_RP_SCOPES", default="openid email profile groups")
+    # Groups are read again this often (access.oidc.FreshOidcSession): a silent sign-in at the
+    # identity provider on the next page load, a sign-out for any other request.
+    OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS: int = env.int("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS", default=15 * 60)
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1, "access.oidc.FreshOidcSession"
+    )
 OIDC_USERNAME_CLAIM: str = env.str("OIDC_USERNAME_CLAIM", default="preferred_username")
 OIDC_GROUPS_CLAIM: str = env.str("OIDC_GROUPS_CLAIM", default="groups")
 # How a user is named to a delegating cluster (SubjectAccessReview, Impersonate-User/-Group),

@@ -3,6 +3,11 @@ and the audit log use), never take over a local account; roles are managed by a 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import time
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -10,12 +15,16 @@ from typing import Any
 import pytest
 import yaml
 from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.models import Group
+from django.contrib.sessions.middleware import SessionMiddleware
 from django.core.management import CommandError, call_command
+from django.http import HttpResponse
+from django.test import RequestFactory
 
 from access.identity import check_prefixes
 from access.models import Delegation, Grant, Identity, Role
-from access.oidc import OidcBackend
+from access.oidc import FreshOidcSession, OidcBackend
 from access.scope import scope_for_user
 
 pytestmark = pytest.mark.django_db
@@ -164,3 +173,92 @@ def test_no_role_in_deploy_may_impersonate_any_name() -> None:
 
     assert rules
     assert all(rule.get("resourceNames") for rule in rules if "impersonate" in rule.get("verbs", [])), rules
+
+
+# ---- fresh groups ---------------------------------------------------------------------------
+
+
+def oidc_request(method: str, user: Any, *, expires_in: float, backend: str = "access.oidc.OidcBackend") -> Any:
+    """A request of `user` signed in through `backend`, whose sign-in is good for `expires_in` s."""
+    request = getattr(RequestFactory(), method)("/matrix/")
+    SessionMiddleware(lambda request: HttpResponse()).process_request(request)
+    request.session[BACKEND_SESSION_KEY] = backend
+    request.session[SESSION_KEY] = str(user.pk)
+    request.session["oidc_id_token_expiration"] = time.time() + expires_in
+    request.user = user
+    return request
+
+
+@pytest.fixture
+def fresh_sessions(settings: Any) -> FreshOidcSession:
+    settings.ROOT_URLCONF = "tests.security.oidc_urls"
+    return FreshOidcSession(lambda request: HttpResponse())
+
+
+def test_an_expired_oidc_sign_in_is_renewed_at_the_identity_provider_on_the_next_page(
+    fresh_sessions: FreshOidcSession,
+) -> None:
+    user = OidcBackend().create_user(CLAIMS)
+
+    fresh = fresh_sessions.process_request(oidc_request("get", user, expires_in=60))
+    renewed = fresh_sessions.process_request(oidc_request("get", user, expires_in=-1))
+
+    assert fresh is None
+    assert renewed is not None
+    assert renewed.status_code == 302
+    assert renewed["Location"].startswith("https://idp.example/authorize?")
+    assert "prompt=none" in renewed["Location"]
+
+
+def test_a_change_from_an_expired_oidc_sign_in_is_made_signed_out(fresh_sessions: FreshOidcSession) -> None:
+    user = OidcBackend().create_user(CLAIMS)
+    expired = oidc_request("post", user, expires_in=-1)
+    current = oidc_request("post", user, expires_in=60)
+    local = oidc_request("post", user, expires_in=-1, backend="django.contrib.auth.backends.ModelBackend")
+
+    for request in (expired, current, local):
+        assert fresh_sessions.process_request(request) is None
+
+    assert not expired.user.is_authenticated
+    assert current.user.is_authenticated
+    assert local.user.is_authenticated
+
+
+def test_renewed_groups_replace_the_old_ones_for_grants() -> None:
+    user = OidcBackend().create_user(CLAIMS)
+    Grant.objects.create(group="ml-platform", cluster="prod", role=Role.PATCHER)
+    before = scope_for_user(user)
+
+    OidcBackend().update_user(user, {**CLAIMS, "groups": ["oncall"]})
+
+    assert before.may_patch("prod", "team-a")
+    assert not scope_for_user(user).reads_cluster("prod")
+
+
+def test_sessions_last_a_working_day_not_two_weeks() -> None:
+    assert settings.SESSION_COOKIE_AGE == 8 * 3600
+
+
+def test_with_oidc_configured_the_sign_in_is_renewed_by_the_middleware_after_authentication() -> None:
+    show = (
+        "import json; from ome_dashboard import settings as s; "
+        "print(json.dumps([s.MIDDLEWARE, s.OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS]))"
+    )
+    env = {
+        "PATH": os.environ["PATH"],
+        "DEBUG": "true",
+        "OIDC_RP_CLIENT_ID": "ome-compat",
+        "OIDC_OP_AUTHORIZATION_ENDPOINT": "https://idp.example/authorize",
+        "OIDC_OP_TOKEN_ENDPOINT": "https://idp.example/token",
+        "OIDC_OP_USER_ENDPOINT": "https://idp.example/userinfo",
+    }
+
+    result = subprocess.run(
+        [sys.executable, "-c", show], cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, timeout=60
+    )
+
+    assert result.returncode == 0, result.stderr
+    middleware, renew = json.loads(result.stdout)
+    authentication = middleware.index("django.contrib.auth.middleware.AuthenticationMiddleware")
+    assert middleware[authentication + 1] == "access.oidc.FreshOidcSession"
+    assert renew == 900
