@@ -78,7 +78,7 @@ def unsendable(actor: Actor) -> str | None:
 def check_prefixes(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """The prefixes keep OIDC and local names apart and away from `system:`."""
     values = {name: str(getattr(settings, name)) for name in PREFIX_SETTINGS}
-    errors = [
+    errors: list[checks.CheckMessage] = [
         checks.Error(f"{name} must not be empty or start with {SYSTEM_PREFIX!r}", id="access.E001")
         for name, value in values.items()
         if not value or value.startswith(SYSTEM_PREFIX)

@@ -74,7 +74,7 @@ class FreshOidcSession(SessionRefresh):
         if request.method != "GET" and _oidc_sign_in_expired(request):
             auth.logout(request)
             return None
-        return super().process_request(request)  # type: ignore[no-any-return]
+        return super().process_request(request)
 
 
 def _oidc_sign_in_expired(request: HttpRequest) -> bool:

@@ -63,7 +63,7 @@ def _scoped(pattern: re.Pattern[str]) -> str:
 
 # Public IPs are no secret; every other regex detector of detect-secrets is, and Hugging Face's
 # tokens (hf_ and 34 letters), which it does not know.
-_DETECTORS = [
+_DETECTORS: list[type[RegexBasedDetector]] = [
     detector
     for detector in get_mapping_from_secret_type_to_class().values()
     if issubclass(detector, RegexBasedDetector) and detector.__name__ != "IPPublicDetector"

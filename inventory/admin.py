@@ -29,7 +29,8 @@ class ClusterRegistrationForm(forms.ModelForm):
         """cluster_spec_from_web says it, in the API's words."""
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if "name" in data and "source" in data:
             try:
                 self.spec = cluster_spec_from_web(data["name"], data["source"], author=self.author)
