@@ -63,9 +63,10 @@ def _scoped(pattern: re.Pattern[str]) -> str:
 
 # Public IPs are no secret; every other regex detector of detect-secrets is, and Hugging Face's
 # tokens (hf_ and 34 letters), which it does not know.
+_PLUGINS: dict[str, type[Any]] = get_mapping_from_secret_type_to_class()
 _DETECTORS: list[type[RegexBasedDetector]] = [
     detector
-    for detector in get_mapping_from_secret_type_to_class().values()
+    for detector in _PLUGINS.values()
     if issubclass(detector, RegexBasedDetector) and detector.__name__ != "IPPublicDetector"
 ]
 # A match is blanked to the end of its word: some detectors' patterns stop at a prefix (`ghp`).
