@@ -71,7 +71,7 @@ def parse_cluster_setting(text: str) -> list[ClusterSpec]:
     return specs
 
 
-class RegistrationInvalid(DomainError):
+class RegistrationInvalid(DomainError, ValueError):
     """A registration made through the web (API or admin) that cannot be accepted (400, or 403
     when it would leave its author without a role on the new cluster)."""
 
@@ -97,8 +97,7 @@ def cluster_spec_from_web(name: str, source: str, *, author: Any) -> ClusterSpec
     come from the settings or the command line only: they read the server's own files and
     account), and an author who will hold a role on the cluster (grants name clusters, so one can
     be made before the registration). Raises RegistrationInvalid naming the field."""
-    if not _NAME.fullmatch(name):
-        raise RegistrationInvalid("A name of 1 to 63 letters, digits, `-` or `_`.", field="name")
+    _check_name(name)
     if Cluster.objects.filter(name=name).exists():
         raise ClusterNameTaken(f"A cluster named {name!r} already exists.", field="name")
     if any(char in source for char in ";\r\n"):
@@ -125,11 +124,17 @@ def cluster_spec_from_web(name: str, source: str, *, author: Any) -> ClusterSpec
     return spec
 
 
+def _check_name(name: str) -> None:
+    if not _NAME.fullmatch(name):
+        raise RegistrationInvalid(f"cluster name {name!r}: 1 to 63 letters, digits, `-` or `_`.", field="name")
+
+
 def cluster_register(spec: ClusterSpec) -> Cluster:
     """Create the cluster, or update its source; idempotent. A kubeconfig must be a file of the
     kubeconfig directory defining the context (inventory.kubeconfigs): KubeconfigInvalid else.
     An OME version in the spec is recorded as the administrator's (it wins over detection);
     without one, a version set earlier stays."""
+    _check_name(spec.name)
     if spec.ome_version:
         profile_for(spec.ome_version)
     kubeconfig = ""

@@ -188,3 +188,13 @@ def test_a_registration_that_would_leave_its_author_without_a_role_is_refused_an
     assert not Cluster.objects.exists()
     grant(author, "viewer", cluster="c")
     assert register(author, "kubeconfig:prod.yaml#prod").status_code == 201
+
+
+def test_every_door_refuses_a_cluster_name_that_is_not_a_slug(folder: Path, settings: Settings) -> None:
+    settings.OME_CLUSTERS = "a/b=kubeconfig:prod.yaml#prod"
+
+    with pytest.raises(CommandError, match="cluster name 'a/b': 1 to 63 letters"):
+        call_command("register_clusters", stdout=StringIO())
+    with pytest.raises(CommandError, match="cluster name 'x y': 1 to 63 letters"):
+        call_command("add_cluster", "x y", "--kubeconfig", "prod.yaml", "--context", "prod", stdout=StringIO())
+    assert not Cluster.objects.exists()
