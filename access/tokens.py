@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
@@ -60,7 +60,7 @@ def api_token_revocable(reader: Any) -> QuerySet[ApiToken]:
     """The tokens `reader` may revoke: their own, or every one for an administrator."""
     if reader.has_perm("access.delete_apitoken"):
         return ApiToken.objects.all()
-    return ApiToken.objects.filter(Q(user=reader))
+    return ApiToken.objects.filter(user=reader)
 
 
 class ApiTokenAuthentication(TokenAuthentication):
