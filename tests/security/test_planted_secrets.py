@@ -205,7 +205,7 @@ def with_secrets(obj: dict[str, Any]) -> dict[str, Any]:
     if obj["kind"] in ("BaseModel", "ClusterBaseModel"):
         storage = spec.setdefault("storage", {})
         storage.setdefault("parameters", {}).update({"secretKey": "PLANTED-c", "endpoint": "https://u:PLANTED-d@m"})
-    elif obj["kind"] in ("ServingRuntime", "ClusterServingRuntime"):
+    else:
         runner = spec.setdefault("engineConfig", {}).setdefault("runner", {})
         runner.setdefault("env", []).extend([{"name": "HF_TOKEN", "value": "PLANTED-e"}, {"name": "X", "value": AWS}])
         runner["args"] = [*runner.get("args", []), "--hf-token", "PLANTED-f", "--api-key=PLANTED-g"]
@@ -213,23 +213,30 @@ def with_secrets(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def verdicts(objects: list[dict[str, Any]]) -> dict[Any, Any]:
+    """Every (model, runtime) verdict and reason, every model's selection, every
+    InferenceService's outcome."""
     models = [obj for obj in objects if obj["kind"] in ("BaseModel", "ClusterBaseModel")]
     runtimes = [obj for obj in objects if obj["kind"] in ("ServingRuntime", "ClusterServingRuntime")]
-    judged = matching.grid(models, runtimes)
+    isvcs = [matching.parse_isvc(obj) for obj in objects if obj["kind"] == "InferenceService"]
+    judged = matching.grid(models, runtimes, isvcs)
     model_keys = [matching.parse_model(obj).key for obj in models]
     runtime_keys = [matching.parse_runtime(obj).key for obj in runtimes]
-    return {
-        (model_key, runtime_key): (judged.verdict(model_key, runtime_key), judged.reason(model_key, runtime_key))
-        for model_key in model_keys
-        for runtime_key in runtime_keys
-    } | {model_key: judged.select(model_key).to_dict() for model_key in model_keys}
+    return (
+        {
+            (model_key, runtime_key): (judged.verdict(model_key, runtime_key), judged.reason(model_key, runtime_key))
+            for model_key in model_keys
+            for runtime_key in runtime_keys
+        }
+        | {model_key: judged.select(model_key).to_dict() for model_key in model_keys}
+        | {isvc.key: matching.evaluate_isvc(judged, isvc) for isvc in isvcs}
+    )
 
 
 def test_the_demo_with_secrets_planted_in_every_object_judges_exactly_as_before_once_redacted() -> None:
     snapshot = read_manifests(Path(settings.BASE_DIR) / folder for folder in ("catalog/runtimes", "demo"))
     demo = [
         obj
-        for kind in ("ClusterBaseModel", "BaseModel", "ClusterServingRuntime", "ServingRuntime")
+        for kind in ("ClusterBaseModel", "BaseModel", "ClusterServingRuntime", "ServingRuntime", "InferenceService")
         for obj in snapshot.objects[kind].values()
     ]
     planted = [with_secrets(obj) for obj in demo]
@@ -238,4 +245,7 @@ def test_the_demo_with_secrets_planted_in_every_object_judges_exactly_as_before_
 
     assert "PLANTED" not in json.dumps(redacted)
     assert redact(GITHUB) == MARK
-    assert verdicts(redacted) == verdicts(planted) == verdicts(demo)
+    judged = verdicts(redacted)
+
+    assert judged == verdicts(planted) == verdicts(demo)
+    assert sum(1 for key in judged if len(key) == 3 and key[0] == "InferenceService") >= 10
