@@ -85,3 +85,24 @@ class Identity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: {self.name or '-'} {self.groups}"
+
+
+class ApiToken(models.Model):
+    """A credential for the API (`Authorization: Token <key>`). Only the key's SHA-256 is stored:
+    the key is shown once, when it is made. It expires, records when it was last used, and is
+    revoked by deleting it (access.tokens)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, help_text="What the token is for (a CI system, a script).")
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    prefix = models.CharField(max_length=12, editable=False, help_text="The key's first characters, to tell it.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["user_id", "-created_at"]
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… of {self.user} ({self.name})"

@@ -19,21 +19,10 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Q
 
+from .identity import Actor, actor_for
 from .models import EVERY_CLUSTER, Grant, Identity, Role
 
 NOTHING = 0
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who acts: the Django username (empty: anonymous), and the name and groups the user has in
-    Kubernetes (OIDC claims when signed in through OIDC, else the username and Django groups,
-    with the configured prefixes), for SubjectAccessReviews, impersonation and the audit log."""
-
-    username: str = ""
-    kube_user: str = ""
-    kube_groups: tuple[str, ...] = ()
-    oidc: bool = False
 
 
 @dataclass(frozen=True)
@@ -133,21 +122,6 @@ def anonymous_scope() -> Scope:
     return Scope(everywhere=Role.VIEWER if settings.API_ANONYMOUS_READ else NOTHING)
 
 
-def _actor(user: Any, identity: Identity | None, django_groups: list[str]) -> Actor:
-    user_prefix = str(settings.OME_KUBE_USER_PREFIX)
-    group_prefix = str(settings.OME_KUBE_GROUP_PREFIX)
-    if identity is not None and identity.name:
-        name, groups, oidc = identity.name, [str(g) for g in identity.groups or []], True
-    else:
-        name, groups, oidc = user.get_username(), django_groups, False
-    return Actor(
-        username=user.get_username(),
-        kube_user=f"{user_prefix}{name}",
-        kube_groups=tuple(dict.fromkeys(f"{group_prefix}{group}" for group in groups)),
-        oidc=oidc,
-    )
-
-
 def scope_for_user(user: Any) -> Scope:
     """The scope of a user (or AnonymousUser / None): superusers hold admin everywhere; others
     hold what their grants and their groups' grants give, at least what anonymous users read."""
@@ -158,7 +132,7 @@ def scope_for_user(user: Any) -> Scope:
     identity = Identity.objects.filter(user=user).first()
     django_groups = list(user.groups.values_list("name", flat=True))
     groups = set(django_groups) | {str(group) for group in (identity.groups if identity else [])}
-    actor = _actor(user, identity, django_groups)
+    actor = actor_for(user, identity.name if identity else "", identity.groups if identity else [], django_groups)
     if user.is_superuser:
         return Scope(everywhere=Role.ADMIN, actor=actor)
     clusters: dict[str, int] = {}

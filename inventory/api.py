@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
@@ -13,13 +14,13 @@ from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
 from core.api import ScopeField
+from core.redact import redacted
 
 from . import filters, selectors
-from .kubeconfigs import KubeconfigInvalid, kubeconfig_read
 from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
 from .ome_release import ome_description
 from .selectors import cluster_choose
-from .services import cluster_register, parse_cluster_setting
+from .services import RegistrationLeavesNoRole, cluster_register, cluster_spec_from_web
 
 SOURCE_HELP = (
     "`kubeconfig:FILE[#CONTEXT]`: a file of the kubeconfig directory (OME_KUBECONFIG_DIR) and one of "
@@ -101,37 +102,6 @@ class ClusterCreateSerializer(serializers.Serializer):
                 )
         return dict(super().to_internal_value(data))
 
-    def validate_name(self, value: str) -> str:
-        if Cluster.objects.filter(name=value).exists():
-            raise serializers.ValidationError(f"A cluster named {value!r} already exists.", code="unique")
-        return value
-
-    def validate_source(self, value: str) -> str:
-        if any(char in value for char in ";\r\n"):
-            raise serializers.ValidationError("One source, on one line: a path, not a file's contents.")
-        return value.strip()
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        try:
-            [spec] = parse_cluster_setting(f"{attrs['name']}={attrs['source']}")
-        except ValueError:
-            # The parser's message quotes the input; the input might hold a secret.
-            raise serializers.ValidationError({"source": ["Expected kubeconfig:FILE[#CONTEXT]."]}) from None
-        if spec.source != Cluster.Source.KUBECONFIG:
-            raise serializers.ValidationError(
-                {
-                    "source": [
-                        "Only kubeconfig:FILE[#CONTEXT] can be registered here; in-cluster and manifest folders "
-                        "are registered from OME_CLUSTERS or `manage.py add_cluster`."
-                    ]
-                }
-            )
-        try:
-            kubeconfig_read(spec.kubeconfig, spec.context)
-        except KubeconfigInvalid as error:
-            raise serializers.ValidationError({"source": [error.message]}) from None
-        return {"spec": spec}
-
 
 class ResourceSerializer(serializers.ModelSerializer):
     cluster: serializers.SlugRelatedField[Cluster] = serializers.SlugRelatedField(slug_field="name", read_only=True)
@@ -169,8 +139,15 @@ class ResourceSerializer(serializers.ModelSerializer):
 
 
 class ResourceDetailSerializer(ResourceSerializer):
+    redacted = serializers.SerializerMethodField(
+        help_text="Whether `obj` holds values shown as `[redacted]`: credentials, never stored."
+    )
+
     class Meta(ResourceSerializer.Meta):
-        fields = [*ResourceSerializer.Meta.fields, "source_path", "obj"]
+        fields = [*ResourceSerializer.Meta.fields, "source_path", "obj", "redacted"]
+
+    def get_redacted(self, resource: Resource) -> bool:
+        return redacted(resource.obj)
 
 
 class ClusterViewSet(
@@ -195,8 +172,12 @@ class ClusterViewSet(
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         given = ClusterCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        cluster = cluster_register(given.validated_data["spec"])
-        shown = self.get_queryset().get(pk=cluster.pk)
+        values = given.validated_data
+        with transaction.atomic():
+            cluster = cluster_register(cluster_spec_from_web(values["name"], values["source"], author=request.user))
+            shown = self.get_queryset().filter(pk=cluster.pk).first()
+            if shown is None:  # a grant revoked meanwhile: nothing stays registered
+                raise RegistrationLeavesNoRole(f"You hold no role on cluster {cluster.name!r}.", field="name")
         return Response(ClusterSerializer(shown).data, status=status.HTTP_201_CREATED)
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import matching
-from core.redact import MARK, redact, secret_name
+from core.redact import redact, redact_manifest
 from matching import InferenceService, Model, Runtime
 
 from .models import CLUSTER_SCOPED, Kind, Resource
@@ -20,24 +20,17 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 def stored(obj: dict[str, Any]) -> dict[str, Any]:
     """The object as the inventory stores (and every page shows) it: without kubectl's
-    last-applied-configuration annotation, and with the `value` of every `{name, value}` entry
-    whose name holds a secret (env: HF_TOKEN, API_KEY, ...) blanked. Matching reads neither."""
+    last-applied-configuration annotation, and with every credential redacted
+    (core.redact.redact_manifest) except in its identity (metadata other than annotations),
+    which a credential has no business in and every lookup reads."""
     metadata = obj.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    if isinstance(metadata, Mapping) and isinstance(annotations, Mapping) and LAST_APPLIED in annotations:
+    if not isinstance(metadata, Mapping):
+        return redact_manifest(obj)  # parse_* names the missing metadata
+    annotations = metadata.get("annotations")
+    if isinstance(annotations, Mapping):
         kept = {key: value for key, value in annotations.items() if key != LAST_APPLIED}
-        obj = {**obj, "metadata": {**metadata, "annotations": kept}}
-    return _blank_secret_values(obj)
-
-
-def _blank_secret_values(value: Any) -> Any:
-    if isinstance(value, dict):
-        if isinstance(value.get("name"), str) and "value" in value and secret_name(value["name"]):
-            return {**value, "value": MARK}
-        return {key: _blank_secret_values(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_blank_secret_values(item) for item in value]
-    return value
+        metadata = {**metadata, "annotations": redact_manifest(kept)}
+    return {key: metadata if key == "metadata" else redact_manifest(value, key) for key, value in obj.items()}
 
 
 # Kubernetes' limit for names and namespaces; a longer one cannot be stored (unique index).

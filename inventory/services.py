@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
+
+from access.scope import scope_for_user
+from core.errors import DomainError
 
 from .kubeconfigs import kubeconfig_read
 from .models import Cluster, Kind
@@ -69,11 +74,70 @@ def parse_cluster_setting(text: str) -> list[ClusterSpec]:
     return specs
 
 
+class RegistrationInvalid(DomainError, ValueError):
+    """A registration made through the web (API or admin) that cannot be accepted (400, or 403
+    when it would leave its author without a role on the new cluster)."""
+
+    code = "bad_registration"
+
+
+class ClusterNameTaken(RegistrationInvalid):
+    code = "unique"
+
+
+class RegistrationLeavesNoRole(RegistrationInvalid):
+    code = "no_role_on_cluster"
+    http_status = 403
+
+
+_NAME = re.compile(r"[-a-zA-Z0-9_]{1,63}")
+WEB_SOURCE_HELP = "kubeconfig:FILE[#CONTEXT], FILE in the kubeconfig directory (OME_KUBECONFIG_DIR)."
+
+
+def cluster_spec_from_web(name: str, source: str, *, author: Any) -> ClusterSpec:
+    """The one check of a registration made through the web, by the API and the admin alike:
+    a new slug name, a kubeconfig of the kubeconfig directory (in-cluster and manifest folders
+    come from the settings or the command line only: they read the server's own files and
+    account), and an author who will hold a role on the cluster (grants name clusters, so one can
+    be made before the registration). Raises RegistrationInvalid naming the field."""
+    _check_name(name)
+    if Cluster.objects.filter(name=name).exists():
+        raise ClusterNameTaken(f"A cluster named {name!r} already exists.", field="name")
+    if any(char in source for char in ";\r\n"):
+        raise RegistrationInvalid("One source, on one line: a path, not a file's contents.", field="source")
+    try:
+        [spec] = parse_cluster_setting(f"{name}={source.strip()}")
+    except ValueError:
+        # The parser's message quotes the input; the input might hold a secret.
+        raise RegistrationInvalid(f"Expected {WEB_SOURCE_HELP}", field="source") from None
+    if spec.source != Cluster.Source.KUBECONFIG:
+        raise RegistrationInvalid(
+            "Only kubeconfig:FILE[#CONTEXT] can be registered here; in-cluster and manifest folders "
+            "are registered from OME_CLUSTERS or `manage.py add_cluster`.",
+            field="source",
+        )
+    kubeconfig_read(spec.kubeconfig, spec.context)
+    if not scope_for_user(author).reads_cluster(name):
+        raise RegistrationLeavesNoRole(
+            f"Registering cluster {name!r} would leave you without a role on it, so you could not see it: "
+            f"ask an administrator for a role on cluster {name!r} first (a grant may name a cluster before "
+            "it is registered).",
+            field="name",
+        )
+    return spec
+
+
+def _check_name(name: str) -> None:
+    if not _NAME.fullmatch(name):
+        raise RegistrationInvalid(f"cluster name {name!r}: 1 to 63 letters, digits, `-` or `_`.", field="name")
+
+
 def cluster_register(spec: ClusterSpec) -> Cluster:
     """Create the cluster, or update its source; idempotent. A kubeconfig must be a file of the
     kubeconfig directory defining the context (inventory.kubeconfigs): KubeconfigInvalid else.
     An OME version in the spec is recorded as the administrator's (it wins over detection);
     without one, a version set earlier stays."""
+    _check_name(spec.name)
     if spec.ome_version:
         profile_for(spec.ome_version)
     kubeconfig = ""

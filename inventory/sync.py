@@ -174,7 +174,7 @@ def snapshot_apply(
         stored = {r.key: r for r in Resource.objects.filter(cluster=cluster, kind=kind)}
         created, updated, unchanged = [], [], []
         for key, raw in objects.items():
-            obj = records.stored(raw)  # no last-applied-configuration, no secret env values
+            obj = records.stored(raw)  # no last-applied-configuration, credentials redacted
             resource = stored.get(key)
             if resource is None:
                 created.append(_new_resource(cluster, key, obj, now, paths.get(key, "")))
@@ -212,7 +212,7 @@ def _recount(cluster: Cluster, kind: str, count: int, invalid: int) -> None:
 def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Change | None:
     """Apply one watch event (ADDED, MODIFIED, DELETED), keeping the kind's counts; returns the
     change it made, if any."""
-    obj = records.stored(obj)  # no last-applied-configuration, no secret env values
+    obj = records.stored(obj)  # no last-applied-configuration, credentials redacted
     key = records.identity(obj)
     if key is None:
         logger.warning("cluster %s: %s event for an object without kind or name", cluster, event_type)

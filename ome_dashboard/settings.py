@@ -46,6 +46,9 @@ CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 SECURE_COOKIES: bool = env.bool("SECURE_COOKIES", default=not DEBUG)
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE_COOKIES
 SESSION_COOKIE_HTTPONLY = True
+# A sign-in lasts a working day (Django's default is two weeks); OIDC sign-ins are renewed far
+# more often (OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS).
+SESSION_COOKIE_AGE: int = env.int("SESSION_MAX_AGE_SECONDS", default=8 * 3600)
 SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
 # Behind a TLS-terminating proxy: SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto,https (only when the
 # proxy always sets or strips that header, or clients could claim HTTPS), SECURE_SSL_REDIRECT,
@@ -83,7 +86,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -214,7 +216,7 @@ API_ANONYMOUS_READ: bool = env.bool("API_ANONYMOUS_READ", default=False)
 REST_FRAMEWORK = {
     # Token first: a request without credentials then gets 401 with a WWW-Authenticate header.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "access.tokens.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.HasPermissionOrReadOnly"],
@@ -466,13 +468,26 @@ if OIDC_ENABLED:
     OIDC_OP_JWKS_ENDPOINT: str = env.str("OIDC_OP_JWKS_ENDPOINT", default="")
     OIDC_RP_SIGN_ALGO: str = env.str("OIDC_RP_SIGN_ALGO", default="RS256")
     OIDC_RP_SCOPES: str = env.str("OIDC_RP_SCOPES", default="openid email profile groups")
+    # Groups are read again this often (access.oidc.FreshOidcSession): a silent sign-in at the
+    # identity provider on the next page load, a sign-out for any other request.
+    OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS: int = env.int("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS", default=15 * 60)
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1, "access.oidc.FreshOidcSession"
+    )
 OIDC_USERNAME_CLAIM: str = env.str("OIDC_USERNAME_CLAIM", default="preferred_username")
 OIDC_GROUPS_CLAIM: str = env.str("OIDC_GROUPS_CLAIM", default="groups")
-# How a user is named to a delegating cluster (SubjectAccessReview, Impersonate-User/-Group):
-# the OIDC username claim (else the Django username) and groups, with these prefixes, which
-# must match the API server's --oidc-username-prefix / --oidc-groups-prefix.
-OME_KUBE_USER_PREFIX: str = env.str("OME_KUBE_USER_PREFIX", default="")
-OME_KUBE_GROUP_PREFIX: str = env.str("OME_KUBE_GROUP_PREFIX", default="")
+# How a user is named to a delegating cluster (SubjectAccessReview, Impersonate-User/-Group),
+# access.identity: the OIDC username claim and groups with the first two prefixes, which must
+# match the API server's --oidc-username-prefix / --oidc-groups-prefix; a Django account's
+# username and groups with the other two. Never empty, never `system:`, OIDC and local apart.
+OME_KUBE_USER_PREFIX: str = env.str("OME_KUBE_USER_PREFIX", default="oidc:")
+OME_KUBE_GROUP_PREFIX: str = env.str("OME_KUBE_GROUP_PREFIX", default="oidc:")
+OME_KUBE_LOCAL_USER_PREFIX: str = env.str("OME_KUBE_LOCAL_USER_PREFIX", default="ome-compat:")
+OME_KUBE_LOCAL_GROUP_PREFIX: str = env.str("OME_KUBE_LOCAL_GROUP_PREFIX", default="ome-compat:")
+
+# API tokens (access.tokens): their lifetime when none is asked for, and the longest one allowed.
+OME_API_TOKEN_DAYS: int = env.int("OME_API_TOKEN_DAYS", default=90)
+OME_API_TOKEN_MAX_DAYS: int = env.int("OME_API_TOKEN_MAX_DAYS", default=365)
 
 # Kubeconfig files are read from this folder only (inventory.kubeconfigs), at most this large.
 OME_KUBECONFIG_DIR = env.path("OME_KUBECONFIG_DIR", default=BASE_DIR / "kubeconfigs")

@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+import access.api
 import fleet.api
 import inventory.api
 import isvcs.api
@@ -21,6 +22,7 @@ from .api import router
 
 # Apps plug their API in here: their router's viewsets, and their other views' url patterns.
 router.registry.extend(inventory.api.router.registry)
+router.registry.extend(access.api.router.registry)
 router.registry.extend(matrix.api.router.registry)
 router.registry.extend(patches.api.router.registry)
 _VIEW_APIS = (matrix.api, whatif.api, lint.api, isvcs.api, whatif.check_api, fleet.api)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from access.identity import unsendable
 from access.models import Delegation
 from access.scope import Scope
 from inventory import kube
@@ -38,8 +39,12 @@ def dashboard_refusal(scope: Scope, cluster: Cluster, resource: Resource) -> str
 
 def cluster_refusal(api: Any, scope: Scope, resource: Resource) -> str | None:
     """Why the cluster's RBAC refuses the patch (SubjectAccessReview); None when it allows it.
-    Raises KubeError when the cluster cannot answer."""
+    Raises KubeError when the cluster cannot answer. A name the cluster cannot be sent is refused
+    before anything is sent."""
     actor = scope.actor
+    problem = unsendable(actor)
+    if problem is not None:
+        return f"this cluster's RBAC decides patches as you, but {problem}"
     allowed, reason = kube.subject_access_review(
         api,
         user=actor.kube_user,

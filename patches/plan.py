@@ -24,6 +24,10 @@ from .models import PatchAttempt
 PIPELINE_KEYS = frozenset({"className", "additionalComponents", *NAMED_COMPONENTS})
 COMPONENT_KEYS = frozenset({"library", "type"})
 PIPELINE_PATH = "patch.spec.diffusionPipeline"
+# Class, library, type and component names are identifiers: these bounds are far above any real
+# one and keep a megabyte of text out of the cluster, the audit log and every page showing it.
+PIPELINE_VALUE_MAX_CHARS = 253
+PIPELINE_COMPONENTS_MAX = 64
 
 
 def patch_plan(cluster: Cluster, model_key: Any, runtime_key: Any) -> matching.PatchPlan:
@@ -74,16 +78,36 @@ def _check_pipeline(pipeline: Any) -> None:
         if key in NAMED_COMPONENTS:
             _check_component(value, f"{PIPELINE_PATH}.{key}")
         elif key == "additionalComponents" and isinstance(value, Mapping):
-            for name, component in value.items():
-                _check_component(component, f"{PIPELINE_PATH}.additionalComponents.{name}")
+            _check_components(value)
+        else:
+            _check_length(value, f"{PIPELINE_PATH}.{key}")
+
+
+def _check_components(components: Mapping[Any, Any]) -> None:
+    path = f"{PIPELINE_PATH}.additionalComponents"
+    if len(components) > PIPELINE_COMPONENTS_MAX:
+        raise PatchInvalid(
+            f"{path} has {len(components)} entries; at most {PIPELINE_COMPONENTS_MAX} are allowed", field=path
+        )
+    for name, component in components.items():
+        _check_length(name, f"{path} (a component's name)")
+        _check_component(component, f"{path}.{name}")
 
 
 def _check_component(value: Any, path: str) -> None:
     if not isinstance(value, Mapping):
         return  # null removes it; other types are parse_model's to name
-    for key in value:
+    for key, item in value.items():
         if key not in COMPONENT_KEYS:
             raise PatchInvalid(f"a pipeline component has no field {key!r} (library, type)", field=f"{path}.{key}")
+        _check_length(item, f"{path}.{key}")
+
+
+def _check_length(value: Any, path: str) -> None:
+    if isinstance(value, str) and len(value) > PIPELINE_VALUE_MAX_CHARS:
+        raise PatchInvalid(
+            f"{path} is {len(value)} characters long; at most {PIPELINE_VALUE_MAX_CHARS} are allowed", field=path
+        )
 
 
 def patched(resource: Resource, patch: Mapping[str, Any]) -> dict[str, Any]:

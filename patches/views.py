@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
 from access.current import current_scope
+from core.redact import redacted
 from core.throttle import throttled
 from core.web import CLUSTER_SCOPE, read_access, scope_token, to_yaml
 from inventory.models import RUNTIME_KINDS, Cluster, Kind, Resource
@@ -85,6 +86,7 @@ def _preview_context(cluster: Cluster, preview: patches.PatchPreview) -> dict[st
         "diff_lines": yaml_diff(preview.before, preview.after),
         "before_yaml": to_yaml(preview.before),
         "after_yaml": to_yaml(preview.after),
+        "redacted": redacted(preview.before),
         "row_changes": _row_changes(preview.matrix_diff),
         "may_patch": may_patch(cluster, preview.model),
     }

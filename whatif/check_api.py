@@ -1,5 +1,5 @@
 """`POST /api/v1/whatif/check/`: `manage.py whatif` over HTTP, for CI systems that call the
-dashboard with a token (`Authorization: Token <key>`, DRF TokenAuthentication; a session works
+dashboard with a token (`Authorization: Token <key>`, access.tokens; a session works
 too). It computes and changes nothing, so whoever may read may call it (API_ANONYMOUS_READ),
 and it sees only the clusters its caller may read.
 
@@ -57,6 +57,7 @@ class WhatIfCheckView(APIView):
     """The what-if of manifests on one or every cluster, with a pass/fail verdict for CI."""
 
     permission_classes = [CanRead]
+    throttle_scope = "whatif"
 
     @extend_schema(request=CheckInputSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request) -> Response:

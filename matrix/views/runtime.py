@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from core.redact import redacted
 from core.web import editable_manifest, poll_seconds, read_access
 from inventory.models import Resource
 from inventory.selectors import runtime_or_404
@@ -50,6 +51,7 @@ def runtime_context(resource: Resource) -> dict[str, Any]:
         "picked": picked,
         "findings": lint_report_get(cluster).for_runtime(resource.key),
         "manifest": editable_manifest(resource.obj),
+        "manifest_redacted": redacted(resource.obj),
         "version": matrix_version(cluster),
         "poll_seconds": poll_seconds(),
     }

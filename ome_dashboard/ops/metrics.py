@@ -209,14 +209,19 @@ def registry_for(scope: Scope) -> CollectorRegistry:
     return registry
 
 
-def _metrics_scope(request: HttpRequest) -> Scope | None:
+def metrics_scope(request: HttpRequest) -> Scope | None:
     """SYSTEM for the bearer METRICS_TOKEN; without a token configured, what anonymous users
     read while DEBUG is on; None (refused) otherwise."""
-    token = str(getattr(settings, "METRICS_TOKEN", "") or "")
-    if not token:
+    if not settings.METRICS_TOKEN:
         return anonymous_scope() if settings.DEBUG else None
+    return SYSTEM if bears_metrics_token(request) else None
+
+
+def bears_metrics_token(request: HttpRequest) -> bool:
+    """Whether the request carries `Authorization: Bearer <METRICS_TOKEN>` (never without one set)."""
+    token = str(getattr(settings, "METRICS_TOKEN", "") or "")
     sent = request.headers.get("Authorization", "")
-    return SYSTEM if hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()) else None
+    return bool(token) and hmac.compare_digest(sent.encode(), f"Bearer {token}".encode())
 
 
 @never_cache
@@ -224,7 +229,7 @@ def _metrics_scope(request: HttpRequest) -> Scope | None:
 def metrics(request: HttpRequest) -> HttpResponse:
     """The Prometheus text format. With METRICS_TOKEN set, only for `Authorization: Bearer <it>`;
     with DEBUG off and no METRICS_TOKEN, for nobody."""
-    scope = _metrics_scope(request)
+    scope = metrics_scope(request)
     if scope is None:
         text = "metrics need the bearer token\n" if settings.METRICS_TOKEN else "set METRICS_TOKEN to scrape metrics\n"
         response = HttpResponse(text, status=401, content_type="text/plain")

@@ -6,9 +6,11 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import datetime
+from importlib import import_module
 from typing import Any
 
 from django.conf import settings
+from django.contrib import auth
 from django.db import Error as DatabaseError
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
@@ -17,6 +19,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from inventory.models import Cluster, Kind, SyncState
+
+from .metrics import metrics_scope
 
 logger = logging.getLogger(__name__)
 
@@ -123,4 +127,24 @@ def readyz(request: HttpRequest) -> JsonResponse:
     for name, result in checks.items():
         result["required"] = name in required
     status = "fail" if failed & required else ("degraded" if failed else "ok")
-    return JsonResponse({"status": status, "checks": checks}, status=503 if status == "fail" else 200)
+    code = 503 if status == "fail" else 200
+    if not _shows_details(request):
+        # Cluster names and their failing kinds are not for whoever can reach the pod.
+        return JsonResponse({"status": "fail" if code == 503 else "ok"}, status=code)
+    return JsonResponse({"status": status, "checks": checks}, status=code)
+
+
+def _shows_details(request: HttpRequest) -> bool:
+    """The checks are for whoever may read /metrics (the METRICS_TOKEN bearer; anyone under
+    DEBUG without a token, as `make run`) and for signed-in superusers. This view runs before
+    the session and authentication middleware (ProbeMiddleware), so it reads the session itself."""
+    if metrics_scope(request) is not None:
+        return True
+    key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
+    if not key:
+        return False
+    request.session = import_module(settings.SESSION_ENGINE).SessionStore(key)
+    try:
+        return bool(auth.get_user(request).is_superuser)
+    except DatabaseError:
+        return False

@@ -9,10 +9,11 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.http import HttpRequest
 from pytest_django import Settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from access.tokens import api_token_create
 from inventory.models import Cluster
+from tests.support.access import grant
 from tests.support.kubeconfigs import write_kubeconfig
 
 pytestmark = pytest.mark.django_db
@@ -61,9 +62,9 @@ def test_without_anonymous_reads_a_login_is_needed(api: APIClient, settings: Set
 
 def test_a_token_reads_when_anonymous_reads_are_off(api: APIClient, settings: Settings, alice: User) -> None:
     settings.API_ANONYMOUS_READ = False
-    token = Token.objects.create(user=alice)
+    _, key = api_token_create(alice, name="test")
 
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
 
     assert api.get("/api/v1/models/").status_code == 200
 
@@ -108,6 +109,7 @@ def test_a_cluster_is_registered_by_name_and_kubeconfig_file(
 ) -> None:
     settings.OME_KUBECONFIG_DIR = tmp_path
     write_kubeconfig(tmp_path / "prod.yaml", context="admin@prod")
+    grant(admin_of_clusters, "admin", cluster="prod")
     api.force_authenticate(admin_of_clusters)
 
     response = api.post(

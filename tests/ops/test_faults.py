@@ -37,19 +37,26 @@ from tests.patches.seed import MODEL, PIPELINE, SEED_PATCH, documents
 from tests.support.access import grant
 from tests.support.celery_worker import running_worker
 
+
+def readyz_details(client: Client, settings: Any) -> Any:
+    """/readyz with its checks, as the METRICS_TOKEN bearer sees it."""
+    settings.METRICS_TOKEN = "probe-token"
+    return client.get("/readyz", headers={"Authorization": "Bearer probe-token"})
+
+
 # ---- Redis down ---------------------------------------------------------------------------------
 
 
 @pytest.mark.django_db
 def test_the_matrix_pages_and_api_are_served_while_redis_is_down(
-    own_redis: StoppableRedis, seed: Cluster, client: Client
+    own_redis: StoppableRedis, seed: Cluster, client: Client, settings: Any
 ) -> None:
     build = current_build(seed)
     own_redis.stop()
 
     cells = client.get("/api/v1/matrix/cells/", {"cluster": "seed"})
     page = client.get("/matrix/", {"cluster": "seed"})
-    ready = client.get("/readyz")
+    ready = readyz_details(client, settings)
 
     assert cells.status_code == 200
     assert build is not None
@@ -153,7 +160,7 @@ def stored(cluster: Cluster) -> list[tuple[str, str, str, str]]:
 
 
 def test_an_api_server_that_is_down_is_recorded_per_kind_and_nothing_is_removed(
-    live: Cluster, fake: FakeKubeAPI, client: Client
+    live: Cluster, fake: FakeKubeAPI, client: Client, settings: Any
 ) -> None:
     before = stored(live)
     fake.stop()
@@ -165,7 +172,9 @@ def test_an_api_server_that_is_down_is_recorded_per_kind_and_nothing_is_removed(
     assert stored(live) == before
     states = SyncState.objects.filter(cluster=live)
     assert all("unreachable" in state.last_error for state in states)
-    assert client.get("/readyz").json()["checks"]["sync"]["clusters"]["live"]["failing_kinds"] == sorted(Kind.values)
+    assert readyz_details(client, settings).json()["checks"]["sync"]["clusters"]["live"]["failing_kinds"] == sorted(
+        Kind.values
+    )
 
 
 def test_an_api_server_slower_than_the_read_timeout_is_recorded_and_nothing_is_removed(

@@ -199,9 +199,7 @@ def test_the_image_runs_the_stack_and_applies_the_seed_patch(stack: Stack, timin
             timeout=120,
             extra={"DJANGO_SUPERUSER_PASSWORD": PASSWORD},
         )
-        token = re.search(
-            r"Generated token (\w+)", stack.run(["python", "manage.py", "drf_create_token", USER], timeout=120)
-        )
+        token = re.search(r"Generated token (\w+)", stack.run(["python", "manage.py", "api_token", USER], timeout=120))
         assert token is not None
     with timings.step("processes ready"):
         outputs = {service: stack.start(service) for service in LONG_RUNNING}
@@ -238,7 +236,7 @@ def test_the_image_runs_the_stack_and_applies_the_seed_patch(stack: Stack, timin
             what="the seed cell selected after the patch",
             stack=stack,
         )
-    ready_status, ready = request(stack, "/readyz")
+    ready_status, ready = request(stack, "/readyz", token=METRICS_TOKEN, scheme="Bearer")
     metrics_status, metrics = request(stack, "/metrics", token=METRICS_TOKEN, scheme="Bearer")
     stored = kube.get("ClusterBaseModel", MODEL)
     codes = stack.stop()

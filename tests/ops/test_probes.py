@@ -95,6 +95,42 @@ def test_the_probes_also_resolve_as_urls() -> None:
     assert resolve("/readyz").func is probes.readyz
 
 
+PROBE_TOKEN = "probe-token"
+
+
+@pytest.mark.django_db
+def test_anonymous_readyz_says_ok_or_not_ok_and_nothing_else(client: Client, settings: Any) -> None:
+    settings.DEBUG, settings.METRICS_TOKEN = False, PROBE_TOKEN
+    listed(live_cluster("stale"), ago=timedelta(days=1), kinds=[Kind.SERVING_RUNTIME], error="boom")
+
+    tolerated = client.get("/readyz")
+    wrong_token = client.get("/readyz", headers={"Authorization": "Bearer nope"})
+    settings.OME_READY_REQUIRE = ["database", "sync"]
+    required = client.get("/readyz")
+
+    assert (tolerated.status_code, tolerated.json()) == (200, {"status": "ok"})
+    assert (wrong_token.status_code, wrong_token.json()) == (200, {"status": "ok"})
+    assert (required.status_code, required.json()) == (503, {"status": "fail"})
+
+
+@pytest.mark.django_db
+def test_readyz_details_need_the_metrics_token_or_a_signed_in_superuser(
+    client: Client, settings: Any, django_user_model: Any
+) -> None:
+    settings.DEBUG, settings.METRICS_TOKEN = False, PROBE_TOKEN
+    listed(live_cluster("stale"), ago=timedelta(days=1), kinds=[Kind.SERVING_RUNTIME], error="boom")
+
+    client.force_login(django_user_model.objects.create_user("viewer"))
+    user = client.get("/readyz").json()
+    client.force_login(django_user_model.objects.create_superuser("root"))
+    superuser = client.get("/readyz").json()
+    token = Client().get("/readyz", headers={"Authorization": f"Bearer {PROBE_TOKEN}"}).json()
+
+    assert user == {"status": "ok"}
+    assert superuser["checks"]["sync"]["stale"] == ["stale"]
+    assert token["checks"]["sync"]["stale"] == ["stale"]
+
+
 @pytest.mark.django_db
 def test_readyz_reports_database_broker_and_sync_each_with_its_status(client: Client, seed: Cluster) -> None:
     response = client.get("/readyz")

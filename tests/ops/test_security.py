@@ -94,7 +94,7 @@ def database_state() -> dict[str, str]:
         "isvcs",
         "auth.user",
         "auth.group",
-        "authtoken",
+        "access.apitoken",
         "admin",
         stdout=out,
     )

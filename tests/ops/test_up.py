@@ -32,7 +32,7 @@ def test_make_up_serves_the_dashboard_with_gunicorn_workers_and_beat_and_stops_o
     env = environ_without("REDIS_URL", "DATABASE_URL", "DEBUG")
     env.update(
         DEBUG="false",
-        # With DEBUG off /metrics needs the token (this test scrapes it).
+        # With DEBUG off /metrics and the checks of /readyz need the token (this test reads both).
         METRICS_TOKEN=METRICS_TOKEN,
         SECRET_KEY="make-up-test-key",
         ALLOWED_HOSTS="localhost,127.0.0.1",
@@ -57,7 +57,9 @@ def test_make_up_serves_the_dashboard_with_gunicorn_workers_and_beat_and_stops_o
     base = f"http://127.0.0.1:{port}"
     try:
         output.wait_for(r"^devrun: ready: ", timeout=90)
-        ready = json.loads(http_get(f"{base}/readyz")[2])
+        probe = urllib.request.Request(f"{base}/readyz", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
+        with urllib.request.urlopen(probe, timeout=5) as answer:
+            ready = json.loads(answer.read())
         css = http_get(f"{base}/static/css/site.css")
         home = http_get(f"{base}/")
         rows = _wait_for_matrix_rows(base, cluster="seed", timeout=60)

@@ -93,6 +93,48 @@ def test_a_field_other_than_the_pipeline_is_rejected_before_anything_is_sent(
     assert patches_sent(fake) == []
 
 
+@pytest.mark.parametrize(
+    ("pipeline", "field", "message"),
+    [
+        (
+            {"className": "X" * 2_000_000},
+            "patch.spec.diffusionPipeline.className",
+            "2000000 characters long; at most 253",
+        ),
+        ({"vae": {"library": "d" * 300, "type": "A"}}, "patch.spec.diffusionPipeline.vae.library", "at most 253"),
+        (
+            {"additionalComponents": {"c" * 254: {"library": "d", "type": "A"}}},
+            "patch.spec.diffusionPipeline.additionalComponents (a component's name)",
+            "254 characters long",
+        ),
+        (
+            {"additionalComponents": {f"c{i}": None for i in range(65)}},
+            "patch.spec.diffusionPipeline.additionalComponents",
+            "65 entries; at most 64",
+        ),
+    ],
+    ids=["2MB-className", "long-library", "long-component-name", "too-many-components"],
+)
+def test_an_oversized_pipeline_value_is_refused_naming_the_field_and_the_limit(
+    live: Cluster, fake: FakeKubeAPI, django_user_model: Any, pipeline: Any, field: str, message: str
+) -> None:
+    patcher = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
+    model = Resource.objects.get(cluster=live, name="qwen-image-pvc")
+    body = {
+        "cluster": "live",
+        "model": model.pk,
+        "patch": {"spec": {"diffusionPipeline": pipeline}},
+        "resource_version": model.resource_version,
+    }
+
+    response = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+
+    assert response.status_code == 400, response.content[:500]
+    assert response.json()["field"] == field
+    assert message in response.json()["detail"]
+    assert patches_sent(fake) == []
+
+
 def test_the_api_refuses_another_namespaces_model_as_missing(live: Cluster, django_user_model: Any) -> None:
     user = user_with(django_user_model, "team-b-patcher", "patcher", cluster="live", namespace="team-b")
     model = Resource.objects.get(cluster=live, name="qwen-image-team")
@@ -157,8 +199,8 @@ def test_a_user_the_cluster_denies_is_denied_without_a_patch(
     outcome = apply(delegating, user)
 
     assert (outcome.result, outcome.http_status) == ("denied", 403)
-    assert "the cluster's RBAC does not let mallory" in outcome.attempt.detail
-    assert [review["user"] for review in reviews(fake)] == ["mallory"]
+    assert "the cluster's RBAC does not let ome-compat:mallory" in outcome.attempt.detail
+    assert [review["user"] for review in reviews(fake)] == ["ome-compat:mallory"]
     assert patches_sent(fake) == []
 
 
@@ -166,11 +208,67 @@ def test_dashboard_rights_without_cluster_rights_are_denied_by_the_cluster(
     delegating: Cluster, fake: FakeKubeAPI, django_user_model: Any
 ) -> None:
     user = user_with(django_user_model, "dash-admin", "admin", cluster="live")
-    fake.allow(users=["dash-admin"], namespaces=["team-a"])  # rights elsewhere only
+    fake.allow(users=["ome-compat:dash-admin"], namespaces=["team-a"])  # rights elsewhere only
 
     outcome = apply(delegating, user)
 
     assert outcome.result == "denied"
+    assert patches_sent(fake) == []
+
+
+def test_an_oidc_system_name_and_group_reach_the_cluster_prefixed_and_are_not_trusted(
+    delegating: Cluster, fake: FakeKubeAPI, django_user_model: Any
+) -> None:
+    user = user_with(django_user_model, "sysadmin", "viewer", cluster="live")
+    Identity.objects.create(user=user, subject="s-2", name="system:admin", groups=["system:masters"])
+    fake.allow(users=["system:admin"])
+    fake.allow(groups=["system:masters"])
+
+    outcome = apply(delegating, user)
+
+    assert (outcome.result, outcome.http_status) == ("denied", 403)
+    [review] = reviews(fake)
+    assert (review["user"], review["groups"]) == ("oidc:system:admin", ["oidc:system:masters"])
+    assert patches_sent(fake) == []
+
+
+def test_a_local_account_and_an_oidc_user_of_the_same_name_are_different_people_to_the_cluster(
+    delegating: Cluster, fake: FakeKubeAPI, django_user_model: Any
+) -> None:
+    local = user_with(django_user_model, "ada", "viewer", cluster="live")
+    oidc = user_with(django_user_model, "ada.1234", "viewer", cluster="live")
+    Identity.objects.create(user=oidc, subject="s-3", name="ada")
+    fake.allow(users=["oidc:ada"], kinds=["clusterbasemodels"])
+
+    as_local = apply(delegating, local)
+    as_oidc = apply(delegating, oidc)
+
+    assert (as_local.result, as_oidc.result) == ("denied", "applied")
+    assert [review["user"] for review in reviews(fake)] == ["ome-compat:ada", "oidc:ada"]
+
+
+@pytest.mark.parametrize(
+    ("name", "groups", "problem"),
+    [
+        ("chén-陳", [], "your user name 'oidc:ch\\xe9n-\\u9673' cannot be sent in an HTTP header: it holds '\\xe9'"),
+        ("eve\r\nImpersonate-Group: system:masters", [], "it holds '\\r' (U+000D)"),
+        ("eve", ["ok", "ops\nroot"], "your group 'oidc:ops\\nroot' cannot be sent in an HTTP header"),
+    ],
+    ids=["non-latin-1", "cr-lf", "group-with-lf"],
+)
+def test_a_name_a_header_cannot_carry_is_a_clear_refusal_and_nothing_is_sent(
+    delegating: Cluster, fake: FakeKubeAPI, django_user_model: Any, name: str, groups: list[str], problem: str
+) -> None:
+    user = user_with(django_user_model, "odd", "viewer", cluster="live")
+    Identity.objects.create(user=user, subject="s-4", name=name, groups=groups)
+    model = Resource.objects.get(cluster=delegating, name="qwen-image-pvc")
+    body = {"cluster": "live", "model": model.pk, "patch": SEED_PATCH, "resource_version": model.resource_version}
+
+    response = signed_in(user).post("/api/v1/patches/apply/", body, "application/json")
+
+    assert response.status_code == 403, response.content
+    assert problem in response.json()["detail"]
+    assert reviews(fake) == []
     assert patches_sent(fake) == []
 
 

@@ -5,16 +5,19 @@ the API."""
 
 from __future__ import annotations
 
+import html
 from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.management import CommandError, call_command
 from pytest_django import Settings
 
 from inventory import kube
 from inventory.models import Cluster
+from tests.support.access import grant
 from tests.support.kubeconfigs import write_kubeconfig
 
 from .conftest import signed_in
@@ -131,3 +134,67 @@ def test_settings_and_the_command_line_follow_the_same_rules(folder: Path, setti
         call_command("add_cluster", "y", "--kubeconfig", "../secret.yaml", stdout=StringIO())
     call_command("add_cluster", "z", "--kubeconfig", "prod.yaml", "--context", "prod", stdout=StringIO())
     assert Cluster.objects.get(name="z").kubeconfig == str(folder / "prod.yaml")
+
+
+def staff_who_may_add_clusters(django_user_model: Any) -> Any:
+    user = django_user_model.objects.create_user("staff", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="add_cluster", content_type__app_label="inventory"))
+    grant(user, "admin", cluster="c")
+    return user
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("in-cluster", "registered from OME_CLUSTERS or `manage.py add_cluster`"),
+        ("manifests:/etc", "registered from OME_CLUSTERS or `manage.py add_cluster`"),
+        ("kubeconfig:/etc/passwd", "outside the kubeconfig directory"),
+    ],
+)
+def test_the_admin_refuses_what_the_api_refuses_with_the_same_words(
+    folder: Path, django_user_model: Any, source: str, message: str
+) -> None:
+    client = signed_in(staff_who_may_add_clusters(django_user_model))
+
+    response = client.post("/admin/inventory/cluster/add/", {"name": "c", "source": source})
+
+    assert response.status_code == 200
+    assert message in html.unescape(response.content.decode())
+    assert not Cluster.objects.exists()
+
+
+def test_the_admin_registers_a_kubeconfig_of_the_directory(folder: Path, django_user_model: Any) -> None:
+    client = signed_in(staff_who_may_add_clusters(django_user_model))
+
+    response = client.post("/admin/inventory/cluster/add/", {"name": "c", "source": "kubeconfig:prod.yaml#prod"})
+
+    assert response.status_code == 302, response.content
+    stored = Cluster.objects.get(name="c")
+    assert (stored.source, stored.kubeconfig, stored.context) == ("kubeconfig", str(folder / "prod.yaml"), "prod")
+
+
+def test_a_registration_that_would_leave_its_author_without_a_role_is_refused_and_creates_nothing(
+    folder: Path, django_user_model: Any
+) -> None:
+    author = django_user_model.objects.create_user("carol")
+    author.user_permissions.add(Permission.objects.get(codename="add_cluster", content_type__app_label="inventory"))
+    grant(author, "admin", cluster="other")
+
+    response = register(author, "kubeconfig:prod.yaml#prod")
+
+    assert response.status_code == 403, response.content
+    assert response.json()["code"] == "no_role_on_cluster"
+    assert "would leave you without a role on it" in response.json()["detail"]
+    assert not Cluster.objects.exists()
+    grant(author, "viewer", cluster="c")
+    assert register(author, "kubeconfig:prod.yaml#prod").status_code == 201
+
+
+def test_every_door_refuses_a_cluster_name_that_is_not_a_slug(folder: Path, settings: Settings) -> None:
+    settings.OME_CLUSTERS = "a/b=kubeconfig:prod.yaml#prod"
+
+    with pytest.raises(CommandError, match="cluster name 'a/b': 1 to 63 letters"):
+        call_command("register_clusters", stdout=StringIO())
+    with pytest.raises(CommandError, match="cluster name 'x y': 1 to 63 letters"):
+        call_command("add_cluster", "x y", "--kubeconfig", "prod.yaml", "--context", "prod", stdout=StringIO())
+    assert not Cluster.objects.exists()

@@ -17,9 +17,9 @@ from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from pytest_django import Settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from access.tokens import api_token_create
 from inventory.models import Cluster, Kind, Resource
 from inventory.sync import snapshot_apply
 from tests.support.access import grant
@@ -204,7 +204,7 @@ def test_bad_options_exit_2(demo: Cluster, tmp_path: Path, args: list[str], expe
 def ci_token(db: None) -> str:
     user = User.objects.create_user("ci")
     grant(user, "viewer")  # a CI account reads the clusters it checks
-    return Token.objects.create(user=user).key
+    return api_token_create(user, name="ci")[1]
 
 
 def post(client: APIClient, body: dict[str, Any]) -> Any:
