@@ -161,3 +161,32 @@ def test_every_rendered_output_is_valid_for_the_kubernetes_version_the_docs_name
             except kubernetes_validate.ValidationError as error:
                 problems.append(f"{source}: {identity(doc)}: {error.message}")
     assert problems == []
+
+
+def test_the_chart_impersonates_only_the_names_it_is_given() -> None:
+    # RBAC's resourceNames are exact names; without them an impersonate rule covers everyone.
+    def impersonation(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            rule
+            for doc in docs
+            if doc["kind"] == "ClusterRole"
+            for rule in doc.get("rules") or []
+            if "impersonate" in rule["verbs"]
+        ]
+
+    for values, _folders in VALUE_SETS.values():
+        assert all(rule.get("resourceNames") for rule in impersonation(helm_template(values)))
+
+    named = helm_template(
+        [], "rbac.delegation=true", "rbac.impersonate.users={oidc:ada}", "rbac.impersonate.groups={oidc:sre,oidc:ml}"
+    )
+
+    assert impersonation(named) == [
+        {"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"], "resourceNames": ["oidc:ada"]},
+        {
+            "apiGroups": [""],
+            "resources": ["groups"],
+            "verbs": ["impersonate"],
+            "resourceNames": ["oidc:sre", "oidc:ml"],
+        },
+    ]
