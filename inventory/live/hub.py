@@ -31,7 +31,7 @@ from django.db import close_old_connections
 from ..kube import aio as kube
 from ..models import Cluster, SyncState
 from .leases import watch_lease_release
-from .watch import KindWatch, WatchEvent, WatchReport
+from .watch import KindWatch, WatchEvent, WatchReport, watch_lost
 
 logger = logging.getLogger(__name__)
 
@@ -267,11 +267,13 @@ def _give_back(held: dict[Key, str | None]) -> None:
     (a worker stopping with hundreds of watches must not queue a call per watch)."""
     owners = sorted({lease for lease in held.values() if lease is not None})
     for start in range(0, len(owners), 500):
-        SyncState.objects.filter(watch_owner__in=owners[start : start + 500]).update(
-            watch_owner="", watch_lease_until=None, watch_connected=False
+        watch_lost(
+            SyncState.objects.filter(watch_owner__in=owners[start : start + 500]),
+            watch_owner="",
+            watch_lease_until=None,
         )
     for cluster_id, kind in (key for key, lease in held.items() if lease is None):
-        SyncState.objects.filter(cluster_id=cluster_id, kind=kind).update(watch_connected=False)
+        watch_lost(SyncState.objects.filter(cluster_id=cluster_id, kind=kind))
 
 
 def _release(cluster_id: int, kind: str, owner: str) -> None:
