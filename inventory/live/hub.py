@@ -241,13 +241,18 @@ class WatchHub:
             self._stopped = True
         if not self._thread.is_alive():
             return
+        with self._lock:
+            held = dict(self._leases)
         finished = asyncio.run_coroutine_threadsafe(self._stop_all(), self._loop)
         if isinstance(self.executor, CallerThread):
             self.executor.run_until(finished.done, timeout)
         try:
             finished.result(timeout)
         except (concurrent.futures.TimeoutError, asyncio.CancelledError):
-            logger.warning("watch hub: watches did not stop within %s s", timeout)
+            # A busy machine: the watches did not wind down in time. Say they are gone anyway,
+            # from this thread, before the process exits still marked "connected".
+            logger.warning("watch hub: watches did not stop within %s s; giving their leases back", timeout)
+            _with_fresh_connection(_give_back, held)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout)
 
