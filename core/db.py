@@ -24,6 +24,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 RETRY_ATTEMPTS = 5
+RETRY_SECONDS = 20.0
 # SQLSTATEs: deadlock_detected, serialization_failure.
 _RETRIED_SQLSTATES = frozenset({"40P01", "40001"})
 _RETRIED_SQLITE = ("database is locked", "database table is locked")
@@ -39,19 +40,24 @@ def is_retryable(error: OperationalError) -> bool:
 
 def retried_transaction(function: Callable[P, R]) -> Callable[P, R]:
     """Run `function` (which opens its own transaction) again when the database refused it for
-    a concurrent writer, up to RETRY_ATTEMPTS times in all, after a short random pause. Inside
-    an outer transaction it runs once: only the outermost transaction can be tried again."""
+    a concurrent writer: at least RETRY_ATTEMPTS times in all, and on for up to RETRY_SECONDS
+    (a writer holding SQLite's lock may take that long), after short random pauses. Inside an
+    outer transaction it runs once: only the outermost transaction can be tried again."""
 
     @functools.wraps(function)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        for attempt in range(1, RETRY_ATTEMPTS + 1):
+        deadline = time.monotonic() + RETRY_SECONDS
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 return function(*args, **kwargs)
             except OperationalError as error:
-                if attempt == RETRY_ATTEMPTS or connection.in_atomic_block or not is_retryable(error):
+                if connection.in_atomic_block or not is_retryable(error):
                     raise
-                logger.info("%s: %s; attempt %d of %d", function.__qualname__, error, attempt, RETRY_ATTEMPTS)
-                time.sleep(random.uniform(0.01, 0.05) * 2**attempt)
-        raise AssertionError("unreachable")  # pragma: no cover
+                if attempt >= RETRY_ATTEMPTS and time.monotonic() >= deadline:
+                    raise
+                logger.info("%s: %s; attempt %d", function.__qualname__, error, attempt)
+                time.sleep(random.uniform(0.01, 0.05) * 2 ** min(attempt, 4))
 
     return run

@@ -143,7 +143,10 @@ def write_rows(
                 "model_id", flat=True
             )
         )
-        model_ids = [pk for pk in stale.model_ids if pk not in newer]
+        # Under the cluster's lock no model goes away; one deleted since the inventory was read
+        # has taken its rows with it, and its own change levels the rest.
+        present = set(Resource.objects.filter(cluster=cluster, kind__in=MODEL_KINDS).values_list("pk", flat=True))
+        model_ids = [pk for pk in stale.model_ids if pk not in newer and pk in present]
         wanted = set(model_ids)
         # The stale models' rows, and any row of a model the inventory no longer has.
         stored = {

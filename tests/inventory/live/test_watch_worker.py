@@ -112,7 +112,7 @@ class Stack:
             text=True,
         )
         assert done.returncode == 0, done.stdout + done.stderr
-        return dict(json.loads(done.stdout))
+        return dict(json.loads(done.stdout.splitlines()[-1]))  # after any log lines
 
     def query(self, sql: str) -> list[tuple]:
         with contextlib.closing(sqlite3.connect(self.database, timeout=20)) as connection:
