@@ -274,6 +274,11 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_RESULT_EXPIRES = 60 * 60 * 24
+# Nothing reads a task's result (runs are recorded in the database: SyncState, MatrixBuild).
+# Ignoring results also keeps every process that enqueues off the result backend's pub/sub
+# connection, whose reconnect budget, once spent during a long Redis outage, left the process
+# failing "Retry limit exceeded ... The Celery application must be restarted".
+CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_TASK_TIME_LIMIT = 10 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 9 * 60

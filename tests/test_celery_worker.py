@@ -14,7 +14,7 @@ from tests.support.redis_server import RedisServer
 pytestmark = pytest.mark.integration
 
 
-@app.task(name="tests.count_users")
+@app.task(name="tests.count_users", ignore_result=False)
 def count_users() -> int:
     return User.objects.count()
 
