@@ -9,10 +9,9 @@ Starts, in order, each step waiting until its process answers:
    127.0.0.1:$PORT (waits until /healthz answers).
 
 Ctrl-C or SIGTERM stops every child and exits 0 (a second one kills what is still running).
-Once everything runs, a child that exits on its own (its Redis included, on the same port) is
-started again after a backoff, while the others carry on; only a crash loop (more than
-RESTARTS_MAX exits of one child within RESTART_WINDOW seconds) makes devrun say so, stop the
-others and exit 1, as does a child that exits while starting up.
+Once everything runs, a child that exits on its own (its Redis too, on the same port) is started
+again after a backoff while the others carry on; a crash loop (more than RESTARTS_MAX exits within
+RESTART_WINDOW s), or a child that exits while starting up, stops them all with exit code 1.
 
 Environment: PORT (default 8000), REDIS_URL (use this Redis instead of starting one),
 DEVRUN_DIR (working files, default .run/ next to manage.py), plus everything settings.py reads.
@@ -283,15 +282,11 @@ class Supervisor:
                     f"{child.name} {describe_exit(child.exit_code())}; starting it again in {delay:g} s",
                     stream="stderr",
                 )
-            elif now >= self.due.pop(child.name):
+            elif now >= self.due[child.name]:
+                del self.due[child.name]
                 self.children.remove(child)
-                self.start(
-                    child.name,
-                    child.argv,
-                    env=child.env,
-                    ready_pattern=child.ready_pattern,
-                    signal_group=child.signal_group,
-                )
+                pattern, group = child.ready_pattern, child.signal_group
+                self.start(child.name, child.argv, env=child.env, ready_pattern=pattern, signal_group=group)
 
     def run_startup_command(self, command: Sequence[str]) -> None:
         shown = f"`manage.py {' '.join(command)}`"
