@@ -6,6 +6,7 @@ import os
 
 from celery import Celery
 
+from .alive import AliveFile
 from .kombu_redis import patch_kombu_redis
 
 patch_kombu_redis()
@@ -14,6 +15,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings")
 app = Celery("ome_dashboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+app.steps["worker"].add(AliveFile)
 
 
 # The one task whose result is kept (CELERY_TASK_IGNORE_RESULT): it proves the round trip.
