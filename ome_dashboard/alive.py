@@ -18,7 +18,7 @@ ALIVE_EVERY = 10.0
 
 
 def alive_file() -> Path:
-    return Path(os.environ.get("CELERY_ALIVE_FILE", "/tmp/celery-alive"))  # noqa: S108  # the pod's emptyDir
+    return Path(os.environ.get("CELERY_ALIVE_FILE", "/tmp/celery-alive"))  # the pod's emptyDir
 
 
 class AliveFile(bootsteps.StartStopStep):
