@@ -179,10 +179,12 @@ def test_an_update_keeps_the_builds_model_and_runtime_counts_current(demo: Clust
     assert runtime is not None
     added = event_apply(demo, "ADDED", model)
     removed = event_apply(demo, "DELETED", runtime.obj)
-    assert added is not None and removed is not None
+    assert added is not None
+    assert removed is not None
 
     matrix_apply_changes(demo, [added.to_dict(), removed.to_dict()])
 
     after = current_build(demo)
-    assert after is not None and after.pk == before.pk  # an update, not a rebuild
+    assert after is not None
+    assert after.pk == before.pk  # an update, not a rebuild
     assert (after.models_count, after.runtimes_count) == (before.models_count + 1, before.runtimes_count - 1)
