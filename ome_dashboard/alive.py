@@ -24,7 +24,7 @@ def alive_file() -> Path:
 class AliveFile(bootsteps.StartStopStep):
     """Touches alive_file() every ALIVE_EVERY seconds while the worker runs; removes it at stop."""
 
-    requires = {"celery.worker.components:Timer"}
+    requires = ("celery.worker.components:Timer",)
 
     def __init__(self, worker: Any, **kwargs: Any) -> None:
         super().__init__(worker, **kwargs)
@@ -39,7 +39,8 @@ class AliveFile(bootsteps.StartStopStep):
             self.entry.cancel()
         alive_file().unlink(missing_ok=True)
 
-    terminate = stop  # a cold shutdown
+    def terminate(self, worker: Any) -> None:  # a cold shutdown
+        self.stop(worker)
 
     @staticmethod
     def _touch() -> None:

@@ -36,6 +36,6 @@ def _closed_connection_is_a_connection_error(connparams: Any) -> Any:
 
 def patch_kombu_redis() -> None:
     """Install the workaround (idempotent); ome_dashboard.celery calls it on import."""
-    channel = kombu_redis.Channel
-    if not getattr(channel._connparams, "ome_patched", False):
-        channel._connparams = _closed_connection_is_a_connection_error(channel._connparams)  # type: ignore[method-assign]
+    original = getattr(kombu_redis.Channel, "_connparams")  # noqa: B009  # untyped in kombu's stubs
+    if not getattr(original, "ome_patched", False):
+        setattr(kombu_redis.Channel, "_connparams", _closed_connection_is_a_connection_error(original))  # noqa: B010
