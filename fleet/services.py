@@ -177,7 +177,7 @@ def _sync(cluster: Cluster) -> tuple[str, datetime | None, list[str]]:
         return "error", synced_at, errors
     if not states or synced_at is None:
         return "never", None, []
-    if cluster.is_live and all(state.watch_connected for state in states):
+    if cluster.is_live and all(state.watch_live for state in states):
         return "watching", synced_at, []
     return "listed", synced_at, []
 

@@ -44,6 +44,11 @@ class SyncStateSerializer(serializers.ModelSerializer):
     # As the reader sees them: a viewer of some namespaces counts only those (selectors.sync_state_list).
     count = serializers.IntegerField(source="visible_count", read_only=True)
     invalid = serializers.IntegerField(source="visible_invalid", read_only=True)
+    watch_connected = serializers.BooleanField(
+        source="watch_live",
+        read_only=True,
+        help_text="A watch is connected and its holder renewed its lease in time (see watch_lease_until).",
+    )
 
     class Meta:
         model = SyncState
@@ -56,6 +61,8 @@ class SyncStateSerializer(serializers.ModelSerializer):
             "resource_version",
             "watch_connected",
             "watch_reconnects",
+            "watch_lease_until",
+            "watch_lost_at",
             "last_event_at",
             "last_error",
             "last_error_at",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db import models
+from django.utils import timezone
 
 OME_GROUP = "ome.io"
 OME_VERSION = "v1beta1"
@@ -150,7 +153,12 @@ class SyncState(models.Model):
     kind = models.CharField(max_length=32, choices=Kind.choices)
     last_list_at = models.DateTimeField(null=True, blank=True)
     resource_version = models.TextField(blank=True)
+    # Set by the process holding the watch; it counts only while that process renews the lease
+    # (see `watch_live`), so a holder that died without saying reads as not connected.
     watch_connected = models.BooleanField(default=False)
+    # When the watch was last seen to stop (or a dead holder's lease was taken over); null while
+    # connected. Freshness says "stale since" from it.
+    watch_lost_at = models.DateTimeField(null=True, blank=True)
     watch_reconnects = models.PositiveIntegerField(default=0)
     last_event_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
@@ -172,3 +180,11 @@ class SyncState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster} {self.kind}"
+
+    def watch_live_at(self, now: datetime) -> bool:
+        """Connected, and the holder renewed its lease in time: the claim has a deadline."""
+        return self.watch_connected and self.watch_lease_until is not None and self.watch_lease_until > now
+
+    @property
+    def watch_live(self) -> bool:
+        return self.watch_live_at(timezone.now())

@@ -13,7 +13,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.db import retried_transaction
 from core.redact import redact
+from inventory.locks import cluster_write_lock
 from inventory.models import Cluster
 from inventory.parsed import load_inventory
 from isvcs.services import isvc_verdicts_refresh
@@ -64,10 +66,16 @@ def matrix_build_chunk(build_id: int, model_ids: Iterable[int]) -> int:
         row.as_row(build_id=build.pk, cluster_id=build.cluster_id, inventory_version=version)
         for row in compute_rows(inventory, keys)
     ]
+    _store_chunk(build, rows)
+    return len(rows)
+
+
+@retried_transaction
+def _store_chunk(build: MatrixBuild, rows: list[MatrixRow]) -> None:
     with transaction.atomic():
+        cluster_write_lock(build.cluster_id)
         MatrixRow.objects.bulk_create(rows, batch_size=1000)
         MatrixBuild.objects.filter(pk=build.pk).update(chunks_done=F("chunks_done") + 1)
-    return len(rows)
 
 
 def matrix_build_finish(build_id: int) -> MatrixBuild:
@@ -78,6 +86,7 @@ def matrix_build_finish(build_id: int) -> MatrixBuild:
         return build  # failed meanwhile (abandoned): its rows are gone, it must not be published
     previous = current_build(build.cluster)
     with transaction.atomic():
+        cluster_write_lock(build.cluster_id)
         build.status = MatrixBuild.Status.SUCCEEDED
         build.finished_at = timezone.now()
         build.duration_ms = int((build.finished_at - build.started_at).total_seconds() * 1000)

@@ -28,6 +28,8 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 import matching
+from core.db import retried_transaction
+from inventory.locks import cluster_write_lock
 from inventory.models import MODEL_KINDS, Cluster, Resource
 from inventory.parsed import Inventory, cluster_state, load_inventory
 
@@ -119,6 +121,7 @@ def _stored_rows(build: MatrixBuild, stale: Staleness, model_ids: list[int]) -> 
     return {(row.model_id, row.namespace): row for row in rows}
 
 
+@retried_transaction
 def write_rows(
     cluster: Cluster,
     build: MatrixBuild,
@@ -131,6 +134,7 @@ def write_rows(
     lock, except where a row stamped with a newer version is already stored. Records the cells
     that changed status. Returns the rows written."""
     with transaction.atomic():
+        cluster_write_lock(cluster.pk)
         locked = MatrixBuild.objects.select_for_update().filter(pk=build.pk, status=MatrixBuild.Status.SUCCEEDED)
         if not locked.exists():
             raise _BuildReplaced
@@ -139,7 +143,10 @@ def write_rows(
                 "model_id", flat=True
             )
         )
-        model_ids = [pk for pk in stale.model_ids if pk not in newer]
+        # Under the cluster's lock no model goes away; one deleted since the inventory was read
+        # has taken its rows with it, and its own change levels the rest.
+        present = set(Resource.objects.filter(cluster=cluster, kind__in=MODEL_KINDS).values_list("pk", flat=True))
+        model_ids = [pk for pk in stale.model_ids if pk not in newer and pk in present]
         wanted = set(model_ids)
         # The stale models' rows, and any row of a model the inventory no longer has.
         stored = {
@@ -165,6 +172,9 @@ def write_rows(
         updates: dict[str, Any] = {
             "applied_version": Greatest(F("applied_version"), Value(stale.version)),
             "rows_count": MatrixRow.objects.filter(build=build).count(),
+            # What the rows now cover, not what the last full build counted.
+            "models_count": len(inventory.model_keys),
+            "runtimes_count": len(inventory.runtimes),
         }
         if stale.everything:
             updates["scope_digest"] = stale.digest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from .views import cell, isvcs, matrix, model, runtime, upgrade
+from .views import cell, freshness, isvcs, matrix, model, runtime, upgrade
 
 app_name = "matrix"
 
@@ -12,6 +12,7 @@ urlpatterns = [
     path("matrix/", matrix.matrix, name="matrix"),
     path("matrix/counts/", matrix.matrix_counts, name="matrix-counts"),
     path("matrix/version/", matrix.matrix_version_poll, name="matrix-version"),
+    path("freshness/", freshness.freshness, name="freshness"),
     # scope: the row's namespace, `_cluster` for cluster scope.
     path("cells/<int:model_id>/<int:runtime_id>/<slug:scope>/", cell.cell, name="cell"),
     path("cells/<int:model_id>/<int:runtime_id>/<slug:scope>/reason/", cell.cell_reason_line, name="cell-reason"),

@@ -9,8 +9,9 @@ Starts, in order, each step waiting until its process answers:
    127.0.0.1:$PORT (waits until /healthz answers).
 
 Ctrl-C or SIGTERM stops every child and exits 0 (a second one kills what is still running).
-If the Redis it started dies, devrun starts it again on the same port. If another child exits on
-its own, devrun says which one, stops the others and exits 1.
+Once everything runs, a child that exits on its own (its Redis too, on the same port) is started
+again after a backoff while the others carry on; a crash loop (more than RESTARTS_MAX exits within
+RESTART_WINDOW s), or a child that exits while starting up, stops them all with exit code 1.
 
 Environment: PORT (default 8000), REDIS_URL (use this Redis instead of starting one),
 DEVRUN_DIR (working files, default .run/ next to manage.py), plus everything settings.py reads.
@@ -42,9 +43,11 @@ from .processes import BEAT_ARGS, DEV_WORKERS, GUNICORN_ARGS, PRODUCTION_WORKERS
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 STOP_TIMEOUT = 15.0
-# Our Redis is started again when it dies, unless it died this often within the window (seconds).
-REDIS_RESTARTS_MAX = 5
-REDIS_RESTART_WINDOW = 60.0
+# A child that dies is started again after a backoff (doubling from RESTART_BACKOFF up to
+# RESTART_BACKOFF_MAX seconds), unless it died more than RESTARTS_MAX times within the window.
+RESTARTS_MAX = 5
+RESTART_WINDOW = 60.0
+RESTART_BACKOFF, RESTART_BACKOFF_MAX = 0.5, 10.0
 # Reentrant: the signal handler prints, and may interrupt the main thread in the middle of a print.
 _output_lock = threading.RLock()
 
@@ -116,7 +119,8 @@ class Child:
         ready_pattern: str | None = None,
         signal_group: bool = False,
     ) -> None:
-        self.name = name
+        self.name, self.argv, self.env = name, list(argv), env
+        self.ready_pattern = ready_pattern
         self.ready = threading.Event()
         # runserver's autoreloader runs the server in a second process: signal the whole group.
         # Celery's prefork children must not get the signal: the main process shuts them down.
@@ -184,8 +188,9 @@ class Supervisor:
         self.stop_requested = threading.Event()
         self.force = threading.Event()
         self.env: dict[str, str] = {}
-        self.redis_argv: list[str] = []
-        self.redis_restarts: list[float] = []
+        # Per child name: when it died lately, and when it is due to start again.
+        self.exits: dict[str, list[float]] = {}
+        self.due: dict[str, float] = {}
 
     def handle_signal(self, signum: int, frame: FrameType | None) -> None:
         if self.stop_requested.is_set():
@@ -250,28 +255,38 @@ class Supervisor:
         port = free_port()
         data_dir = self.run_dir / "redis"
         data_dir.mkdir(parents=True, exist_ok=True)
-        self.redis_argv = [redis_server_binary(), *REDIS_ARGS, "--port", str(port), "--dir", str(data_dir)]
-        self.start("redis", self.redis_argv, env=dict(os.environ))
+        argv = [redis_server_binary(), *REDIS_ARGS, "--port", str(port), "--dir", str(data_dir)]
+        self.start("redis", argv, env=dict(os.environ))
         url = f"redis://127.0.0.1:{port}/0"
         self.wait_until(f"Redis at {url}", lambda: redis_answers(url), timeout=10)
         return url
 
-    def restart_redis_if_dead(self) -> None:
-        """Start our Redis again, on the same port, when it died: the workers and beat reconnect,
-        the web never needed it. It keeps no data, so what was queued is gone; the matrix
-        catch-up finds what that left stale (docs/operations.md, Faults)."""
-        redis = next((c for c in self.children if c.name == "redis" and c.exit_code() is not None), None)
-        if redis is None:
-            return
+    def restart_dead_children(self) -> None:
+        """Start a child that died again once its backoff has passed, with the same command (our
+        Redis on the same port: the others reconnect; it keeps no data, so what was queued is
+        gone and the matrix catch-up finds what that left stale, docs/operations.md, Faults).
+        A crash loop raises DevrunError."""
         now = time.monotonic()
-        self.redis_restarts = [t for t in self.redis_restarts if now - t < REDIS_RESTART_WINDOW] + [now]
-        if len(self.redis_restarts) > REDIS_RESTARTS_MAX:
-            raise DevrunError(f"redis {describe_exit(redis.exit_code())} {REDIS_RESTARTS_MAX} times in a row; stopping")
-        say(f"redis {describe_exit(redis.exit_code())}; starting it again", stream="stderr")
-        self.children.remove(redis)
-        self.start("redis", self.redis_argv, env=dict(os.environ))
-        url = self.env["REDIS_URL"]
-        self.wait_until(f"Redis at {url}", lambda: redis_answers(url), timeout=30)
+        for child in [c for c in self.children if c.exit_code() is not None]:
+            if child.name not in self.due:
+                exits = [t for t in self.exits.get(child.name, []) if now - t < RESTART_WINDOW] + [now]
+                self.exits[child.name] = exits
+                if len(exits) > RESTARTS_MAX:
+                    raise DevrunError(
+                        f"{child.name} {describe_exit(child.exit_code())} {len(exits)} times within "
+                        f"{RESTART_WINDOW:.0f} s: a crash loop; stopping the others"
+                    )
+                delay = min(RESTART_BACKOFF_MAX, RESTART_BACKOFF * 2 ** (len(exits) - 1))
+                self.due[child.name] = now + delay
+                say(
+                    f"{child.name} {describe_exit(child.exit_code())}; starting it again in {delay:g} s",
+                    stream="stderr",
+                )
+            elif now >= self.due[child.name]:
+                del self.due[child.name]
+                self.children.remove(child)
+                pattern, group = child.ready_pattern, child.signal_group
+                self.start(child.name, child.argv, env=child.env, ready_pattern=pattern, signal_group=group)
 
     def run_startup_command(self, command: Sequence[str]) -> None:
         shown = f"`manage.py {' '.join(command)}`"
@@ -334,8 +349,7 @@ class Supervisor:
 
     def watch(self) -> int:
         while not self.stop_requested.wait(0.2):
-            self.restart_redis_if_dead()
-            self.raise_if_a_child_exited(while_doing="running")
+            self.restart_dead_children()
         return 0
 
     def stop_all(self) -> None:

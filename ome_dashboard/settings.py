@@ -276,6 +276,11 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_RESULT_EXPIRES = 60 * 60 * 24
+# Nothing reads a task's result (runs are recorded in the database: SyncState, MatrixBuild).
+# Ignoring results also keeps every process that enqueues off the result backend's pub/sub
+# connection, whose reconnect budget, once spent during a long Redis outage, left the process
+# failing "Retry limit exceeded ... The Celery application must be restarted".
+CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_TASK_TIME_LIMIT = 10 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 9 * 60
@@ -373,6 +378,9 @@ MATRIX_UPDATE_ON_CHANGE: bool = env.bool("MATRIX_UPDATE_ON_CHANGE", default=True
 # How often beat levels every matrix with its inventory (an update lost to a broker outage or a
 # killed worker) and fails builds abandoned by a dead worker (seconds).
 MATRIX_CATCH_UP_INTERVAL: int = env.int("MATRIX_CATCH_UP_INTERVAL", default=60)
+# A matrix behind its inventory for longer than this (seconds) is stale, not lagging
+# (matrix.freshness): its update was lost and even the catch-up has not repaired it.
+MATRIX_LAG_STALE_AFTER: int = env.int("MATRIX_LAG_STALE_AFTER", default=2 * MATRIX_CATCH_UP_INTERVAL)
 CELERY_BEAT_SCHEDULE["matrix.matrix_catch_up_all"] = {
     "task": "matrix.matrix_catch_up_all",
     "schedule": MATRIX_CATCH_UP_INTERVAL,
@@ -404,9 +412,12 @@ OME_WHATIF_MAX_NODES: int = env.int("OME_WHATIF_MAX_NODES", default=100_000)
 # ---- operations: readiness, metrics, logs (ome_dashboard.ops; docs/operations.md) -----------
 # /readyz reports a live cluster as stale when a kind was last listed longer ago than this.
 OME_READY_SYNC_MAX_AGE: int = env.int("OME_READY_SYNC_MAX_AGE", default=3 * OME_RESYNC_INTERVAL)
-# The checks that make /readyz answer 503 when they fail (of database, broker, sync). The others
+# /readyz fails its `freshness` check once a cluster has been stale (matrix.freshness) for longer
+# than this many seconds.
+OME_READY_STALE_AFTER: int = env.int("OME_READY_STALE_AFTER", default=2 * OME_WATCH_LEASE)
+# The checks that make /readyz answer 503 when they fail (of database, broker, sync, freshness). The others
 # are reported only: without Redis or a cluster's API server the web still serves what it has.
-OME_READY_REQUIRE: list[str] = env.list("OME_READY_REQUIRE", default=["database"])
+OME_READY_REQUIRE: list[str] = env.list("OME_READY_REQUIRE", default=["database", "freshness"])
 # When set, /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; with DEBUG off it is refused
 # until one is set.
 METRICS_TOKEN: str = env.str("METRICS_TOKEN", default="")

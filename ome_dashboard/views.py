@@ -11,6 +11,7 @@ from access.current import current_scope
 from core.web import is_partial, poll_seconds, read_access
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Kind
 from inventory.selectors import cluster_list, resource_list
+from matrix.freshness import freshness_of
 from matrix.selectors import latest_builds_by_cluster
 
 SEARCH_LIMIT = 50
@@ -44,11 +45,17 @@ def search(request: HttpRequest) -> HttpResponse:
 def _sync_context() -> dict[str, object]:
     clusters = list(cluster_list().order_by("name"))
     builds = latest_builds_by_cluster()
+    judged = freshness_of(clusters)
     scope = current_scope()
     return {
         "clusters": [
             # `whole`: the reader sees all of the cluster, so its totals too.
-            {"cluster": cluster, "builds": builds.get(cluster.pk, {}), "whole": scope.reads_whole(cluster.name)}
+            {
+                "cluster": cluster,
+                "builds": builds.get(cluster.pk, {}),
+                "whole": scope.reads_whole(cluster.name),
+                "freshness": judged[cluster.name],
+            }
             for cluster in clusters
         ],
         "poll_seconds": poll_seconds(),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import pytest
 from celery import Celery
 from celery.worker import WorkController
@@ -14,7 +17,7 @@ from tests.support.redis_server import RedisServer
 pytestmark = pytest.mark.integration
 
 
-@app.task(name="tests.count_users")
+@app.task(name="tests.count_users", ignore_result=False)
 def count_users() -> int:
     return User.objects.count()
 
@@ -42,3 +45,16 @@ def test_pointing_the_app_at_redis_replaces_a_backend_made_for_another_url(
 
     with running_worker(celery_app):
         assert debug_ping.delay().get(timeout=10) == "pong"
+
+
+def test_a_running_worker_keeps_its_alive_file_fresh_and_removes_it_when_it_stops(
+    celery_app: Celery, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alive = tmp_path / "celery-alive"
+    monkeypatch.setenv("CELERY_ALIVE_FILE", str(alive))
+
+    with running_worker(celery_app):
+        touched = alive.stat().st_mtime
+
+    assert time.time() - touched < 60  # what the pods' livenessProbe checks
+    assert not alive.exists()

@@ -15,7 +15,7 @@ import pytest
 from celery import Celery
 from django.conf import settings
 
-from ome_dashboard.devrun import redis_answers
+from ome_dashboard.devrun import RESTARTS_MAX, redis_answers
 from tests.support.net import free_port, http_get, wait_for_port_closed
 from tests.support.processes import OutputWatcher, environ_without, wait_for_pids_gone, wait_until
 
@@ -111,13 +111,40 @@ def test_devrun_serves_the_dashboard_and_stops_every_child_on_a_signal(devrun: D
     assert "devrun: stopped" in devrun.output.text
 
 
-def test_devrun_stops_everything_and_says_which_child_died(devrun: Devrun) -> None:
+def test_devrun_starts_a_killed_worker_again_and_the_web_carries_on(devrun: Devrun) -> None:
     children = devrun.child_pids()
+    redis_url = re.search(r"Redis (redis://\S+)\)", devrun.output.text)[1]  # type: ignore[index]
 
     os.kill(children["worker"], signal.SIGKILL)
+    devrun.output.wait_for(r"^devrun: worker was killed by SIGKILL; starting it again in ", timeout=10)
+    assert wait_until(lambda: devrun.child_pids()["worker"] != children["worker"], timeout=30)
+    health = http_get(f"{devrun.base_url}/healthz")
+    broker = Celery(broker=redis_url, backend=redis_url)
+    try:
+        pong = broker.send_task("ome_dashboard.debug_ping").get(timeout=60)
+    finally:
+        broker.close()
+
+    assert health[0] == 200
+    assert pong == "pong"
+    assert devrun.proc.poll() is None, devrun.output.text
+    assert devrun.child_pids()["web"] == children["web"]
+
+
+def test_devrun_gives_up_on_a_crash_loop_and_says_which_child(devrun: Devrun) -> None:
+    killed: set[int] = set()
+    while devrun.proc.poll() is None and len(killed) <= RESTARTS_MAX:
+        pid = devrun.child_pids()["beat"]
+        if pid not in killed:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        wait_until(lambda: devrun.proc.poll() is not None or devrun.child_pids()["beat"] not in killed, timeout=60)
+    children = devrun.child_pids()
 
     assert devrun.wait_exit() == 1
-    assert "devrun: worker was killed by SIGKILL while running; stopping the others" in devrun.output.text
+    assert f"devrun: beat was killed by SIGKILL {RESTARTS_MAX + 1} times within " in devrun.output.text
+    assert "a crash loop; stopping the others" in devrun.output.text
     assert wait_for_pids_gone(list(children.values()), timeout=5) == []
 
 
@@ -141,4 +168,4 @@ def test_devrun_starts_its_redis_again_when_it_dies_and_the_web_and_workers_carr
     assert health[0] == 200
     assert pong == "pong"
     assert devrun.proc.poll() is None, devrun.output.text
-    assert "stopping the others" not in devrun.output.text
+    assert "crash loop" not in devrun.output.text

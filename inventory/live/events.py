@@ -8,9 +8,11 @@ from typing import Any
 from django.db import DataError, transaction
 from django.utils import timezone
 
+from core.db import retried_transaction
 from core.redact import redact
 
 from .. import records
+from ..locks import cluster_write_lock
 from ..models import Cluster, SyncState
 from ..sync import REJECTED_KEPT, event_apply
 from .state import locked_state, object_rv, rv_order
@@ -18,6 +20,7 @@ from .state import locked_state, object_rv, rv_order
 Event = tuple[str, dict[str, Any]]  # (type, object) as the watch sent it
 
 
+@retried_transaction
 def watch_events_apply(cluster: Cluster, kind: str, events: Sequence[Event]) -> list[bool]:
     """Store watch events of `kind`, in order and in one transaction, and advance the stored
     resourceVersion to the last. Says for each event whether it was applied: False when the
@@ -30,6 +33,7 @@ def watch_events_apply(cluster: Cluster, kind: str, events: Sequence[Event]) -> 
     """
     try:
         with transaction.atomic():
+            cluster_write_lock(cluster.pk)
             state = locked_state(cluster, kind)
             applied = [_apply(cluster, state, event_type, obj) for event_type, obj in events]
             state.save(update_fields=["resource_version", "last_event_at", "rejected"])
@@ -60,6 +64,7 @@ def _apply(cluster: Cluster, state: SyncState, event_type: str, obj: dict[str, A
 
 def _skip_unstorable(cluster: Cluster, kind: str, resource_version: str, error: DataError) -> None:
     with transaction.atomic():
+        cluster_write_lock(cluster.pk)
         state = locked_state(cluster, kind)
         _reject(state, f"{kind} event at {resource_version} could not be stored: {error}"[:500])
         state.resource_version = resource_version or state.resource_version

@@ -31,7 +31,7 @@ from django.db import close_old_connections
 from ..kube import aio as kube
 from ..models import Cluster, SyncState
 from .leases import watch_lease_release
-from .watch import KindWatch, WatchEvent, WatchReport
+from .watch import KindWatch, WatchEvent, WatchReport, watch_lost
 
 logger = logging.getLogger(__name__)
 
@@ -241,13 +241,18 @@ class WatchHub:
             self._stopped = True
         if not self._thread.is_alive():
             return
+        with self._lock:
+            held = dict(self._leases)
         finished = asyncio.run_coroutine_threadsafe(self._stop_all(), self._loop)
         if isinstance(self.executor, CallerThread):
             self.executor.run_until(finished.done, timeout)
         try:
             finished.result(timeout)
         except (concurrent.futures.TimeoutError, asyncio.CancelledError):
-            logger.warning("watch hub: watches did not stop within %s s", timeout)
+            # A busy machine: the watches did not wind down in time. Say they are gone anyway,
+            # from this thread, before the process exits still marked "connected".
+            logger.warning("watch hub: watches did not stop within %s s; giving their leases back", timeout)
+            _with_fresh_connection(_give_back, held)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout)
 
@@ -267,11 +272,13 @@ def _give_back(held: dict[Key, str | None]) -> None:
     (a worker stopping with hundreds of watches must not queue a call per watch)."""
     owners = sorted({lease for lease in held.values() if lease is not None})
     for start in range(0, len(owners), 500):
-        SyncState.objects.filter(watch_owner__in=owners[start : start + 500]).update(
-            watch_owner="", watch_lease_until=None, watch_connected=False
+        watch_lost(
+            SyncState.objects.filter(watch_owner__in=owners[start : start + 500]),
+            watch_owner="",
+            watch_lease_until=None,
         )
     for cluster_id, kind in (key for key, lease in held.items() if lease is None):
-        SyncState.objects.filter(cluster_id=cluster_id, kind=kind).update(watch_connected=False)
+        watch_lost(SyncState.objects.filter(cluster_id=cluster_id, kind=kind))
 
 
 def _release(cluster_id: int, kind: str, owner: str) -> None:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from ..models import Cluster, Kind, SyncState
@@ -27,6 +28,13 @@ def watch_lease_claim(cluster: Cluster, kind: str, *, owner: str, force: bool = 
         states = states.filter(
             Q(watch_owner="") | Q(watch_owner=owner) | Q(watch_lease_until__isnull=True) | Q(watch_lease_until__lte=now)
         )
+    taken = states.exclude(watch_owner=owner)
+    # A new holder has not connected yet: whatever the last one said (it may have died saying
+    # "connected") no longer stands, and the watch counts as lost since the old lease ran out.
+    taken.update(
+        watch_connected=False,
+        watch_lost_at=Coalesce(F("watch_lost_at"), F("watch_lease_until"), Value(now)),
+    )
     return states.update(watch_owner=owner, watch_lease_until=_lease_expiry()) == 1
 
 

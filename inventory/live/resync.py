@@ -9,8 +9,11 @@ from typing import Any
 
 from django.db import DatabaseError, transaction
 
+from core.db import retried_transaction
+
 from .. import kube, records
 from ..kube import KubeError, KubeUnavailable
+from ..locks import cluster_write_lock
 from ..models import Cluster, Kind
 from ..ome_release import ome_release_refresh
 from ..services import manifests_load
@@ -63,6 +66,7 @@ def kind_resync(cluster: Cluster, kind: str, *, api: Any, result: ApplyResult | 
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+@retried_transaction
 def kind_list_store(
     cluster: Cluster,
     kind: str,
@@ -76,6 +80,7 @@ def kind_list_store(
     applied meanwhile and should be listed again (never when it is the `last` attempt)."""
     objects, rejected = _keyed(kind, items)
     with transaction.atomic():
+        cluster_write_lock(cluster.pk)
         state = locked_state(cluster, kind)
         if not last and rv_order(state.resource_version, resource_version) == 1:
             # A watch applied events newer than this list while it was read; storing the list

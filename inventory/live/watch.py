@@ -19,7 +19,9 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError
-from django.db.models import F
+from django.db.models import F, QuerySet, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from .. import records
 from ..kube import KubeConfigError, KubeError, KubeGone, KubeNotFound, KubeUnauthorized, KubeUnavailable
@@ -89,15 +91,21 @@ class Backoff:
 
 def _set_connected(cluster: Cluster, kind: str, connected: bool) -> None:
     states = SyncState.objects.filter(cluster=cluster, kind=kind)
-    states.update(watch_connected=connected)
-    if connected:  # a failed list's error stays until a list succeeds
+    if connected:
+        states.update(watch_connected=True, watch_lost_at=None)
+        # a failed list's error stays until a list succeeds
         states.filter(last_error_from="watch").update(last_error="", last_error_from="")
+    else:
+        watch_lost(states)
+
+
+def watch_lost(states: QuerySet[SyncState], **also: Any) -> None:
+    """Mark these watches not connected, lost from now unless they were lost already."""
+    states.update(watch_connected=False, watch_lost_at=Coalesce(F("watch_lost_at"), Value(timezone.now())), **also)
 
 
 def _count_reconnect(cluster: Cluster, kind: str) -> None:
-    SyncState.objects.filter(cluster=cluster, kind=kind).update(
-        watch_reconnects=F("watch_reconnects") + 1, watch_connected=False
-    )
+    watch_lost(SyncState.objects.filter(cluster=cluster, kind=kind), watch_reconnects=F("watch_reconnects") + 1)
 
 
 def _listed(cluster: Cluster, kind: str) -> bool:

@@ -22,11 +22,24 @@ from inventory.ome_release import ome_description
 from inventory.ome_release import ome_header as cluster_ome_header
 
 from .. import filters
+from ..freshness import STATES, Freshness, cluster_freshness
 from ..models import MatrixBuild, MatrixRow
 from ..paging import CellList
 from .serializers import build_data
 
 OME_HEADER = "X-OME-Behaviour"
+FRESHNESS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "nullable": True,
+    "description": "How current the cluster's data is (matrix.freshness): live, lagging, stale or unknown, "
+    "since when, why, and how many inventory changes the matrix lacks.",
+    "properties": {
+        "state": {"type": "string", "enum": list(STATES)},
+        "since": {"type": "string", "format": "date-time", "nullable": True},
+        "reasons": {"type": "array", "items": {"type": "string"}},
+        "versions_behind": {"type": "integer"},
+    },
+}
 BUILD_HEADER = "X-OME-Build"
 
 
@@ -68,11 +81,18 @@ class MatrixPagination(Pagination):
     """The page envelope of the matrix: `ome` and `build` beside count/next/previous/results."""
 
     build: MatrixBuild | None = None
+    freshness: Freshness | None = None
 
     def get_paginated_response(self, data: Any) -> Response:
         response = super().get_paginated_response(data)
         ome = ome_description(self.build.cluster) if self.build else dict(matching.OME_BEHAVIOUR)
-        envelope = {"ome": ome, "build": build_data(self.build) if self.build else None}
+        if self.build is not None and self.freshness is None:
+            self.freshness = cluster_freshness(self.build.cluster)
+        envelope = {
+            "ome": ome,
+            "build": build_data(self.build) if self.build else None,
+            "freshness": self.freshness.to_dict() if self.freshness else None,
+        }
         response.data = {**envelope, **response.data}
         return response
 
@@ -88,9 +108,10 @@ class MatrixPagination(Pagination):
                 },
             },
             "build": {"type": "object", "description": "The matrix build the cells come from (see /matrix/builds/)."},
+            "freshness": FRESHNESS_SCHEMA,
             **paged["properties"],
         }
-        paged["required"] = ["ome", "build", *paged["required"]]
+        paged["required"] = ["ome", "build", "freshness", *paged["required"]]
         return paged
 
 

@@ -13,6 +13,7 @@ from core.api import ApiError, api_keys
 from inventory.ome_release import ome_description
 
 from .. import filters
+from ..freshness import cluster_freshness
 from ..selectors import (
     cell_change_list,
     cell_get,
@@ -57,18 +58,23 @@ class MatrixCellList(CellFilterView):
     @extend_schema(parameters=[reasons_parameter(True)], responses=CellSerializer(many=True))
     def get(self, request: Request) -> Response:
         key = page_key(request)
-        self.build = requested_build(request)
-        if self.build is not None and (held := held_page(request, self.build, key)) is not None:
-            return held
+        requested = self.build = requested_build(request)
+        freshness = None if requested is None else cluster_freshness(requested.cluster)
+        if requested is not None and freshness is not None:
+            held = held_page(request, requested, key, freshness)
+            if held is not None:
+                return held
         cells = self.cell_list(request)  # sets self.build: the build the page is made from
         assert self.build is not None
+        if freshness is None or requested is None or self.build.pk != requested.pk:
+            freshness = cluster_freshness(self.build.cluster)
         paginator = self.paginator
         assert isinstance(paginator, MatrixPagination)
-        paginator.build = self.build
+        paginator.build, paginator.freshness = self.build, freshness
         page = paginator.paginate_queryset(cells, request, view=self)
         reason = cell_reasoner(self.build) if query_flag(request, "reasons", default=True) else None
         response = paginator.get_paginated_response([cell_data(cell, reason) for cell in page or ()])
-        return made_page(self.build, key, dict(response.data))
+        return made_page(self.build, key, dict(response.data), freshness)
 
 
 class MatrixCellDetail(MatrixView):
@@ -99,6 +105,7 @@ class MatrixCellDetail(MatrixView):
             {
                 "ome": ome_description(self.build.cluster),
                 "build": build_data(self.build),
+                "freshness": cluster_freshness(self.build.cluster).to_dict(),
                 **cell_data(cell, cell_reasoner(self.build)),
                 "check": None if trace is None else api_keys(trace.check.to_dict()),
                 "score_breakdown": [] if trace is None else score_data(trace),

@@ -27,6 +27,7 @@ from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.selectors import cluster_choose
 
+from ..freshness import Freshness
 from ..models import MatrixBuild
 from ..selectors import current_build, current_build_named
 
@@ -45,9 +46,10 @@ def page_key(request: Request) -> str:
     return hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()
 
 
-def page_etag(build: MatrixBuild, key: str) -> str:
-    """A strong ETag for the page `key` of this build generation."""
-    generation = hashlib.blake2b(repr(build.generation).encode(), digest_size=8).hexdigest()
+def page_etag(build: MatrixBuild, key: str, freshness: Freshness) -> str:
+    """A strong ETag for the page `key` of this build generation, as fresh as `freshness` says
+    (the envelope says it: a page must not be held once its cluster went stale)."""
+    generation = hashlib.blake2b(repr((build.generation, freshness.identity())).encode(), digest_size=8).hexdigest()
     return f'"{build.pk}-{generation}-{key}"'
 
 
@@ -62,20 +64,24 @@ def requested_build(request: Request) -> MatrixBuild | None:
         return None
 
 
-def held_page(request: Request, build: MatrixBuild, key: str) -> Response | None:
-    """A 304 when the client holds the page, the cached page when this process has it, else None."""
-    etag = page_etag(build, key)
+def held_page(request: Request, build: MatrixBuild, key: str, freshness: Freshness) -> Response | None:
+    """A 304 when the client holds the page, the cached page (showing `freshness`, the
+    cluster's now) when this process has it, else None."""
+    etag = page_etag(build, key, freshness)
     given = request.headers.get("If-None-Match")
     if given and etag in (tag.removeprefix("W/") for tag in parse_etags(given)):
         return _with_validators(Response(status=status.HTTP_304_NOT_MODIFIED), etag)
     data = _PAGES.peek((build.cluster_id, key), build.generation)
-    return None if data is None else _with_validators(Response(data), etag)
+    if data is None:
+        return None
+    return _with_validators(Response({**data, "freshness": freshness.to_dict()}), etag)
 
 
-def made_page(build: MatrixBuild, key: str, data: dict[str, Any]) -> Response:
-    """A page just made from `build`: kept for the next request, sent with its ETag."""
+def made_page(build: MatrixBuild, key: str, data: dict[str, Any], freshness: Freshness) -> Response:
+    """A page just made from `build` (its envelope showing `freshness`): kept for the next
+    request, sent with its ETag."""
     _PAGES.get((build.cluster_id, key), build.generation, lambda _stale: data)
-    return _with_validators(Response(data), page_etag(build, key))
+    return _with_validators(Response(data), page_etag(build, key, freshness))
 
 
 def _with_validators(response: Response, etag: str) -> Response:

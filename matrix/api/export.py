@@ -20,6 +20,7 @@ from core.web import scope_token
 from inventory.ome_release import judge, ome_description
 
 from ..cells import Cell
+from ..freshness import cluster_freshness
 from ..models import MatrixBuild
 from ..paging import CellList
 from ..selectors import cell_reasoner
@@ -112,7 +113,12 @@ def csv_lines(cells: Iterable[Cell], cluster: str, reason: Reasoner | None) -> I
 
 
 def json_lines(cells: Iterable[Cell], build: MatrixBuild, reason: Reasoner | None) -> Iterator[str]:
-    head = {"ome": ome_description(build.cluster), "build": build_data(build), "cluster": build.cluster.name}
+    head = {
+        "ome": ome_description(build.cluster),
+        "build": build_data(build),
+        "freshness": cluster_freshness(build.cluster).to_dict(),
+        "cluster": build.cluster.name,
+    }
     yield json.dumps(head, default=str)[:-1] + ', "cells": ['
     for index, cell in enumerate(cells):
         yield ("\n" if index == 0 else ",\n") + json.dumps(cell_data(cell, reason))
@@ -162,7 +168,7 @@ class MatrixCellCsv(MatrixCellExport):
 
 
 class MatrixCellJson(MatrixCellExport):
-    """JSON: `{"ome", "build", "cluster", "cells": [...]}`, cells as in the paged list."""
+    """JSON: `{"ome", "build", "freshness", "cluster", "cells": [...]}`, cells as in the paged list."""
 
     media_type = "application/json"
     extension = "json"

@@ -33,6 +33,7 @@ from prometheus_client.registry import Collector
 from access.scope import SYSTEM, Scope, anonymous_scope
 from core.cache import VersionedCache
 from inventory.models import Cluster, SyncState
+from matrix.freshness import STATES, freshness_of
 from matrix.models import MatrixAudit, MatrixBuild, MatrixRow
 from matrix.selectors import cell_status_counts, current_build
 from patches.models import PatchAttempt
@@ -63,7 +64,9 @@ def _sync_families(scope: Scope) -> Iterator[Metric]:
         "ome_sync_last_event_timestamp_seconds", "When a watch last applied an event.", labels=labels
     )
     error = GaugeMetricFamily("ome_sync_error", "1 while the last list or watch of the kind failed.", labels=labels)
-    connected = GaugeMetricFamily("ome_watch_connected", "1 while a watch of the kind is connected.", labels=labels)
+    connected = GaugeMetricFamily(
+        "ome_watch_connected", "1 while a watch of the kind is connected and its lease is renewed.", labels=labels
+    )
     reconnects = CounterMetricFamily("ome_watch_reconnects", "Watch reconnects (errors, 410 relists).", labels=labels)
     objects = GaugeMetricFamily("ome_inventory_objects", "Objects stored for the kind.", labels=labels)
     invalid = GaugeMetricFamily(
@@ -81,7 +84,7 @@ def _sync_families(scope: Scope) -> Iterator[Metric]:
         if state.last_event_at:
             event.add_metric(key, state.last_event_at.timestamp())
         error.add_metric(key, 1 if state.last_error else 0)
-        connected.add_metric(key, 1 if state.watch_connected else 0)
+        connected.add_metric(key, 1 if state.watch_live_at(now) else 0)
         reconnects.add_metric(key, state.watch_reconnects)
         objects.add_metric(key, state.count)
         invalid.add_metric(key, state.invalid)
@@ -166,6 +169,23 @@ def _matrix_check_families(scope: Scope) -> Iterator[Metric]:
     yield from (behind, audited, checked, differing)
 
 
+def _freshness_families(scope: Scope) -> Iterator[Metric]:
+    """matrix.freshness, as a state set (1 for the cluster's state, 0 for the others)."""
+    state = GaugeMetricFamily(
+        "ome_cluster_freshness",
+        "1 for the cluster's freshness state (live, lagging, stale, unknown), 0 for the others.",
+        labels=["cluster", "state"],
+    )
+    stale = GaugeMetricFamily(
+        "ome_cluster_stale_seconds", "Seconds the cluster has been stale (0 when it is not).", labels=["cluster"]
+    )
+    for name, freshness in freshness_of(Cluster.objects.filter(scope.q_whole("name")).order_by("name")).items():
+        for candidate in STATES:
+            state.add_metric([name, candidate], 1 if freshness.state == candidate else 0)
+        stale.add_metric([name], freshness.stale_seconds())
+    yield from (state, stale)
+
+
 def _patch_families(scope: Scope) -> Iterator[Metric]:
     attempts = CounterMetricFamily(
         "ome_patch_attempts", "Pipeline patches applied, by outcome (the audit log).", labels=["cluster", "result"]
@@ -200,6 +220,7 @@ class DatabaseCollector(Collector):
         yield from _sync_families(self.scope)
         yield from _matrix_families(self.scope)
         yield from _matrix_check_families(self.scope)
+        yield from _freshness_families(self.scope)
         yield from _patch_families(self.scope)
 
 

@@ -19,6 +19,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from inventory.models import Cluster, Kind, SyncState
+from matrix.freshness import freshness_of
 
 from .metrics import metrics_scope
 
@@ -108,10 +109,29 @@ def check_sync() -> dict[str, Any]:
     return result
 
 
+def check_freshness() -> dict[str, Any]:
+    """Fails when a cluster has been stale (matrix.freshness) for longer than
+    OME_READY_STALE_AFTER seconds; names each cluster that is not live, with its reasons."""
+    threshold = int(settings.OME_READY_STALE_AFTER)
+    try:
+        judged = freshness_of(Cluster.objects.order_by("name"))
+    except DatabaseError as error:
+        return {"status": "fail", "error": type(error).__name__}
+    clusters = {name: freshness.to_dict() for name, freshness in judged.items() if not freshness.current}
+    too_long = sorted(name for name, freshness in judged.items() if freshness.stale_seconds() > threshold)
+    result: dict[str, Any] = {"status": "fail" if too_long else "ok", "threshold_seconds": threshold}
+    result["clusters"] = clusters
+    if too_long:
+        result["stale"] = too_long
+        result["reason"] = "; ".join(f"{name}: {judged[name].summary()}" for name in too_long)
+    return result
+
+
 _CHECKS: dict[str, Callable[[], dict[str, Any]]] = {
     "database": check_database,
     "broker": check_broker,
     "sync": check_sync,
+    "freshness": check_freshness,
 }
 
 

@@ -78,17 +78,19 @@ def test_an_invalid_query_is_still_a_400_whatever_the_client_holds(api: APIClien
     assert response.json()["field"] == "status"
 
 
-def test_a_held_page_of_a_named_cluster_costs_one_query_and_a_new_page_reads_the_build_once(
+def test_a_held_page_of_a_named_cluster_costs_its_build_and_freshness_and_a_new_page_reads_the_build_once(
     api: APIClient, demo: Cluster, django_assert_num_queries
 ) -> None:
     query = {"cluster": demo.name, "page_size": 5}
     etag = api.get(CELLS, query)["ETag"]
 
-    with django_assert_num_queries(1):
+    # The build with its cluster, and the freshness (sync states, current builds) the page shows.
+    with django_assert_num_queries(3):
         held = api.get(CELLS, query, HTTP_IF_NONE_MATCH=etag)
-    with django_assert_num_queries(1):
+    with django_assert_num_queries(3):
         cached = api.get(CELLS, query)
-    with django_assert_num_queries(3):  # the build, the cluster (the filter's choice), the page's rows
+    # The build, the cluster (the filter's choice), the freshness, the page's rows.
+    with django_assert_num_queries(5):
         new = api.get(CELLS, {**query, "page": 2})
 
     assert (held.status_code, cached.status_code, new.status_code) == (304, 200, 200)

@@ -168,3 +168,23 @@ def test_a_runtime_change_restamps_every_row(demo: Cluster) -> None:
     rows = MatrixRow.objects.filter(build=current_build(demo))
     assert set(rows.values_list("inventory_version", flat=True)) == {version}
     assert matrix_differences(demo) == []
+
+
+def test_an_update_keeps_the_builds_model_and_runtime_counts_current(demo: Cluster) -> None:
+    before = current_build(demo)
+    assert before is not None
+    model = copy.deepcopy(llms(demo)[0].obj)
+    model["metadata"] = {"name": "one-more", "resourceVersion": "1"}
+    runtime = Resource.objects.filter(cluster=demo, kind=Kind.CLUSTER_SERVING_RUNTIME).first()
+    assert runtime is not None
+    added = event_apply(demo, "ADDED", model)
+    removed = event_apply(demo, "DELETED", runtime.obj)
+    assert added is not None
+    assert removed is not None
+
+    matrix_apply_changes(demo, [added.to_dict(), removed.to_dict()])
+
+    after = current_build(demo)
+    assert after is not None
+    assert after.pk == before.pk  # an update, not a rebuild
+    assert (after.models_count, after.runtimes_count) == (before.models_count + 1, before.runtimes_count - 1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from celery.result import AsyncResult
 from celery.worker import WorkController
 
 from inventory.models import Cluster, Resource
@@ -12,6 +11,7 @@ from inventory.sync import event_apply
 from matrix.models import MatrixBuild, MatrixRow
 from matrix.selectors import current_build
 from matrix.tasks import matrix_rebuild_task, matrix_update_task
+from tests.support.processes import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -26,10 +26,12 @@ def demo(settings: object) -> Cluster:
 
 
 def rebuild(cluster: Cluster) -> MatrixBuild:
-    """Run the rebuild task and wait for the chord's callback, which publishes the build."""
-    started = matrix_rebuild_task.delay(cluster.pk).get(timeout=90)
-    AsyncResult(started["finish"], app=matrix_rebuild_task.app).get(timeout=120)
-    return MatrixBuild.objects.get(pk=started["build"])
+    """Run the rebuild task and wait until the chord's callback published the build (the
+    database says so: task results are ignored, CELERY_TASK_IGNORE_RESULT)."""
+    started = matrix_rebuild_task.apply_async((cluster.pk,), ignore_result=False).get(timeout=90)
+    build = MatrixBuild.objects.filter(pk=started["build"])
+    assert wait_until(lambda: not build.filter(status=MatrixBuild.Status.RUNNING).exists(), timeout=120)
+    return build.get()
 
 
 def test_a_worker_builds_the_matrix_in_chunks_and_publishes_it(demo: Cluster, celery_worker: WorkController) -> None:
@@ -52,7 +54,7 @@ def test_a_worker_applies_an_inventory_change_to_the_matrix(demo: Cluster, celer
     change = event_apply(demo, "MODIFIED", obj)
     assert change is not None
 
-    written = matrix_update_task.delay(demo.pk).get(timeout=90)
+    written = matrix_update_task.apply_async((demo.pk,), ignore_result=False).get(timeout=90)
 
     assert written == 4
     row = MatrixRow.objects.get(build=build, model=model, namespace="")

@@ -138,7 +138,9 @@ def test_readyz_reports_database_broker_and_sync_each_with_its_status(client: Cl
     body = response.json()
     assert response.status_code == 200
     assert body["status"] == "ok"
-    assert set(body["checks"]) == {"database", "broker", "sync"}
+    assert set(body["checks"]) == {"database", "broker", "sync", "freshness"}
+    assert body["checks"]["freshness"]["status"] == "ok"
+    assert body["checks"]["freshness"]["required"] is True
     assert body["checks"]["database"]["status"] == "ok"
     assert body["checks"]["database"]["required"] is True
     assert body["checks"]["broker"]["status"] == "ok"
@@ -212,7 +214,14 @@ def test_metrics_report_sync_lag_watch_reconnects_matrix_and_patch_results(clien
     live = live_cluster("live")
     listed(live, ago=timedelta(seconds=90))
     SyncState.objects.filter(cluster=live, kind=Kind.BASE_MODEL).update(
-        watch_reconnects=7, watch_connected=True, last_error="API server unreachable"
+        watch_reconnects=7,
+        watch_connected=True,
+        watch_lease_until=timezone.now() + timedelta(seconds=60),
+        last_error="API server unreachable",
+    )
+    # A holder that said "connected" but let its lease run out (it died) reads as not connected.
+    SyncState.objects.filter(cluster=live, kind=Kind.SERVING_RUNTIME).update(
+        watch_connected=True, watch_lease_until=timezone.now() - timedelta(seconds=1)
     )
     SyncState.objects.filter(cluster=live, kind=Kind.INFERENCE_SERVICE).update(last_list_at=None)
     for result in ("applied", "applied", "conflict"):
@@ -228,6 +237,7 @@ def test_metrics_report_sync_lag_watch_reconnects_matrix_and_patch_results(clien
     assert value("ome_sync_lag_seconds", cluster="live", kind="InferenceService") == float("inf")
     assert value("ome_watch_reconnects_total", cluster="live", kind="BaseModel") == 7
     assert value("ome_watch_connected", cluster="live", kind="BaseModel") == 1
+    assert value("ome_watch_connected", cluster="live", kind="ServingRuntime") == 0
     assert value("ome_sync_error", cluster="live", kind="BaseModel") == 1
     assert value("ome_sync_error", cluster="live", kind="ServingRuntime") == 0
     assert value("ome_cluster_info", cluster="live", source="kubeconfig") == 1

@@ -72,7 +72,7 @@ def test_the_coalesced_update_levels_every_change_of_the_burst(
         relabel(seed_committed, Resource.objects.get(pk=model.pk), str(step))
 
     with running_worker(celery_app, queues=["celery", "matrix"]):
-        matrix_update_task.delay(seed_committed.pk).get(timeout=30)
+        matrix_update_task.apply_async((seed_committed.pk,), ignore_result=False).get(timeout=30)
 
     assert matrix_differences(seed_committed) == []
 

@@ -32,19 +32,19 @@ def point_app_at_redis(app: Celery, redis_url: str) -> None:
 @contextmanager
 def running_worker(app: Celery, **options: Any) -> Iterator[WorkController]:
     """Start a solo-pool worker thread and yield it once it has answered a ping task; stop it after."""
-    # Registers the `celery.ping` task that start_worker's readiness check sends.
-    import celery.contrib.testing.tasks  # noqa: F401
-
     # Celery would otherwise replace the root logger's handlers, pytest's log capture among them.
     app.conf.worker_hijack_root_logger = False
     # Not the `watch` queue unless asked: a watch left there by another test would hold the solo pool.
     options = {
         "pool": "solo",
         "loglevel": "WARNING",
-        "perform_ping_check": True,
+        # start_worker's own check sends `celery.ping`, whose result the project ignores
+        # (CELERY_TASK_IGNORE_RESULT); debug_ping keeps its result.
+        "perform_ping_check": False,
         "shutdown_timeout": 10,
         "queues": ["celery", "control", "matrix"],
         **options,
     }
     with start_worker(app, **options) as worker:
+        assert app.send_task("ome_dashboard.debug_ping", ignore_result=False).get(timeout=60) == "pong"
         yield worker

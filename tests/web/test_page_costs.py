@@ -18,31 +18,32 @@ from django.urls import reverse
 
 from inventory.models import Cluster, Resource
 
-# (name, url builder, max queries): anonymous reads, so no session queries.
+# (name, url builder, max queries): anonymous reads, so no session queries. A page of one
+# cluster spends two or three on its freshness banner (matrix.freshness).
 PAGES: list[tuple[str, Callable[[dict[str, Resource]], str], int]] = [
-    ("matrix", lambda o: reverse("matrix:matrix"), 10),
+    ("matrix", lambda o: reverse("matrix:matrix"), 11),
     (
         "matrix page 3, all runtimes, 2nd column page",
         lambda o: f"{reverse('matrix:matrix')}?page=3&cols=all&cpage=2",
-        10,
+        11,
     ),
-    ("matrix filtered by status", lambda o: f"{reverse('matrix:matrix')}?status=manual-only&namespace=team-b", 10),
+    ("matrix filtered by status", lambda o: f"{reverse('matrix:matrix')}?status=manual-only&namespace=team-b", 12),
     ("matrix counts", lambda o: f"{reverse('matrix:matrix-counts')}?cluster=demo&namespace=_cluster", 10),
     ("matrix version", lambda o: f"{reverse('matrix:matrix-version')}?cluster=demo&since=0", 2),
-    ("cell", lambda o: reverse("matrix:cell", args=[o["model"].pk, o["runtime"].pk, "_cluster"]), 10),
+    ("cell", lambda o: reverse("matrix:cell", args=[o["model"].pk, o["runtime"].pk, "_cluster"]), 12),
     ("cell reason", lambda o: reverse("matrix:cell-reason", args=[o["model"].pk, o["runtime"].pk, "_cluster"]), 7),
-    ("model", lambda o: reverse("matrix:model", args=[o["model"].pk]), 14),
-    ("runtime", lambda o: reverse("matrix:runtime", args=[o["runtime"].pk]), 11),
+    ("model", lambda o: reverse("matrix:model", args=[o["model"].pk]), 16),
+    ("runtime", lambda o: reverse("matrix:runtime", args=[o["runtime"].pk]), 13),
     (
         "patch preview",
         lambda o: f"{reverse('patches:patch', args=[o['model'].pk])}?runtime={o['runtime'].pk}",
-        7,
+        9,
     ),  # + the stored object the what-if validates the patched one against
-    ("model_index.json", lambda o: reverse("patches:model-index", args=[o["model"].pk]), 1),
-    ("InferenceServices", lambda o: f"{reverse('matrix:isvcs')}?cluster=demo", 14),
-    ("lint", lambda o: f"{reverse('lint:lint')}?cluster=demo", 7),
-    ("sync", lambda o: reverse("sync"), 3),
-    ("history", lambda o: f"{reverse('history')}?cluster=demo", 5),
+    ("model_index.json", lambda o: reverse("patches:model-index", args=[o["model"].pk]), 3),
+    ("InferenceServices", lambda o: f"{reverse('matrix:isvcs')}?cluster=demo", 16),
+    ("lint", lambda o: f"{reverse('lint:lint')}?cluster=demo", 9),
+    ("sync", lambda o: reverse("sync"), 5),
+    ("history", lambda o: f"{reverse('history')}?cluster=demo", 6),
     ("search", lambda o: f"{reverse('search')}?q=qwen", 3),
 ]
 

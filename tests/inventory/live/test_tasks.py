@@ -92,7 +92,7 @@ def test_a_worker_runs_the_resync_task_end_to_end(fake, cluster, celery_worker: 
         fake.create(obj)
     fake.remove_kind("inferenceservices")
 
-    outcome = tasks.resync_cluster.delay(cluster.pk).get(timeout=20)
+    outcome = tasks.resync_cluster.apply_async((cluster.pk,), ignore_result=False).get(timeout=20)
 
     assert outcome["cluster"] == "live"
     assert outcome["errors"] == {"InferenceService": "OME CRD inferenceservices not installed (404)"}
@@ -118,11 +118,11 @@ def test_a_worker_on_the_watch_queue_holds_the_watch_and_applies_live_changes(
     inventory_changed.connect(on_change)
     try:
         with running_worker(celery_app, queues=["celery", "watch"]):
-            handed = tasks.watch_cluster.delay(cluster.pk).get(timeout=15)
+            handed = tasks.watch_cluster.apply_async((cluster.pk,), ignore_result=False).get(timeout=15)
             assert fake.wait_for_watch("clusterbasemodels", timeout=15)  # the task has returned
             fake.create(model("during"))
             assert applied.wait(15)
-            again = tasks.watch_cluster.delay(cluster.pk).get(timeout=15)
+            again = tasks.watch_cluster.apply_async((cluster.pk,), ignore_result=False).get(timeout=15)
     finally:
         tasks._stop_watches()  # what a warm shutdown of the worker does
         inventory_changed.disconnect(on_change)

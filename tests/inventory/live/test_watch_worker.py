@@ -9,6 +9,7 @@ The worker uses its own SQLite file (the test reads it with sqlite3) and its own
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import signal
 import sqlite3
@@ -16,7 +17,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from celery import Celery
@@ -98,6 +101,18 @@ class Stack:
         if time.monotonic() - self.ensured_at >= 3:
             self.ensured_at = time.monotonic()
             self.app.send_task("inventory.tasks.ensure_watches", queue=CONTROL_QUEUE)
+
+    def freshness(self) -> dict[str, dict[str, Any]]:
+        """What every surface says (they all read matrix.freshness), as `manage.py freshness` says it."""
+        done = subprocess.run(
+            [sys.executable, "manage.py", "freshness", "--json"],
+            cwd=settings.BASE_DIR,
+            env=self.env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return dict(json.loads(done.stdout.splitlines()[-1]))  # after any log lines
 
     def query(self, sql: str) -> list[tuple]:
         with contextlib.closing(sqlite3.connect(self.database, timeout=20)) as connection:
@@ -217,6 +232,39 @@ def test_a_watch_worker_killed_in_the_middle_of_a_burst_leaves_nothing_half_stor
     )
     assert counts == [(len(member.objects("ClusterBaseModel")),)]
     assert not fleet.all_errors()
+
+
+def states(stack: Stack) -> set[str]:
+    return {entry["state"] for entry in stack.freshness().values()}
+
+
+def test_a_killed_watch_worker_reads_stale_within_its_lease_and_a_stopped_one_at_once(stack) -> None:
+    stack, fleet = stack
+    stack.start_worker()
+    stack.ensure_watches()
+    wait_until(lambda: connected(stack) == WATCHES and stored(stack) == served(fleet))
+    stack.manage("recompute_matrix", "--all")
+    wait_until(lambda: states(stack) == {"live"}, every=stack.ensure_watches)
+
+    assert stack.stop_worker(signal.SIGKILL) == -signal.SIGKILL
+    killed_at, started = datetime.now(UTC), time.monotonic()
+    wait_until(lambda: states(stack) == {"stale"})
+    noticed = time.monotonic() - started
+    said = stack.freshness()
+
+    lease = float(stack.env["OME_WATCH_LEASE"])
+    for entry in said.values():
+        assert all("worker down" in reason for reason in entry["reasons"])
+        # Stale from the moment the last renewal runs out: at most one lease after the death.
+        assert (datetime.fromisoformat(entry["since"]) - killed_at).total_seconds() <= lease
+    print(f"\nSIGKILLed watch worker read as stale after {noticed:.1f} s (lease {lease:g} s)")
+
+    stack.start_worker()
+    wait_until(lambda: states(stack) == {"live"}, every=stack.ensure_watches)
+    assert stack.stop_worker(signal.SIGTERM) == 0
+    after = stack.freshness()
+    assert {entry["state"] for entry in after.values()} == {"stale"}
+    assert all(reason.startswith("watch lost") for entry in after.values() for reason in entry["reasons"])
 
 
 def burst_stored(stack: Stack) -> int:

@@ -1,0 +1,63 @@
+"""Transactions that a concurrent writer may make fail once: retried, a bounded number of times.
+
+Why: the writers of one cluster take its row lock first (inventory.locks), so they do not
+deadlock with each other; but PostgreSQL may still end a transaction with a deadlock or a
+serialization failure (another writer, an index page split), and SQLite answers "database is
+locked" (or "database table is locked" for a shared in-memory database) when a writer waited
+longer than its busy timeout. Each of those says only "try again": the transaction did nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from django.db import OperationalError, connection
+
+logger = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+RETRY_ATTEMPTS = 5
+RETRY_SECONDS = 20.0
+# SQLSTATEs: deadlock_detected, serialization_failure.
+_RETRIED_SQLSTATES = frozenset({"40P01", "40001"})
+_RETRIED_SQLITE = ("database is locked", "database table is locked")
+
+
+def is_retryable(error: OperationalError) -> bool:
+    """True when the database refused the transaction only because of a concurrent one."""
+    sqlstate = getattr(error.__cause__, "sqlstate", None)
+    if sqlstate in _RETRIED_SQLSTATES:
+        return True
+    return connection.vendor == "sqlite" and str(error).startswith(_RETRIED_SQLITE)
+
+
+def retried_transaction(function: Callable[P, R]) -> Callable[P, R]:
+    """Run `function` (which opens its own transaction) again when the database refused it for
+    a concurrent writer: at least RETRY_ATTEMPTS times in all, and on for up to RETRY_SECONDS
+    (a writer holding SQLite's lock may take that long), after short random pauses. Inside an
+    outer transaction it runs once: only the outermost transaction can be tried again."""
+
+    @functools.wraps(function)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        deadline = time.monotonic() + RETRY_SECONDS
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return function(*args, **kwargs)
+            except OperationalError as error:
+                if connection.in_atomic_block or not is_retryable(error):
+                    raise
+                if attempt >= RETRY_ATTEMPTS and time.monotonic() >= deadline:
+                    raise
+                logger.info("%s: %s; attempt %d", function.__qualname__, error, attempt)
+                time.sleep(random.uniform(0.01, 0.05) * 2 ** min(attempt, 4))
+
+    return run

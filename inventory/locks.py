@@ -1,0 +1,22 @@
+"""The one lock order of the writers of a cluster's inventory and matrix.
+
+Every transaction that writes a cluster's objects or matrix rows (a watch's batch, a list, a
+matrix update or catch-up, a build's chunk) takes the cluster's row lock first, before any other
+row. Writers of one cluster then queue on that lock instead of taking row locks in different
+orders (a watch deleting a model while a matrix update inserts rows that reference it), which
+is how PostgreSQL's "deadlock detected" came about under bursts. FOR NO KEY UPDATE: rows that
+reference the cluster (a new object, a new matrix row) can still be inserted meanwhile.
+SQLite has no row locks: its IMMEDIATE transactions already write one at a time.
+"""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from .models import Cluster
+
+
+def cluster_write_lock(cluster_id: int) -> None:
+    """Lock the cluster's row until the surrounding transaction ends (first thing in it)."""
+    if connection.features.has_select_for_update:
+        list(Cluster.objects.select_for_update(no_key=True).filter(pk=cluster_id).values_list("pk", flat=True))

@@ -1,0 +1,194 @@
+"""One freshness per cluster (matrix.freshness), said alike by every surface: the page banner,
+the API envelope, the sync states, /metrics and /readyz.
+
+Each scenario is set up as its fault leaves the database (a worker that died saying
+"connected", an API server that stopped answering, an update lost with beat stopped); the
+processes that produce those rows are exercised in tests/inventory/live/.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from inventory.models import Cluster, Kind, Resource, SyncState
+from matrix.freshness import LAGGING, LIVE, MATRIX_BEHIND, STALE, UNKNOWN, UNREACHABLE, WORKER_DOWN, cluster_freshness
+from tests.ops.test_probes import metrics_of
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _local_copy(settings: Any) -> None:
+    settings.DEBUG = True  # /metrics without a token, details in /readyz
+
+
+@pytest.fixture
+def live(seed: Cluster) -> Cluster:
+    """The seed snapshot with its matrix, standing in for a live cluster whose five kinds are
+    listed and watched by a holder that renews its lease."""
+    Cluster.objects.filter(pk=seed.pk).update(source=Cluster.Source.KUBECONFIG, kubeconfig="/etc/ome/kubeconfigs/seed")
+    now = timezone.now()
+    for kind in Kind.values:
+        SyncState.objects.update_or_create(
+            cluster=seed,
+            kind=kind,
+            defaults={
+                "last_list_at": now,
+                "resource_version": "10",
+                "watch_connected": True,
+                "watch_owner": "worker-1",
+                "watch_lease_until": now + timedelta(seconds=60),
+            },
+        )
+    return Cluster.objects.get(pk=seed.pk)
+
+
+def surfaces(client: Client) -> dict[str, Any]:
+    """What each surface says about cluster `seed`."""
+    page = client.get("/matrix/", {"cluster": "seed"}).content.decode()
+    envelope = client.get("/api/v1/matrix/cells/", {"cluster": "seed", "page_size": 1}).json()["freshness"]
+    states = client.get("/api/v1/sync-states/", {"cluster": "seed"}).json()["results"]
+    samples = metrics_of(client)
+    ready = client.get("/readyz")
+    return {
+        "page": page,
+        "api": envelope,
+        "connected": {state["kind"]: state["watch_connected"] for state in states},
+        "metric_state": {
+            labels[1][1]: value
+            for labels, value in samples["ome_cluster_freshness"].items()
+            if ("cluster", "seed") in labels
+        },
+        "metric_connected": sum(
+            value for labels, value in samples["ome_watch_connected"].items() if ("cluster", "seed") in labels
+        ),
+        "ready_status": ready.status_code,
+        "ready": ready.json()["checks"]["freshness"],
+    }
+
+
+def one_hot(state: str) -> dict[str, float]:
+    return {candidate: 1.0 if candidate == state else 0.0 for candidate in (LIVE, LAGGING, STALE, UNKNOWN)}
+
+
+def test_a_watched_cluster_with_a_level_matrix_is_live_everywhere(client: Client, live: Cluster) -> None:
+    said = surfaces(client)
+
+    assert cluster_freshness(live).state == LIVE
+    assert "seed: live" in said["page"]
+    assert said["api"] == {"state": "live", "since": None, "reasons": [], "versions_behind": 0}
+    assert set(said["connected"].values()) == {True}
+    assert said["metric_state"] == one_hot(LIVE)
+    assert said["metric_connected"] == 5
+    assert (said["ready_status"], said["ready"]["status"], said["ready"]["clusters"]) == (200, "ok", {})
+
+
+def test_a_watch_worker_that_died_saying_connected_is_stale_once_its_lease_runs_out(
+    client: Client, live: Cluster, settings: Any
+) -> None:
+    settings.OME_READY_STALE_AFTER = 30
+    died = timezone.now() - timedelta(seconds=45)
+    SyncState.objects.filter(cluster=live).update(watch_lease_until=died)  # still says connected
+
+    said = surfaces(client)
+
+    assert "seed: stale" in said["page"]
+    assert "worker down" in said["page"]
+    assert said["api"]["state"] == STALE
+    assert said["api"]["since"] == died.isoformat()
+    assert all(WORKER_DOWN in reason for reason in said["api"]["reasons"])
+    assert set(said["connected"].values()) == {False}
+    assert said["metric_state"] == one_hot(STALE)
+    assert said["metric_connected"] == 0
+    assert said["ready_status"] == 503
+    assert said["ready"]["stale"] == ["seed"]
+    assert "worker down" in said["ready"]["reason"]
+
+
+def test_a_stale_cluster_is_ready_until_the_setting_passes(client: Client, live: Cluster, settings: Any) -> None:
+    settings.OME_READY_STALE_AFTER = 120
+    SyncState.objects.filter(cluster=live).update(watch_lease_until=timezone.now() - timedelta(seconds=45))
+
+    said = surfaces(client)
+
+    assert said["api"]["state"] == STALE
+    assert (said["ready_status"], said["ready"]["status"]) == (200, "ok")
+    assert said["ready"]["clusters"]["seed"]["state"] == STALE
+
+
+def test_an_unreachable_cluster_is_stale_with_the_api_servers_error(
+    client: Client, live: Cluster, settings: Any
+) -> None:
+    settings.OME_READY_STALE_AFTER = 30
+    lost = timezone.now() - timedelta(seconds=61)
+    SyncState.objects.filter(cluster=live).update(
+        watch_connected=False,
+        watch_lost_at=lost,
+        last_error="cannot reach the API server",
+        last_error_at=timezone.now(),
+        last_error_from="watch",
+    )
+
+    said = surfaces(client)
+
+    assert said["api"]["state"] == STALE
+    assert said["api"]["since"] == lost.isoformat()
+    assert said["api"]["reasons"][0] == f"{UNREACHABLE} (BaseModel: cannot reach the API server)"
+    assert "cluster unreachable" in said["page"]
+    assert said["metric_state"] == one_hot(STALE)
+    assert said["ready_status"] == 503
+
+
+def test_a_lost_matrix_update_lags_at_once_and_is_stale_after_the_setting(
+    client: Client, live: Cluster, settings: Any
+) -> None:
+    settings.MATRIX_LAG_STALE_AFTER = 60
+    settings.OME_READY_STALE_AFTER = 1
+    model = Resource.objects.filter(cluster=live).first()
+    assert model is not None
+    Cluster.objects.filter(pk=live.pk).update(inventory_version=live.inventory_version + 28)
+    Resource.objects.filter(pk=model.pk).update(version=live.inventory_version + 28, last_seen=timezone.now())
+
+    lagging = surfaces(client)
+    Resource.objects.filter(pk=model.pk).update(last_seen=timezone.now() - timedelta(seconds=61))
+    stale = surfaces(client)
+
+    assert (lagging["api"]["state"], lagging["api"]["versions_behind"]) == (LAGGING, 28)
+    assert "28 inventory changes behind" in lagging["page"]
+    assert lagging["metric_state"] == one_hot(LAGGING)
+    assert lagging["ready_status"] == 200
+    assert stale["api"]["state"] == STALE
+    assert stale["api"]["reasons"] == [f"{MATRIX_BEHIND} (28 inventory changes)"]
+    assert stale["metric_state"] == one_hot(STALE)
+    assert stale["ready_status"] == 503
+
+
+def test_a_live_cluster_never_listed_is_unknown(client: Client, live: Cluster) -> None:
+    SyncState.objects.filter(cluster=live, kind=Kind.BASE_MODEL).update(last_list_at=None)
+
+    said = surfaces(client)
+
+    assert said["api"] == {"state": UNKNOWN, "since": None, "reasons": ["never listed"], "versions_behind": 0}
+    assert "seed: unknown" in said["page"]
+    assert said["metric_state"] == one_hot(UNKNOWN)
+
+
+def test_the_banner_refreshes_itself_and_a_held_api_page_is_not_reused_once_the_cluster_went_stale(
+    client: Client, live: Cluster
+) -> None:
+    first = client.get("/api/v1/matrix/cells/", {"cluster": "seed", "page_size": 1})
+    SyncState.objects.filter(cluster=live).update(watch_lease_until=timezone.now() - timedelta(seconds=1))
+
+    held = client.get("/api/v1/matrix/cells/", {"cluster": "seed", "page_size": 1}, HTTP_IF_NONE_MATCH=first["ETag"])
+    banner = client.get("/freshness/", {"cluster": "seed"})
+
+    assert held.status_code == 200
+    assert held.json()["freshness"]["state"] == STALE
+    assert banner.status_code == 200
+    assert "seed: stale" in banner.content.decode()
+    assert 'hx-trigger="every' in banner.content.decode()

@@ -1,0 +1,115 @@
+"""The writers of one cluster under a burst: a watch storing batches of events (models added,
+changed and deleted), a list of another kind, and matrix updates, all at once in their own
+threads and connections. They share one lock order (inventory.locks), so PostgreSQL detects no
+deadlock; SQLite's "locked" is retried (core.db), so it reaches none of them; the matrix ends
+level.
+
+Run on PostgreSQL by the second pass of `make test` (or
+`python -m tests.ops.pg -- pytest tests/ops/test_writers.py`), on SQLite by the first.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from inventory.live.events import watch_events_apply
+from inventory.live.resync import kind_list_store
+from inventory.models import Cluster, Kind, Resource
+from matrix.selectors import current_build
+from matrix.services import matrix_is_level, matrix_level, matrix_rebuild
+from tests.inventory.live.objects import model, runtime
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BATCHES = 40
+BATCH = 50
+
+
+def _in_thread(work: Callable[[], None], failures: list[BaseException]) -> threading.Thread:
+    def run() -> None:
+        try:
+            work()
+        except BaseException as error:  # handed to the test, which fails on it
+            failures.append(error)
+        finally:
+            connection.close()
+
+    return threading.Thread(target=run)
+
+
+def _versioned(obj: dict[str, Any], version: int) -> dict[str, Any]:
+    return {**obj, "metadata": {**obj["metadata"], "resourceVersion": str(version)}}
+
+
+def _watch(cluster: Cluster, done: threading.Event) -> None:
+    """Batches that change every model, add new ones and delete the ones added two batches before."""
+    version = 1000
+    try:
+        for batch in range(BATCHES):
+            events = []
+            for index in range(BATCH):
+                version += 1
+                obj = model(f"burst-{batch}-{index}", architecture="MistralForCausalLM" if index % 2 else "X")
+                events.append(("ADDED", _versioned(obj, version)))
+            if batch >= 2:
+                for index in range(0, BATCH, 3):
+                    version += 1
+                    events.append(("DELETED", _versioned(model(f"burst-{batch - 2}-{index}"), version)))
+            watch_events_apply(cluster, Kind.CLUSTER_BASE_MODEL, events)
+    finally:
+        done.set()
+
+
+def _list(cluster: Cluster, done: threading.Event) -> None:
+    step = 0
+    while not done.is_set():
+        step += 1
+        runtimes = [runtime(f"rt-{n}", architecture="MistralForCausalLM") for n in range(step % 5 + 1)]
+        kind_list_store(cluster, Kind.CLUSTER_SERVING_RUNTIME, runtimes, str(step), last=True)
+
+
+def _matrix(cluster: Cluster, done: threading.Event) -> None:
+    while not done.is_set():
+        build = current_build(cluster)
+        assert build is not None
+        matrix_level(cluster, build)
+
+
+def test_a_burst_of_watch_list_and_matrix_writers_meets_no_deadlock_and_no_lock(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cluster = Cluster.objects.create(name="burst", source=Cluster.Source.KUBECONFIG, kubeconfig="/nowhere")
+    kind_list_store(cluster, Kind.CLUSTER_SERVING_RUNTIME, [runtime("rt-0")], "1", last=True)
+    matrix_rebuild(cluster)
+    done, failures = threading.Event(), []
+    threads = [
+        _in_thread(lambda: _watch(cluster, done), failures),
+        _in_thread(lambda: _list(cluster, done), failures),
+        _in_thread(lambda: _matrix(cluster, done), failures),
+        _in_thread(lambda: _matrix(cluster, done), failures),
+    ]
+
+    with caplog.at_level(logging.INFO):
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=600)
+    build = current_build(cluster)
+    assert build is not None
+    matrix_level(cluster, build)
+
+    assert not any(thread.is_alive() for thread in threads)
+    assert failures == []
+    # PostgreSQL: the lock order leaves nothing to retry. SQLite (the suite's shared in-memory
+    # database locks whole tables, without a busy timeout): retried, never raised.
+    assert "deadlock" not in caplog.text.lower()
+    assert Resource.objects.filter(cluster=cluster, name__startswith="burst-").count() == BATCHES * BATCH - (
+        (BATCHES - 2) * len(range(0, BATCH, 3))
+    )
+    assert matrix_is_level(cluster)
