@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('inventory', '0005_bounded_cluster_values'),
+        ('inventory', '0006_cluster_argocd_secret'),
     ]
 
     operations = [
