@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from access.restrict import RestrictedQuerySet, Tenancy
+
 OME_GROUP = "ome.io"
 OME_VERSION = "v1beta1"
 
@@ -65,6 +67,9 @@ class Cluster(models.Model):
         max_length=128, blank=True, help_text="Release tag or profile name set by an administrator; wins."
     )
 
+    TENANCY = Tenancy("name")
+    objects = RestrictedQuerySet.as_manager()
+
     class Meta:
         ordering = ["name"]
 
@@ -114,6 +119,9 @@ class Resource(models.Model):
     last_seen = models.DateTimeField()
     version = models.BigIntegerField(default=0, help_text="The cluster's inventory_version when this last changed.")
 
+    TENANCY = Tenancy("cluster__name", "namespace")
+    objects = RestrictedQuerySet.as_manager()
+
     class Meta:
         ordering = ["kind", "namespace", "name"]
         constraints = [
@@ -157,6 +165,9 @@ class SyncState(models.Model):
     # runs), so ensure_watches never starts a second one. Empty owner: nobody is watching.
     watch_owner = models.CharField(max_length=128, blank=True)
     watch_lease_until = models.DateTimeField(null=True, blank=True)
+
+    TENANCY = Tenancy("cluster__name")
+    objects = RestrictedQuerySet.as_manager()
 
     class Meta:
         ordering = ["cluster__name", "kind"]
