@@ -45,7 +45,7 @@ class Tenancy:
 
 
 class RestrictedQuerySet(models.QuerySet[M]):
-    def restrict(self, scope: Scope, action: Action = Action.VIEW) -> Self:
+    def restrict(self, scope: Scope, action: Action) -> Self:
         """The rows `scope` may `action`: the only way a request reads a tenant's rows."""
-        tenancy: Tenancy = self.model.TENANCY
+        tenancy: Tenancy = self.model.TENANCY  # type: ignore[attr-defined]
         return self.filter(scope.q(tenancy.cluster, tenancy.namespace, role=action.value))

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 
 import matching
+from access.scope import Scope
 from inventory.models import Cluster, Kind
 from inventory.parsed import Inventory
 from inventory.selectors import resources_visible
@@ -57,8 +58,8 @@ def items_from_paths(paths: Iterable[str]) -> list[Item]:
     return [(obj, value) for _where, obj, value in matching.read_objects(paths)]
 
 
-def _pinned(cluster: Cluster) -> set[ObjectKey]:
-    isvcs = resources_visible().filter(cluster=cluster, kind=Kind.INFERENCE_SERVICE)
+def _pinned(cluster: Cluster, scope: Scope) -> set[ObjectKey]:
+    isvcs = resources_visible(scope).filter(cluster=cluster, kind=Kind.INFERENCE_SERVICE)
     rows = isvcs.values_list("namespace", "name", "obj")
     return {(Kind.INFERENCE_SERVICE.value, ns, name) for ns, name, obj in rows if matching.isvc_pinned(obj or {})}
 
@@ -74,14 +75,14 @@ def _objects(inventory: Inventory, pinned: Iterable[ObjectKey]) -> Objects:
     )
 
 
-def check_cluster(cluster: Cluster, items: Sequence[Item], *, prune: bool = False) -> Diff:
+def check_cluster(cluster: Cluster, items: Sequence[Item], *, prune: bool = False, scope: Scope) -> Diff:
     """What OME would decide differently on `cluster` with `items` applied (later items win);
     `prune`: objects of the five kinds that the items lack are deleted too. A reader of some
     namespaces checks against those (and the cluster-scoped objects), with items of theirs only.
     Both sides are judged by the cluster's own OME profile, as its matrix is."""
-    refuse_unreadable(cluster, [value.key for _obj, value in items])
-    inventory = readable_inventory(cluster)
-    base_pinned = _pinned(cluster)
+    refuse_unreadable(cluster, [value.key for _obj, value in items], scope=scope)
+    inventory = readable_inventory(cluster, scope=scope)
+    base_pinned = _pinned(cluster, scope)
     changes: dict[ObjectKey, Any] = {}
     pinned = set(base_pinned)
     for obj, value in items:
@@ -101,7 +102,7 @@ def check_cluster(cluster: Cluster, items: Sequence[Item], *, prune: bool = Fals
 
 
 def check_clusters(
-    clusters: Iterable[Cluster], items: Sequence[Item], *, prune: bool = False
+    clusters: Iterable[Cluster], items: Sequence[Item], *, prune: bool = False, scope: Scope
 ) -> list[matching.Section]:
     """One report section per cluster, by name. No objects (without `prune`, where no objects
     means deleting everything) raise WhatIfError: a check of nothing would pass silently."""
@@ -109,4 +110,6 @@ def check_clusters(
         raise WhatIfError(
             "no BaseModel, ClusterBaseModel, ServingRuntime, ClusterServingRuntime or InferenceService to check"
         )
-    return [(f"cluster {cluster.name}", check_cluster(cluster, items, prune=prune)) for cluster in clusters]
+    return [
+        (f"cluster {cluster.name}", check_cluster(cluster, items, prune=prune, scope=scope)) for cluster in clusters
+    ]

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
+from access.current import scope_of
 from core.api import ApiError, Pagination
 from core.web import CLUSTER_SCOPE
 from inventory.models import Cluster
@@ -22,8 +23,9 @@ from inventory.ome_release import ome_description
 from inventory.ome_release import ome_header as cluster_ome_header
 
 from .. import filters
-from ..models import MatrixBuild, MatrixRow
+from ..models import MatrixBuild
 from ..paging import CellList
+from ..selectors import rows_visible
 from .serializers import build_data
 
 OME_HEADER = "X-OME-Behaviour"
@@ -72,7 +74,8 @@ class MatrixPagination(Pagination):
     def get_paginated_response(self, data: Any) -> Response:
         response = super().get_paginated_response(data)
         ome = ome_description(self.build.cluster) if self.build else dict(matching.OME_BEHAVIOUR)
-        envelope = {"ome": ome, "build": build_data(self.build) if self.build else None}
+        assert self.request is not None  # set by paginate_queryset
+        envelope = {"ome": ome, "build": build_data(self.build, scope_of(self.request)) if self.build else None}
         response.data = {**envelope, **response.data}
         return response
 
@@ -114,9 +117,11 @@ class MatrixView(MatrixHeaders, generics.GenericAPIView):
 class CellFilterView(MatrixView):
     """A view over the cells that CellFilterSet selects."""
 
-    queryset = MatrixRow.objects.all()
     filterset_class = filters.CellFilterSet
     filter_backends = [DjangoFilterBackend]
+
+    def get_queryset(self) -> Any:
+        return rows_visible(scope_of(self.request))
 
     def cell_list(self, request: Request) -> CellList:
         """The cells the query selects; sets `self.build` (a build the view read already is reused)."""
