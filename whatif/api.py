@@ -11,7 +11,7 @@ from typing import Any
 
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -72,6 +72,7 @@ class WhatIfView(APIView):
         return Response({"ome": ome_description(cluster), **scope_tokens(result.to_dict())})
 
 
+@extend_schema_field(OpenApiTypes.INT)
 class VisibleResourceField(serializers.PrimaryKeyRelatedField):
     """An id of an object of `kinds` that the request's reader reads: any other id, of a hidden
     object or of none, gets the same "does not exist" answer."""

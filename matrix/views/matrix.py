@@ -15,7 +15,6 @@ from django.views.decorators.http import require_safe
 from django_filters import rest_framework as filters
 
 from access.current import scope_of
-from access.scope import Scope
 from core.web import CLUSTER_SCOPE, is_partial, poll_seconds, read_access, scope_namespace, scope_token
 from inventory.filters import ModelFilterSet
 from inventory.models import MODEL_KINDS, Cluster
@@ -57,12 +56,13 @@ class MatrixFilterSet(CellFilterSet):
         return outcome_filter(queryset, value)
 
 
-def _model_filter(params: QueryDict, cluster: Cluster, scope: Scope) -> ModelFilterSet:
+def _model_filter(params: QueryDict, cluster: Cluster, request: HttpRequest) -> ModelFilterSet:
     data = QueryDict(mutable=True)
     for name in MODEL_FILTER_FIELDS:
         if params.get(name):
             data.setlist(name, params.getlist(name))
-    return ModelFilterSet(data, queryset=resources_visible(scope).filter(cluster=cluster, kind__in=MODEL_KINDS))
+    models = resources_visible(scope_of(request)).filter(cluster=cluster, kind__in=MODEL_KINDS)
+    return ModelFilterSet(data, queryset=models, request=request)
 
 
 def matrix_context(request: HttpRequest, params: QueryDict) -> dict[str, Any]:
@@ -87,7 +87,7 @@ def matrix_context(request: HttpRequest, params: QueryDict) -> dict[str, Any]:
     if not cells.is_valid():
         return {**context, "error": "invalid"}
     cluster: Cluster = cells.form.cleaned_data["cluster"]
-    models = _model_filter(params, cluster, scope)
+    models = _model_filter(params, cluster, request)
     namespace = scope_namespace(cells.form.cleaned_data.get("namespace"))
     context.update(
         cluster=cluster,
