@@ -20,6 +20,15 @@ def may_audit(user: Any) -> bool:
     return bool(user is not None and user.is_authenticated and user.has_perm(AUDIT_PERMISSION))
 
 
+def patch_records_list(scope: Scope, user: Any) -> QuerySet[PatchAttempt]:
+    """The attempts whose record (who patched what) `user` may see: in `scope`, every one with
+    the audit permission, else the user's own."""
+    attempts = patch_attempt_list(scope)
+    if may_audit(user):
+        return attempts
+    return attempts.filter(user=user) if user is not None and user.is_authenticated else attempts.none()
+
+
 def patch_attempt_list(scope: Scope) -> QuerySet[PatchAttempt]:
     """The attempts on objects of the namespaces (and, for cluster-scoped models, the clusters)
     the scope reads, newest first. Listing them needs `patches.view_patchattempt` (patches.api)."""

@@ -15,8 +15,8 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import redirect, render
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
@@ -32,7 +32,7 @@ from . import services as patches
 from .authorize import delegates
 from .errors import PatchError, PatchInvalid
 from .models import PatchAttempt
-from .selectors import may_audit, patch_attempt_list
+from .selectors import patch_records_list
 
 # ---- the one-click pipeline patch --------------------------------------------------------------
 
@@ -163,11 +163,9 @@ def patch_result(request: HttpRequest, pk: int) -> HttpResponse:
         )
         return redirect_to_login(request.get_full_path())
     scope = scope_of(request)
-    attempt = patch_attempt_list(scope).filter(pk=pk).first()
-    if attempt is None or (attempt.user_id != request.user.pk and not may_audit(request.user)):
-        # Only the user who applied a patch (or one who may view the audit log) sees its result;
-        # to anyone else it answers as a patch that does not exist.
-        raise Http404(f"no patch attempt {pk}")
+    # Only the user who applied a patch (or one who may view the audit log) sees its result; to
+    # anyone else it answers as a patch that does not exist.
+    attempt = get_object_or_404(patch_records_list(scope, request.user), pk=pk)
     cluster = clusters_visible(scope).filter(name=attempt.cluster_name).first()
     resource = None
     if cluster is not None:

@@ -20,7 +20,6 @@ from pytest_django import Settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from access.scope import SYSTEM
 from inventory.models import Cluster, Kind, Resource
 from inventory.sync import snapshot_apply
 from tests.support.access import grant
@@ -51,7 +50,7 @@ def whatif(*args: str | Path) -> tuple[int, str, str]:
 
 @pytest.mark.django_db
 def test_a_changed_runtime_on_the_demo_cluster_excludes_a_model_with_the_reason(demo: Cluster, tmp_path: Path) -> None:
-    code, out, err = whatif("--cluster", "demo", broken_e5(tmp_path / "pr"), "--fail-on", "new-exclusion", scope=SYSTEM)
+    code, out, err = whatif("--cluster", "demo", broken_e5(tmp_path / "pr"), "--fail-on", "new-exclusion")
 
     assert code == 1, err
     assert out.startswith("== cluster demo\nJudged as OME 078c923f.\nobjects 0 added, 1 changed, 0 removed;")
@@ -73,7 +72,7 @@ def test_the_cluster_check_equals_the_diff_of_the_two_trees(demo: Cluster, tmp_p
     shutil.copytree(base, head)
     broken_e5(head / "catalog/runtimes/vllm")
 
-    code, out, err = whatif("--cluster", "demo", broken_e5(tmp_path / "pr"), "--json", scope=SYSTEM)
+    code, out, err = whatif("--cluster", "demo", broken_e5(tmp_path / "pr"), "--json")
     trees = subprocess.run(
         [sys.executable, "-m", "matching", "diff", str(base), str(head), "--json"],
         capture_output=True,
@@ -103,9 +102,7 @@ def test_an_inference_service_in_the_manifests_that_names_a_missing_runtime_is_r
     }
     (tmp_path / "isvc.yaml").write_text(yaml.safe_dump(service))
 
-    code, out, _err = whatif(
-        "--cluster", "demo", tmp_path / "isvc.yaml", "--fail-on", "isvc-rejected", "--json", scope=SYSTEM
-    )
+    code, out, _err = whatif("--cluster", "demo", tmp_path / "isvc.yaml", "--fail-on", "isvc-rejected", "--json")
 
     assert code == 1
     (change,) = json.loads(out)["sections"][0]["isvcs"]
@@ -118,9 +115,7 @@ def test_an_inference_service_in_the_manifests_that_names_a_missing_runtime_is_r
 def test_prune_counts_what_the_tree_lacks_as_deleted(demo: Cluster, tmp_path: Path) -> None:
     shutil.copytree(ROOT / "demo", tmp_path / "demo")  # models, the seed runtime, none of the catalog's
 
-    code, out, _err = whatif(
-        "--cluster", "demo", tmp_path / "demo", "--prune", "--json", "--fail-on", "lost-runtime", scope=SYSTEM
-    )
+    code, out, _err = whatif("--cluster", "demo", tmp_path / "demo", "--prune", "--json", "--fail-on", "lost-runtime")
 
     assert code == 1
     section = json.loads(out)["sections"][0]
@@ -144,9 +139,7 @@ def test_all_clusters_reports_each_cluster(demo: Cluster, tmp_path: Path) -> Non
     snapshot_apply(other, Kind.CLUSTER_BASE_MODEL, {("ClusterBaseModel", "", E5_MODEL): model}, prune=True)
     junit = tmp_path / "junit.xml"
 
-    code, out, err = whatif(
-        "--all-clusters", broken_e5(tmp_path / "pr"), "--junit", junit, "--fail-on", "lost-runtime", scope=SYSTEM
-    )
+    code, out, err = whatif("--all-clusters", broken_e5(tmp_path / "pr"), "--junit", junit, "--fail-on", "lost-runtime")
 
     assert code == 1, err
     assert "== cluster demo" in out
@@ -161,7 +154,7 @@ def test_bad_input_exits_2_naming_the_file_and_field(demo: Cluster, tmp_path: Pa
     runtime["spec"]["supportedModelFormats"][0]["priority"] = "high"
     (tmp_path / "rt.yaml").write_text(yaml.safe_dump(runtime))
 
-    code, out, err = whatif("--cluster", "demo", tmp_path / "rt.yaml", scope=SYSTEM)
+    code, out, err = whatif("--cluster", "demo", tmp_path / "rt.yaml")
 
     assert (code, out) == (2, "")
     assert err.startswith(f"{tmp_path / 'rt.yaml'}: document 0: ClusterServingRuntime vllm-e5-mistral-7b-instruct: ")
@@ -184,7 +177,7 @@ def test_bad_options_exit_2(demo: Cluster, tmp_path: Path, args: list[str], expe
     empty.mkdir()
     args = [str(empty) if arg == "EMPTY" else arg for arg in args]
     given_path = any(arg.startswith("/") for arg in args)
-    code, _out, err = whatif(*args, *([] if given_path else [str(broken_e5(tmp_path / "pr"))]), scope=SYSTEM)
+    code, _out, err = whatif(*args, *([] if given_path else [str(broken_e5(tmp_path / "pr"))]))
 
     assert code == 2
     assert expected in err

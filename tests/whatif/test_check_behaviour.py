@@ -10,7 +10,6 @@ import yaml
 from rest_framework.test import APIClient
 
 import matching
-from access.scope import SYSTEM
 from inventory.models import Cluster, Kind
 from inventory.sync import snapshot_apply
 from tests.matching.test_diff import model, runtime, tree
@@ -41,9 +40,7 @@ def clusters(db: None) -> None:
 
 @pytest.mark.usefixtures("clusters")
 def test_each_cluster_is_judged_by_its_own_profile(tmp_path: Path) -> None:
-    code, out, err = whatif(
-        "--all-clusters", tree(tmp_path / "pr", HALF_OPEN), "--fail-on", "lost-runtime", scope=SYSTEM
-    )
+    code, out, err = whatif("--all-clusters", tree(tmp_path / "pr", HALF_OPEN), "--fail-on", "lost-runtime")
 
     assert code == 1, err
     old, new = out.split("== cluster newer\n")
