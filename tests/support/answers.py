@@ -3,9 +3,11 @@ requests (the CSRF token, masked anew each response; the id asked for) is taken 
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import unquote
 
 _CSRF = re.compile(r'("X-CSRFToken": "|name="csrfmiddlewaretoken" value=")[^"]+')
 
@@ -16,8 +18,9 @@ def body_text(response: Any) -> str:
 
 
 def normalized(text: str, asked: Iterable[object] = ()) -> str:
-    """`text` without CSRF tokens, and with each value `asked` for (an id) as ID."""
-    text = _CSRF.sub(r"\1CSRF", text)
+    """`text` without CSRF tokens, and with each value `asked` for (an id, a name) as ID, also
+    where the page repeats it URL-encoded or HTML-escaped."""
+    text = _CSRF.sub(r"\1CSRF", unquote(html.unescape(text)))
     for value in sorted({str(v) for v in asked}, key=len, reverse=True):
         text = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", "ID", text)
     return text
