@@ -268,7 +268,10 @@ def failures_of(role: RoleSpec, url: str, response: Any, hidden_as: Any | None, 
     if leaks := [marker for marker in role.forbidden() if marker in text]:
         found.append(f"shows {leaks}")
     if hidden_as is not None and (given := answer(response, asked)) != (missing := answer(hidden_as, asked)):
-        first = next((pair for pair in zip(given[1].splitlines(), missing[1].splitlines()) if pair[0] != pair[1]), ())
+        first = next(
+            (pair for pair in zip(given[1].splitlines(), missing[1].splitlines(), strict=False) if pair[0] != pair[1]),
+            (),
+        )
         found.append(f"answers unlike a missing one ({given[0]} vs {missing[0]}; first difference {first!r:.300})")
     return found
 
