@@ -15,7 +15,7 @@ help:
 	@echo "make up     run the production processes locally: gunicorn, worker, watch worker, beat (DATABASE_URL, REDIS_URL)"
 	@echo "make test   create/update .venv and run the whole test suite, on SQLite then on PostgreSQL"
 	@echo "make venv   create/update .venv from requirements.txt"
-	@echo "make lint   ruff check and format, import contracts, mypy (matching/ --strict)"
+	@echo "make lint   ruff check and format, import contracts, unscoped reads, mypy (matching/ --strict)"
 
 venv: $(INSTALLED)
 
@@ -82,5 +82,6 @@ lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/python scripts/check_reads.py
 	$(VENV)/bin/python -m mypy
 	$(VENV)/bin/python -m mypy --strict matching

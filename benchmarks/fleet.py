@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from access.scope import SYSTEM
 from benchmarks.django_setup import setup_django
 from benchmarks.synthetic import ROOT
 
@@ -131,7 +132,7 @@ def _cold_parts() -> None:
     from isvcs.services import isvc_verdicts
     from lint.selectors import lint_report_get
 
-    clusters = list(cluster_list())
+    clusters = list(cluster_list(SYSTEM))
     parts = {}
     for name, step in (
         ("rows read", cluster_data),

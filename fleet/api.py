@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
+from access.current import scope_of
 from core.api import Pagination, scope_tokens
 from core.permissions import CanRead
 
@@ -33,7 +34,7 @@ class FleetView(APIView):
     def get(self, request: Request) -> Response:
         query = FleetQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        fleet = fleet_get()
+        fleet = fleet_get(scope=scope_of(request))
         rows = rows_matching(
             fleet.rows, text=query.validated_data["q"], disagree_only=query.validated_data["only"] == "disagree"
         )
@@ -63,7 +64,7 @@ class FleetRuntimesView(APIView):
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        fleet = fleet_get()
+        fleet = fleet_get(scope=scope_of(request))
         return Response(
             {
                 "clusters": [item.name for item in fleet.clusters],

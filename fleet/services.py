@@ -18,7 +18,7 @@ from functools import cached_property
 from django.db import connection
 from django.utils import timezone
 
-from access.current import current_scope
+from access.scope import SYSTEM, Scope
 from core.cache import VersionedCache
 from inventory.models import Cluster
 from inventory.parsed import load_inventory
@@ -184,7 +184,8 @@ def _sync(cluster: Cluster) -> tuple[str, datetime | None, list[str]]:
 
 def cluster_counts(data: ClusterData) -> ClusterCounts:
     outcomes = data.home_outcomes
-    verdicts = isvc_verdicts(data.cluster)
+    # Whole-cluster counts: fleet_get keeps only the clusters its reader reads whole.
+    verdicts = isvc_verdicts(data.cluster, scope=SYSTEM)
     state, synced_at, errors = _sync(data.cluster)
     return ClusterCounts(
         name=data.name,
@@ -196,7 +197,7 @@ def cluster_counts(data: ClusterData) -> ClusterCounts:
         invalid=outcomes.get(MatrixRow.Outcome.INVALID.value, 0),
         isvcs=len(verdicts),
         isvcs_at_risk=sum(1 for verdict in verdicts if isvc_at_risk(verdict)),
-        lint=lint_report_get(data.cluster).counts(),
+        lint=lint_report_get(data.cluster, scope=SYSTEM).counts(),
         sync_state=state,
         synced_at=synced_at,
         sync_errors=errors,
@@ -316,11 +317,10 @@ def row_reasons(row: FleetRow, data: Sequence[ClusterData], differing: set[Objec
 _FLEETS: VersionedCache[tuple[object, ...], Fleet] = VersionedCache(owners=32)
 
 
-def fleet_get(clusters: Iterable[Cluster] | None = None) -> Fleet:
+def fleet_get(*, scope: Scope, clusters: Iterable[Cluster] | None = None) -> Fleet:
     """The fleet of the given clusters, by default every cluster the reader may read; only
     clusters the reader reads whole take part (a cluster's row and counts cover every namespace)."""
-    scope = current_scope()
-    chosen = cluster_list() if clusters is None else clusters
+    chosen = cluster_list(scope) if clusters is None else clusters
     data = [cluster_data(cluster) for cluster in chosen if scope.reads_whole(cluster.name)]
 
     def make(_stale: object) -> Fleet:

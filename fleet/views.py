@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from access.current import scope_of
 from core.web import read_access
 
 from .services import cluster_counts, fleet_get, rows_matching
@@ -21,7 +22,7 @@ def fleet(request: HttpRequest) -> HttpResponse:
     `?only=disagree` keeps the rows where clusters disagree."""
     view = "runtimes" if request.GET.get("view") == "runtimes" else "models"
     text, disagree_only = request.GET.get("q", ""), request.GET.get("only") == "disagree"
-    data = fleet_get()
+    data = fleet_get(scope=scope_of(request))
     page = Paginator(rows_matching(data.rows, text=text, disagree_only=disagree_only), ROWS_PER_PAGE).get_page(
         request.GET.get("page")
     )

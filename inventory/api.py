@@ -13,6 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
+from access.current import scope_of
+from access.scope import Scope
 from core.api import ScopeField
 from core.redact import redacted
 
@@ -34,9 +36,9 @@ class ClusterQuerySerializer(serializers.Serializer):
 
     cluster = serializers.CharField(required=False, help_text="Cluster name; defaults to the only cluster.")
 
-    def chosen_cluster(self) -> Cluster:
+    def chosen_cluster(self, scope: Scope) -> Cluster:
         self.is_valid(raise_exception=True)
-        return cluster_choose(self.validated_data.get("cluster"), default="only")
+        return cluster_choose(self.validated_data.get("cluster"), default="only", scope=scope)
 
 
 class SyncStateSerializer(serializers.ModelSerializer):
@@ -170,7 +172,7 @@ class ClusterViewSet(
     write_permissions: ClassVar[dict[str, tuple[str, ...]]] = {"create": ("inventory.add_cluster",)}
 
     def get_queryset(self) -> Any:
-        return selectors.cluster_list()
+        return selectors.cluster_list(scope_of(self.request))
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer]:
         return ClusterCreateSerializer if self.action == "create" else ClusterSerializer
@@ -196,7 +198,7 @@ class SyncStateViewSet(viewsets.ReadOnlyModelViewSet):
     ordering_fields = ["kind", "last_list_at", "last_event_at"]
 
     def get_queryset(self) -> Any:
-        return selectors.sync_state_list()
+        return selectors.sync_state_list(scope_of(self.request))
 
 
 class ResourceViewSet(viewsets.ReadOnlyModelViewSet):
@@ -205,7 +207,7 @@ class ResourceViewSet(viewsets.ReadOnlyModelViewSet):
     ordering_fields = ["id", "kind", "namespace", "name", "last_seen"]
 
     def get_queryset(self) -> Any:
-        objects = selectors.resource_list(self.kinds)
+        objects = selectors.resource_list(self.kinds, scope=scope_of(self.request))
         # The list leaves the object bodies out; one object comes whole.
         return objects if self.action == "list" else objects.defer(None)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models import Q, QuerySet
 from django_filters import rest_framework as filters
 
+from access.current import scope_of
 from core.web import CLUSTER_SCOPE
 
 from .models import MODEL_KINDS, RUNTIME_KINDS, Kind, Resource, SyncState
@@ -49,7 +50,7 @@ def _kind_choices(kinds: tuple[str, ...]) -> list[tuple[str, str]]:
 class ClusterFilter(filters.ModelChoiceFilter):
     def __init__(self, *args: object, **kwargs: object) -> None:
         # Evaluated per request: a cluster the reader may not read is not a valid choice.
-        kwargs.setdefault("queryset", lambda _request: clusters_visible())
+        kwargs.setdefault("queryset", lambda request: clusters_visible(scope_of(request)))
         kwargs.setdefault("to_field_name", "name")
         kwargs.setdefault("help_text", "Cluster name.")
         kwargs.setdefault("error_messages", {"invalid_choice": "no cluster named %(value)r"})

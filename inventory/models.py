@@ -7,6 +7,8 @@ from datetime import datetime
 from django.db import models
 from django.utils import timezone
 
+from access.restrict import RestrictedQuerySet, Tenancy
+
 OME_GROUP = "ome.io"
 OME_VERSION = "v1beta1"
 
@@ -74,6 +76,9 @@ class Cluster(models.Model):
         max_length=128, blank=True, help_text="Release tag or profile name set by an administrator; wins."
     )
 
+    TENANCY = Tenancy("name")
+    objects = RestrictedQuerySet.as_manager()
+
     class Meta:
         ordering = ["name"]
 
@@ -125,6 +130,9 @@ class Resource(models.Model):
     last_seen = models.DateTimeField()
     version = models.BigIntegerField(default=0, help_text="The cluster's inventory_version when this last changed.")
 
+    TENANCY = Tenancy("cluster__name", "namespace")
+    objects = RestrictedQuerySet.as_manager()
+
     class Meta:
         ordering = ["kind", "namespace", "name"]
         constraints = [
@@ -173,6 +181,9 @@ class SyncState(models.Model):
     # runs), so ensure_watches never starts a second one. Empty owner: nobody is watching.
     watch_owner = models.CharField(max_length=128, blank=True)
     watch_lease_until = models.DateTimeField(null=True, blank=True)
+
+    TENANCY = Tenancy("cluster__name")
+    objects = RestrictedQuerySet.as_manager()
 
     class Meta:
         ordering = ["cluster__name", "kind"]

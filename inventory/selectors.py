@@ -10,7 +10,7 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from access.current import current_scope
+from access.restrict import Action
 from access.scope import Scope
 from core.errors import DomainError
 
@@ -37,28 +37,28 @@ class ClusterNotFound(ClusterChoiceError):
     http_status = 404
 
 
-def clusters_visible(scope: Scope | None = None) -> QuerySet[Cluster]:
-    """The clusters the scope (default: the current request's) reads any part of; the base of
-    every cluster lookup, so a cluster the user may not read is one that does not exist."""
-    return Cluster.objects.filter(current_scope(scope).q("name"))
+def clusters_visible(scope: Scope) -> QuerySet[Cluster]:
+    """The clusters the scope reads any part of; the base of every cluster lookup (the choosers
+    of every page among them), so a cluster the user may not read is one that does not exist."""
+    return Cluster.objects.restrict(scope, Action.VIEW)
 
 
-def resources_visible(scope: Scope | None = None) -> QuerySet[Resource]:
+def resources_visible(scope: Scope) -> QuerySet[Resource]:
     """The objects the scope reads: its namespaces' and, in a cluster it reads, the cluster-scoped."""
-    return Resource.objects.filter(current_scope(scope).q("cluster__name", "namespace"))
+    return Resource.objects.restrict(scope, Action.VIEW)
 
 
-def cluster_choose(value: str | int | None, *, default: ClusterDefault) -> Cluster:
+def cluster_choose(value: str | int | None, *, default: ClusterDefault, scope: Scope) -> Cluster:
     """The one rule for the cluster a request or command means: the cluster `value` names (by
     name, or else by numeric id). When none is named, `default` decides: "only" the only
     registered cluster, "first" the first by name, "none" an error (a name is required).
-    Only clusters the current scope reads count. Raises ClusterChoiceError."""
+    Only clusters the scope reads count. Raises ClusterChoiceError."""
     text = str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
     if text:
-        return _cluster_named(text, ClusterNotFound if default == "none" else ClusterChoiceError)
+        return _cluster_named(text, ClusterNotFound if default == "none" else ClusterChoiceError, scope)
     if default == "none":
         raise ClusterChoiceError("name the cluster (its name or id)")
-    clusters = list(clusters_visible()[:2])  # ordered by name
+    clusters = list(clusters_visible(scope)[:2])  # ordered by name
     if not clusters:
         raise ClusterChoiceError("no cluster is registered; add one with `manage.py add_cluster`")
     if default == "only" and len(clusters) > 1:
@@ -66,66 +66,57 @@ def cluster_choose(value: str | int | None, *, default: ClusterDefault) -> Clust
     return clusters[0]
 
 
-def _cluster_named(text: str, missing: type[ClusterChoiceError]) -> Cluster:
-    cluster = clusters_visible().filter(name=text).first()
+def _cluster_named(text: str, missing: type[ClusterChoiceError], scope: Scope) -> Cluster:
+    cluster = clusters_visible(scope).filter(name=text).first()
     if cluster is None and text.isdecimal():
-        cluster = clusters_visible().filter(pk=int(text)).first()
+        cluster = clusters_visible(scope).filter(pk=int(text)).first()
     if cluster is None:
         raise missing(f"no cluster named {text!r}")
     return cluster
 
 
-def cluster_or_404(name: str | None) -> Cluster:
+def cluster_or_404(name: str | None, *, scope: Scope) -> Cluster:
     """The cluster a page shows: the named one, or the first by name; 404 when there is none."""
     try:
-        return cluster_choose(name, default="first")
+        return cluster_choose(name, default="first", scope=scope)
     except ClusterChoiceError as error:
         raise Http404(error.message) from None
 
 
-def cluster_list(scope: Scope | None = None) -> QuerySet[Cluster]:
+def cluster_list(scope: Scope) -> QuerySet[Cluster]:
     """Every cluster the scope reads, with its sync state per kind."""
     return clusters_visible(scope).prefetch_related(
         Prefetch("sync_states", queryset=sync_state_list(scope).order_by("kind"), to_attr="sync_by_kind")
     )
 
 
-def sync_state_list(scope: Scope | None = None) -> QuerySet[SyncState]:
+def sync_state_list(scope: Scope) -> QuerySet[SyncState]:
     """The sync states of the clusters the scope reads. `visible_count` and `visible_invalid`
     are the kind's counts as the scope sees them: all objects where it reads the whole
     cluster, else only those of its namespaces and the cluster-scoped ones."""
-    scope = current_scope(scope)
-    seen = Resource.objects.filter(
-        scope.q("cluster__name", "namespace"), cluster=OuterRef("cluster"), kind=OuterRef("kind")
-    )
+    seen = Resource.objects.restrict(scope, Action.VIEW).filter(cluster=OuterRef("cluster"), kind=OuterRef("kind"))
     counted = seen.order_by().values("cluster").annotate(n=Count("pk")).values("n")
     invalid = seen.exclude(error="").order_by().values("cluster").annotate(n=Count("pk")).values("n")
-    whole = scope.q("cluster__name")
-    if whole == Q():
-        return SyncState.objects.select_related("cluster").annotate(
-            visible_count=F("count"), visible_invalid=F("invalid")
-        )
-    return (
-        SyncState.objects.filter(scope.q("cluster__name"))
-        .select_related("cluster")
-        .annotate(
-            visible_count=Coalesce(Subquery(counted), 0),
-            visible_invalid=Coalesce(Subquery(invalid), 0),
-        )
+    states = SyncState.objects.restrict(scope, Action.VIEW).select_related("cluster")
+    if scope.q("cluster__name") == Q():
+        return states.annotate(visible_count=F("count"), visible_invalid=F("invalid"))
+    return states.annotate(
+        visible_count=Coalesce(Subquery(counted), 0),
+        visible_invalid=Coalesce(Subquery(invalid), 0),
     )
 
 
-def model_or_404(pk: int) -> Resource:
-    return get_object_or_404(resources_visible().select_related("cluster"), pk=pk, kind__in=MODEL_KINDS)
+def model_or_404(pk: int, *, scope: Scope) -> Resource:
+    return get_object_or_404(resources_visible(scope).select_related("cluster"), pk=pk, kind__in=MODEL_KINDS)
 
 
-def runtime_or_404(pk: int) -> Resource:
-    return get_object_or_404(resources_visible().select_related("cluster"), pk=pk, kind__in=RUNTIME_KINDS)
+def runtime_or_404(pk: int, *, scope: Scope) -> Resource:
+    return get_object_or_404(resources_visible(scope).select_related("cluster"), pk=pk, kind__in=RUNTIME_KINDS)
 
 
-def resource_list(kinds: Iterable[str]) -> QuerySet[Resource]:
-    """Objects of the given kinds the current scope reads, without their (large) bodies."""
-    return resources_visible().filter(kind__in=list(kinds)).select_related("cluster").defer("obj")
+def resource_list(kinds: Iterable[str], *, scope: Scope) -> QuerySet[Resource]:
+    """Objects of the given kinds the scope reads, without their (large) bodies."""
+    return resources_visible(scope).filter(kind__in=list(kinds)).select_related("cluster").defer("obj")
 
 
 def _leaf_paths(tree: object, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from kombu.exceptions import OperationalError
 
-from access.current import current_scope
+from access.current import scope_of
 
 from .forms import ClusterAddForm
 from .models import Cluster
@@ -33,8 +33,8 @@ def resync(request: HttpRequest, name: str) -> HttpResponse:
     """Queue a full resync of one cluster (inventory.tasks.resync_cluster), after commit."""
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
-    cluster = get_object_or_404(clusters_visible(), name=name)
-    if not (current_scope().may_admin(cluster.name) or request.user.has_perm(RESYNC_PERMISSION)):
+    cluster = get_object_or_404(clusters_visible(scope_of(request)), name=name)
+    if not (scope_of(request).may_admin(cluster.name) or request.user.has_perm(RESYNC_PERMISSION)):
         raise PermissionDenied(f"resyncing cluster {cluster.name} needs the admin role on it")
     try:
         resync_cluster.apply_async((cluster.pk,), ignore_result=True)
@@ -48,12 +48,12 @@ def resync(request: HttpRequest, name: str) -> HttpResponse:
 def page_cluster(request: HttpRequest) -> Cluster | HttpResponse:
     """The cluster `?cluster=` names (the first by name when none is named), or the page that
     says there is none (200: nothing registered yet) or that the name matches none (404)."""
-    clusters = list(clusters_visible())
+    clusters = list(clusters_visible(scope_of(request)))
     name = request.GET.get("cluster")
     if not clusters:
         return render(request, "cluster_missing.html", {"clusters": clusters, "name": name})
     try:
-        return cluster_choose(name, default="first")
+        return cluster_choose(name, default="first", scope=scope_of(request))
     except ClusterChoiceError as error:
         context = {"clusters": clusters, "name": name, "message": error.message}
         return render(request, "cluster_missing.html", context, status=404)

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from access.current import scope_of
 from core.api import scope_tokens
 from core.permissions import CanRead
 from inventory.api import ClusterQuerySerializer
@@ -25,8 +26,9 @@ class InferenceServiceVerdictsView(APIView):
 
     @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster()
-        verdicts = isvc_verdicts(cluster)
+        scope = scope_of(request)
+        cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope)
+        verdicts = isvc_verdicts(cluster, scope=scope)
         return Response(
             {"ome": ome_description(cluster), "results": scope_tokens([verdict.to_dict() for verdict in verdicts])}
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from access.restrict import RestrictedQuerySet, Tenancy
 from inventory.models import Cluster
 
 
@@ -32,6 +33,9 @@ class InferenceServiceVerdict(models.Model):
     current_failure = models.CharField(max_length=32, blank=True)
     current_runtime = models.JSONField(null=True, blank=True)
     current_error = models.TextField(blank=True)
+
+    TENANCY = Tenancy("cluster__name", "namespace")
+    objects = RestrictedQuerySet.as_manager()
 
     class Meta:
         ordering = ["cluster", "namespace", "name"]

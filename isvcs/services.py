@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import matching
-from access.current import current_scope
+from access.scope import SYSTEM, Scope
 from inventory.models import Cluster, Kind, Resource
 from inventory.parsed import Inventory, load_inventory
 from matching import ADVISORY, BLOCKED, NAMED, WAITING, InferenceService, IsvcOutcome, ObjectKey, key_dict, reasons
@@ -307,12 +307,11 @@ def _first_seen(records: Iterable[InferenceServiceVerdict]) -> dict[tuple[str, s
     }
 
 
-def isvc_verdicts(cluster: Cluster) -> list[IsvcVerdict]:
-    """Every InferenceService of the cluster the current scope reads, with today's verdict and
+def isvc_verdicts(cluster: Cluster, *, scope: Scope) -> list[IsvcVerdict]:
+    """Every InferenceService of the cluster the scope reads, with today's verdict and
     its drift from the recorded first verdict (read-only; see `isvc_verdicts_refresh`)."""
     records = InferenceServiceVerdict.objects.filter(cluster=cluster)
     verdicts = evaluate_isvcs(load_inventory(cluster), _objects(cluster), _first_seen(records))
-    scope = current_scope()
     return [verdict for verdict in verdicts if scope.reads(cluster.name, verdict.namespace)]
 
 
@@ -391,7 +390,7 @@ def isvc_verdicts_refresh(cluster: Cluster) -> list[IsvcVerdict]:
         )
         gone = [record.pk for identity, record in records.items() if identity not in seen]
         InferenceServiceVerdict.objects.filter(pk__in=gone).delete()
-    return isvc_verdicts(cluster)
+    return isvc_verdicts(cluster, scope=SYSTEM)
 
 
 def isvc_at_risk(verdict: IsvcVerdict) -> bool:

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from access.current import scope_of
 from core.api import scope_tokens
 from core.permissions import CanRead, HasPermissionOrReadOnly
 from inventory.api import ClusterQuerySerializer
@@ -17,7 +18,7 @@ from inventory.ome_release import ome_description
 from inventory.selectors import cluster_choose
 
 from .models import ACKNOWLEDGE_PERMISSION, LintAcknowledgement
-from .selectors import lint_group_states, lint_report_get
+from .selectors import lint_acknowledgement_list, lint_group_states, lint_report_get
 from .services import lint_acknowledge, lint_withdraw
 
 
@@ -31,9 +32,10 @@ class LintView(APIView):
 
     @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster()
-        data = {"ome": ome_description(cluster), **lint_report_get(cluster).to_dict()}
-        states = {state.group.key: state for state in lint_group_states(cluster)}
+        scope = scope_of(request)
+        cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope)
+        data = {"ome": ome_description(cluster), **lint_report_get(cluster, scope=scope).to_dict()}
+        states = {state.group.key: state for state in lint_group_states(cluster, scope=scope)}
         for group in data["groups"]:  # type: ignore[attr-defined]
             state = states[group["key"]]
             group["acknowledged"] = _ack_dict(state.acknowledgement) if state.hidden else None
@@ -70,24 +72,26 @@ class LintAcknowledgementsView(APIView):
 
     @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster()
-        acks = LintAcknowledgement.objects.filter(cluster=cluster)
+        cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope_of(request))
+        acks = lint_acknowledgement_list(cluster, scope=scope_of(request))
         return Response({"cluster": cluster.name, "results": [_ack_dict(ack) for ack in acks]})
 
     @extend_schema(request=AcknowledgeSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request) -> Response:
         data = AcknowledgeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        cluster = cluster_choose(data.validated_data.get("cluster"), default="only")
-        ack = lint_acknowledge(cluster, data.validated_data["key"], data.validated_data.get("reason", ""), request.user)
+        scope = scope_of(request)
+        cluster = cluster_choose(data.validated_data.get("cluster"), default="only", scope=scope)
+        reason = data.validated_data.get("reason", "")
+        ack = lint_acknowledge(cluster, data.validated_data["key"], reason, request.user, scope=scope)
         return Response(_ack_dict(ack), status=status.HTTP_201_CREATED)
 
     @extend_schema(parameters=[AcknowledgeSerializer], responses={204: None})
     def delete(self, request: Request) -> Response:
         data = AcknowledgeSerializer(data=request.query_params)
         data.is_valid(raise_exception=True)
-        cluster = cluster_choose(data.validated_data.get("cluster"), default="only")
-        lint_withdraw(cluster, data.validated_data["key"], request.user)
+        cluster = cluster_choose(data.validated_data.get("cluster"), default="only", scope=scope_of(request))
+        lint_withdraw(cluster, data.validated_data["key"], request.user, scope=scope_of(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

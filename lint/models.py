@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from access.restrict import RestrictedQuerySet, Tenancy
 from inventory.models import Cluster
 
 ACKNOWLEDGE_PERMISSION = "lint.acknowledge_finding"
@@ -27,6 +28,9 @@ class LintAcknowledgement(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     withdrawn_at = models.DateTimeField(null=True, blank=True)
     withdrawn_by = models.CharField(max_length=150, blank=True)
+
+    TENANCY = Tenancy("cluster__name")
+    objects = RestrictedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-pk"]

@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from access.current import current_scope
+from django.db.models import QuerySet
+
+from access.restrict import Action
 from access.scope import Scope
 from core.cache import VersionedCache
 from inventory.models import Cluster
@@ -21,15 +23,14 @@ from .rules.report import severity_counts
 _LINT: VersionedCache[str, LintReport] = VersionedCache(owners=64)
 
 
-def lint_report_get(cluster: Cluster) -> LintReport:
+def lint_report_get(cluster: Cluster, *, scope: Scope) -> LintReport:
     """`lint.rules.lint_inventory` for the cluster's current inventory, computed once per version,
-    with the findings the current scope reads: a finding about any object or row of a namespace
+    with the findings the scope reads: a finding about any object or row of a namespace
     the reader may not read is left out whole (its message names and counts them)."""
     inventory = load_inventory(cluster)
     report = _LINT.get(
         cluster.pk, inventory.fingerprint, lambda _stale: lint_inventory(inventory, cluster_name=cluster.name)
     )
-    scope = current_scope()
     if scope.reads_whole(cluster.name):
         return report
     return dataclasses.replace(
@@ -63,11 +64,24 @@ class GroupState:
         return self.acknowledgement is not None and not self.hidden
 
 
-def lint_group_states(cluster: Cluster) -> list[GroupState]:
-    active = {ack.key: ack for ack in LintAcknowledgement.objects.filter(cluster=cluster, withdrawn_at__isnull=True)}
-    return [GroupState(group, active.get(group.key)) for group in lint_report_get(cluster).groups]
+def lint_group_states(cluster: Cluster, *, scope: Scope) -> list[GroupState]:
+    groups = lint_report_get(cluster, scope=scope).groups
+    acks = LintAcknowledgement.objects.restrict(scope, Action.VIEW).filter(cluster=cluster, withdrawn_at__isnull=True)
+    active = {ack.key: ack for ack in acks.filter(key__in=[group.key for group in groups])}
+    return [GroupState(group, active.get(group.key)) for group in groups]
 
 
-def lint_open_counts(cluster: Cluster) -> dict[str, int]:
+def lint_acknowledgement_list(cluster: Cluster, *, scope: Scope) -> QuerySet[LintAcknowledgement]:
+    """The cluster's acknowledgements, withdrawn ones included, that the scope reads: every one
+    to a reader of the whole cluster, else those of the finding groups it reads now (a group's
+    key and title name the objects of its findings)."""
+    acks = LintAcknowledgement.objects.restrict(scope, Action.VIEW).filter(cluster=cluster)
+    if scope.reads_whole(cluster.name):
+        return acks
+    return acks.filter(key__in=[group.key for group in lint_report_get(cluster, scope=scope).groups])
+
+
+def lint_open_counts(cluster: Cluster, *, scope: Scope) -> dict[str, int]:
     """Finding groups per severity, without the acknowledged ones (the matrix's count)."""
-    return severity_counts(state.group.severity for state in lint_group_states(cluster) if not state.hidden)
+    states = lint_group_states(cluster, scope=scope)
+    return severity_counts(state.group.severity for state in states if not state.hidden)

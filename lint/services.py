@@ -7,12 +7,13 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from access.scope import Scope
 from core.errors import DomainError
 from inventory.models import Cluster
 
 from .models import LintAcknowledgement
 from .rules import FindingGroup
-from .selectors import lint_report_get
+from .selectors import lint_acknowledgement_list, lint_report_get
 
 REASON_LIMIT = 2000
 
@@ -26,22 +27,22 @@ class AcknowledgementMissing(AcknowledgeError):
     http_status = 404
 
 
-def _group(cluster: Cluster, key: str) -> FindingGroup:
-    for group in lint_report_get(cluster).groups:
+def _group(cluster: Cluster, key: str, scope: Scope) -> FindingGroup:
+    for group in lint_report_get(cluster, scope=scope).groups:
         if group.key == key:
             return group
     raise AcknowledgementMissing(f"cluster {cluster.name!r} has no lint finding group {key!r} now", field="key")
 
 
-def lint_acknowledge(cluster: Cluster, key: str, reason: str, user: Any) -> LintAcknowledgement:
-    """Hide a group of the cluster's current lint, with the user's reason. The caller checks
-    the permission (lint.models.ACKNOWLEDGE_PERMISSION)."""
+def lint_acknowledge(cluster: Cluster, key: str, reason: str, user: Any, *, scope: Scope) -> LintAcknowledgement:
+    """Hide a group of the cluster's current lint that `scope` reads, with the user's reason.
+    The caller checks the permission (lint.models.ACKNOWLEDGE_PERMISSION)."""
     reason = (reason or "").strip()
     if not reason:
         raise AcknowledgeError("say why the finding can be hidden (reason)", field="reason")
     if len(reason) > REASON_LIMIT:
         raise AcknowledgeError(f"the reason is {len(reason)} characters; at most {REASON_LIMIT}", field="reason")
-    group = _group(cluster, key)
+    group = _group(cluster, key, scope)
     try:
         with transaction.atomic():
             LintAcknowledgement.objects.filter(cluster=cluster, key=key, withdrawn_at__isnull=True).update(
@@ -60,11 +61,11 @@ def lint_acknowledge(cluster: Cluster, key: str, reason: str, user: Any) -> Lint
         raise AcknowledgeError(f"{key!r} was acknowledged at the same moment by someone else", field="key") from None
 
 
-def lint_withdraw(cluster: Cluster, key: str, user: Any) -> int:
-    """Show a group again: its active acknowledgement is marked withdrawn (kept on record)."""
-    withdrawn = LintAcknowledgement.objects.filter(cluster=cluster, key=key, withdrawn_at__isnull=True).update(
-        withdrawn_at=timezone.now(), withdrawn_by=user.get_username()
-    )
+def lint_withdraw(cluster: Cluster, key: str, user: Any, *, scope: Scope) -> int:
+    """Show a group again: its active acknowledgement, if `scope` reads it, is marked withdrawn
+    (kept on record)."""
+    active = lint_acknowledgement_list(cluster, scope=scope).filter(key=key, withdrawn_at__isnull=True)
+    withdrawn = active.update(withdrawn_at=timezone.now(), withdrawn_by=user.get_username())
     if not withdrawn:
         raise AcknowledgementMissing(f"{key!r} is not acknowledged in cluster {cluster.name!r}", field="key")
     return withdrawn

@@ -14,10 +14,12 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
 
+from access.current import scope_of
+from access.scope import Scope
 from core.errors import DomainError
 from core.web import editable_manifest, read_access
 from inventory.models import Cluster, Resource
-from inventory.selectors import clusters_visible
+from inventory.selectors import clusters_visible, resources_visible
 from inventory.views import page_cluster
 from matching import ObjectKey
 
@@ -27,8 +29,8 @@ from .selectors import GroupState, lint_group_states
 from .services import lint_acknowledge, lint_withdraw
 
 
-def _resources(cluster: Cluster, keys: set[ObjectKey]) -> dict[ObjectKey, Resource]:
-    found = Resource.objects.filter(cluster=cluster, name__in={key[2] for key in keys})
+def _resources(cluster: Cluster, keys: set[ObjectKey], scope: Scope) -> dict[ObjectKey, Resource]:
+    found = resources_visible(scope).filter(cluster=cluster, name__in={key[2] for key in keys})
     return {resource.key: resource for resource in found if resource.key in keys}
 
 
@@ -59,7 +61,8 @@ def lint(request: HttpRequest) -> HttpResponse:
     cluster = page_cluster(request)
     if not isinstance(cluster, Cluster):
         return cluster
-    states = lint_group_states(cluster)
+    scope = scope_of(request)
+    states = lint_group_states(cluster, scope=scope)
     show_acknowledged = request.GET.get("acknowledged") in ("1", "true", "on")
     severity = request.GET.get("severity", "")
     listed = [state for state in states if show_acknowledged or not state.hidden]
@@ -67,10 +70,10 @@ def lint(request: HttpRequest) -> HttpResponse:
     shown = [state for state in listed if not severity or state.group.severity == severity]
     keys = {key for state in shown for key in (*state.group.runtimes, *state.group.models)}
     keys |= {key for state in shown if state.group.fix for key in state.group.fix.changed}
-    resources = _resources(cluster, keys)
+    resources = _resources(cluster, keys, scope)
     context = {
         "cluster": cluster,
-        "clusters": clusters_visible(),
+        "clusters": clusters_visible(scope),
         "counts": counts,
         "severity": severity,
         "show_acknowledged": show_acknowledged,
@@ -98,16 +101,17 @@ def acknowledge(request: HttpRequest) -> HttpResponse:
         return redirect_to_login(f"{reverse('lint:lint')}?{urlencode({'cluster': request.POST.get('cluster', '')})}")
     if not request.user.has_perm(ACKNOWLEDGE_PERMISSION):
         raise PermissionDenied(f"acknowledging lint findings needs the {ACKNOWLEDGE_PERMISSION} permission")
-    cluster = clusters_visible().filter(name=request.POST.get("cluster", "")).first()
+    scope = scope_of(request)
+    cluster = clusters_visible(scope).filter(name=request.POST.get("cluster", "")).first()
     key = request.POST.get("key", "")
     try:
         if cluster is None:
             raise DomainError(f"no cluster named {request.POST.get('cluster', '')!r}", field="cluster")
         if request.POST.get("withdraw"):
-            lint_withdraw(cluster, key, request.user)
+            lint_withdraw(cluster, key, request.user, scope=scope)
             messages.success(request, f"Shown again: {key}.")
         else:
-            lint_acknowledge(cluster, key, request.POST.get("reason", ""), request.user)
+            lint_acknowledge(cluster, key, request.POST.get("reason", ""), request.user, scope=scope)
             messages.success(request, f"Acknowledged and hidden: {key}. “Show acknowledged” lists it.")
     except DomainError as error:
         messages.error(request, f"Not done: {error.message} ({error.field}).")

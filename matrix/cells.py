@@ -11,7 +11,6 @@ from typing import NamedTuple
 from django.db.models import Q, QuerySet
 
 from inventory.models import RUNTIME_KINDS, Cluster, Kind, Resource
-from inventory.selectors import resources_visible
 from matching import ObjectKey
 
 from .models import CellStatus, MatrixRow
@@ -68,12 +67,13 @@ def row_statuses(compatible: Iterable[Sequence[object]], manual: Iterable[Sequen
 
 
 def runtimes_in_scope(cluster: Cluster, namespace: str) -> QuerySet[Resource]:
-    """The runtimes OME considers in a namespace: its ServingRuntimes and every ClusterServingRuntime
-    (those the current scope reads: a namespace it may not read has no columns)."""
+    """The runtimes OME considers in a namespace: its ServingRuntimes and every ClusterServingRuntime.
+    Callers name a namespace whose rows they read through `restrict`: its runtimes are then
+    readable too (a reader of a namespace reads the cluster-scoped objects)."""
     scope = Q(kind=Kind.CLUSTER_SERVING_RUNTIME)
     if namespace:
         scope |= Q(kind=Kind.SERVING_RUNTIME, namespace=namespace)
-    runtimes = resources_visible().filter(cluster=cluster, kind__in=RUNTIME_KINDS)
+    runtimes = Resource.objects.filter(cluster=cluster, kind__in=RUNTIME_KINDS)
     return runtimes.filter(scope).order_by("name", "kind")
 
 

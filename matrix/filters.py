@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema_field
 
-from access.current import current_scope
+from access.current import scope_of
 from core.errors import DomainError
 from core.web import CLUSTER_SCOPE
 from inventory.filters import ClusterFilter, NamespaceFilter
@@ -17,7 +17,7 @@ from inventory.selectors import cluster_choose, resources_visible
 
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
 from .paging import CellList
-from .selectors import matrix_build_get
+from .selectors import matrix_build_get, rows_visible
 
 
 class NamespaceUnknown(DomainError, LookupError):
@@ -41,7 +41,9 @@ RUNTIME_KIND_CHOICES = [(kind, Kind(kind).label) for kind in RUNTIME_KINDS]
 
 def _resource_choice(kinds: tuple[str, ...], help_text: str, **kwargs: object) -> filters.ModelChoiceFilter:
     choice = filters.ModelChoiceFilter(
-        queryset=lambda _request: resources_visible().filter(kind__in=kinds), help_text=help_text, **kwargs
+        queryset=lambda request: resources_visible(scope_of(request)).filter(kind__in=kinds),
+        help_text=help_text,
+        **kwargs,
     )
     # The schema shows the id a client sends, not the choice field's string.
     return extend_schema_field({"type": "integer", "description": help_text})(choice)
@@ -79,13 +81,15 @@ class CellFilterSet(filters.FilterSet):
         self.current = current  # a current build the caller read already (saves a query)
 
     def filter_queryset(self, queryset: QuerySet[MatrixRow]) -> QuerySet[MatrixRow]:
-        self.cluster_chosen = self.form.cleaned_data.get("cluster") or cluster_choose(None, default="only")
+        scope = scope_of(self.request)
+        self.cluster_chosen = self.form.cleaned_data.get("cluster") or cluster_choose(None, default="only", scope=scope)
         build = self.current
         if build is None or build.cluster_id != self.cluster_chosen.pk:
             build = matrix_build_get(self.cluster_chosen)
         self.build = build
         namespace = self.form.cleaned_data.get("namespace")
-        rows = queryset.filter(current_scope().q("build__cluster__name", "namespace"), build=self.build)
+        # The rows the caller gave, as far as the reader reads them.
+        rows = (queryset & rows_visible(scope)).filter(build=self.build)
         if namespace and namespace != CLUSTER_SCOPE and not rows.filter(namespace=namespace).exists():
             known = rows.exclude(namespace="").order_by("namespace").values_list("namespace", flat=True).distinct()
             raise NamespaceUnknown(self.cluster_chosen, namespace, list(known))
@@ -115,7 +119,7 @@ class CellFilterSet(filters.FilterSet):
         runtime, name, kind = data.get("runtime"), data.get("runtime_name"), data.get("runtime_kind")
         if not (runtime or name or kind):
             return None
-        runtimes = Resource.objects.filter(cluster=self.cluster_chosen, kind__in=RUNTIME_KINDS)
+        runtimes = resources_visible(scope_of(self.request)).filter(cluster=self.cluster_chosen, kind__in=RUNTIME_KINDS)
         if runtime:
             runtimes = runtimes.filter(pk=runtime.pk)
         if name:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from access.scope import Scope
 from inventory.models import MODEL_KINDS, Cluster, Resource
 from inventory.selectors import resources_visible
 from isvcs.services import isvc_at_risk, isvc_verdicts
@@ -23,17 +24,17 @@ GRID_ROWS_PER_PAGE = 50
 GRID_COLUMNS_PER_PAGE = 60
 
 
-def matrix_namespaces(build: MatrixBuild) -> list[str]:
-    """The namespaces the build has rows for, "" (cluster scope) first."""
-    found = rows_visible().filter(build=build).order_by("namespace").values_list("namespace", flat=True).distinct()
+def matrix_namespaces(build: MatrixBuild, *, scope: Scope) -> list[str]:
+    """The namespaces the build has rows for that the scope reads, "" (cluster scope) first."""
+    found = rows_visible(scope).filter(build=build).order_by("namespace").values_list("namespace", flat=True).distinct()
     return list(found)
 
 
-def model_facets(cluster: Cluster) -> dict[str, list[str]]:
+def model_facets(cluster: Cluster, *, scope: Scope) -> dict[str, list[str]]:
     """The distinct values the matrix's model filters can take in a cluster, for its drop-downs."""
     columns = ("model_format", "model_architecture", "pipeline_class", "storage_scheme")
     found: dict[str, set[str]] = {column: set() for column in columns}
-    rows = resources_visible().filter(cluster=cluster, kind__in=MODEL_KINDS).values_list(*columns).distinct()
+    rows = resources_visible(scope).filter(cluster=cluster, kind__in=MODEL_KINDS).values_list(*columns).distinct()
     for values in rows:
         for column, value in zip(columns, values, strict=True):
             if value:
@@ -194,12 +195,12 @@ class MatrixSummary:
         return sum(self.lint.values())
 
 
-def matrix_summary(cluster: Cluster, build: MatrixBuild, namespace: str) -> MatrixSummary:
+def matrix_summary(cluster: Cluster, build: MatrixBuild, namespace: str, *, scope: Scope) -> MatrixSummary:
     """The counts at the top of the matrix: models of the namespace with no match at all, with
     manual-only matches only, or invalid;
     InferenceServices at risk in the cluster, lint findings by severity."""
-    outcomes = outcome_counts(rows_visible().filter(build=build, namespace=namespace))
-    verdicts = isvc_verdicts(cluster)
+    outcomes = outcome_counts(rows_visible(scope).filter(build=build, namespace=namespace))
+    verdicts = isvc_verdicts(cluster, scope=scope)
     return MatrixSummary(
         models=sum(outcomes.values()),
         models_without_runtime=outcomes[NO_MATCH],
@@ -207,5 +208,5 @@ def matrix_summary(cluster: Cluster, build: MatrixBuild, namespace: str) -> Matr
         models_invalid=outcomes[INVALID],
         isvcs=len(verdicts),
         isvcs_at_risk=sum(1 for verdict in verdicts if isvc_at_risk(verdict)),
-        lint=lint_open_counts(cluster),
+        lint=lint_open_counts(cluster, scope=scope),
     )

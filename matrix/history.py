@@ -17,6 +17,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from access.restrict import Action
+from access.scope import Scope
 from inventory.models import Cluster, Resource
 
 from .models import CellChange
@@ -107,25 +109,29 @@ def cause_versions(item: dict[str, Any]) -> list[str]:
     return [value for value in found if value]
 
 
-def _attach_objects(cluster: Cluster, groups: Sequence[HistoryGroup]) -> None:
+def _attach_objects(cluster: Cluster, groups: Sequence[HistoryGroup], scope: Scope) -> None:
     keys = {cause_key(item) for group in groups for item in group.cause}
     names = {key[2] for key in keys}
-    objects = {r.key: r for r in Resource.objects.filter(cluster=cluster, name__in=names).defer("obj") if r.key in keys}
+    found = Resource.objects.restrict(scope, Action.VIEW).filter(cluster=cluster, name__in=names).defer("obj")
+    objects = {r.key: r for r in found if r.key in keys}
     for group in groups:
         group.objects = objects
 
 
 def history_page(
-    cluster: Cluster, *, before: int | None = None, model: tuple[str, str, str] | None = None
+    cluster: Cluster, *, scope: Scope, before: int | None = None, model: tuple[str, str, str] | None = None
 ) -> tuple[list[HistoryGroup], bool]:
-    """A page of the cluster's history, newest first, from before the change with id `before`;
-    with `model`, only the changes of that model's cells."""
-    rows: QuerySet[CellChange] = CellChange.objects.filter(cluster=cluster).order_by("-pk")
+    """A page of the cluster's history as `scope` reads it (the cells of its namespaces, the
+    causes in them), newest first, from before the change with id `before`; with `model`, only
+    the changes of that model's cells."""
+    rows: QuerySet[CellChange] = CellChange.objects.restrict(scope, Action.VIEW).filter(cluster=cluster).order_by("-pk")
     if before is not None:
         rows = rows.filter(pk__lt=before)
     if model is not None:
         rows = rows.filter(model_kind=model[0], model_namespace=model[1], model_name=model[2])
     read = list(rows[:ROWS_READ])
     groups, more = group_changes(read)
-    _attach_objects(cluster, groups)
+    for group in groups:
+        group.cause = [item for item in group.cause if scope.reads(cluster.name, cause_key(item)[1])]
+    _attach_objects(cluster, groups, scope)
     return groups, more or len(read) == ROWS_READ

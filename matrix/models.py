@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from access.restrict import RestrictedQuerySet, Tenancy
 from inventory.models import Cluster, Resource
 
 
@@ -51,6 +52,9 @@ class MatrixBuild(models.Model):
     scope_digest = models.CharField(max_length=64, blank=True)
     error = models.TextField(blank=True)
 
+    TENANCY = Tenancy("cluster__name")
+    objects = RestrictedQuerySet.as_manager()
+
     class Meta:
         ordering = ["-started_at", "-pk"]
         indexes = [models.Index(fields=["cluster", "status", "-started_at"])]
@@ -90,6 +94,9 @@ class MatrixRow(models.Model):
     # row is stale once its model (or any runtime) has a newer version.
     inventory_version = models.BigIntegerField(default=0)
 
+    TENANCY = Tenancy("cluster__name", "namespace")
+    objects = RestrictedQuerySet.as_manager()
+
     class Meta:
         ordering = ["model__name", "namespace"]
         constraints = [models.UniqueConstraint(fields=["build", "model", "namespace"], name="matrix_row_identity")]
@@ -116,6 +123,9 @@ class CellChange(models.Model):
     # [{"kind", "namespace", "name", "action", "fields"}, ...]; empty for a full rebuild.
     cause = models.JSONField(default=list)
 
+    TENANCY = Tenancy("cluster__name", "namespace")
+    objects = RestrictedQuerySet.as_manager()
+
     class Meta:
         ordering = ["-changed_at", "-pk"]
         indexes = [models.Index(fields=["cluster", "model_kind", "model_namespace", "model_name"])]
@@ -135,6 +145,9 @@ class MatrixAudit(models.Model):
     # was repaired. [[kind, namespace, name, row namespace], ...], at most 50.
     rows_differing = models.PositiveIntegerField(default=0)
     examples = models.JSONField(default=list)
+
+    TENANCY = Tenancy("cluster__name")
+    objects = RestrictedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-audited_at", "-pk"]

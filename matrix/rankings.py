@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import matching
+from access.scope import Scope
 from inventory.models import Cluster, Resource
 from inventory.ome_release import judge
 from inventory.parsed import Inventory, load_inventory, pipeline_fixable
@@ -40,8 +41,8 @@ class ModelRanking:
     excluded: list[RankedRuntime]
 
 
-def model_rows(build: MatrixBuild, model: Resource) -> list[MatrixRow]:
-    return list(rows_visible().filter(build=build, model=model).select_related("selected").order_by("namespace"))
+def model_rows(build: MatrixBuild, model: Resource, *, scope: Scope) -> list[MatrixRow]:
+    return list(rows_visible(scope).filter(build=build, model=model).select_related("selected").order_by("namespace"))
 
 
 def pipeline_plan(model: Resource, runtime: Resource) -> matching.PatchPlan:
@@ -91,9 +92,9 @@ def model_ranking(cluster: Cluster, row: MatrixRow | None, model: Resource, name
     return ModelRanking(namespace=namespace, row=row, ranked=ranked, manual=manual, excluded=excluded)
 
 
-def model_isvcs(cluster: Cluster, model: Resource) -> list[IsvcVerdict]:
+def model_isvcs(cluster: Cluster, model: Resource, *, scope: Scope) -> list[IsvcVerdict]:
     """The InferenceServices that resolve to the model, with today's verdict."""
-    return [verdict for verdict in isvc_verdicts(cluster) if verdict.model == model.key]
+    return [verdict for verdict in isvc_verdicts(cluster, scope=scope) if verdict.model == model.key]
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ class EntryMatches:
     models: list[Resource]
 
 
-def runtime_matches(cluster: Cluster, runtime: Resource) -> tuple[list[EntryMatches], set[int]]:
+def runtime_matches(cluster: Cluster, runtime: Resource, *, scope: Scope) -> tuple[list[EntryMatches], set[int]]:
     """Per entry of the runtime, the models it matches (OME uses a runtime's first passing
     entry); and the ids of the models whose OME pick it is in some namespace."""
     inventory = load_inventory(cluster)
@@ -118,7 +119,7 @@ def runtime_matches(cluster: Cluster, runtime: Resource) -> tuple[list[EntryMatc
         if entry is not None:
             matched[entry].append(inventory.ids[model_key])
     ids = [model_id for found in matched.values() for model_id in found]
-    models = {model.pk: model for model in resources_visible().filter(pk__in=ids).defer("obj")}
+    models = {model.pk: model for model in resources_visible(scope).filter(pk__in=ids).defer("obj")}
     entries = [
         EntryMatches(
             index=index,
@@ -131,7 +132,7 @@ def runtime_matches(cluster: Cluster, runtime: Resource) -> tuple[list[EntryMatc
     picked = (
         set()
         if build is None
-        else set(rows_visible().filter(build=build, selected=runtime).values_list("model_id", flat=True))
+        else set(rows_visible(scope).filter(build=build, selected=runtime).values_list("model_id", flat=True))
     )
     return entries, picked
 

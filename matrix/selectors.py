@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from access.current import current_scope
+from access.restrict import Action
 from access.scope import Scope
 from core.cache import VersionedCache
 from core.errors import DomainError
@@ -46,11 +46,11 @@ def current_build(cluster: Cluster) -> MatrixBuild | None:
     return build
 
 
-def current_build_named(name: str) -> MatrixBuild | None:
-    """`current_build` of the cluster with this name, if the current scope reads it, with its
-    cluster, in one query (what a conditional GET costs)."""
-    visible = current_scope().q("cluster__name")
-    return _newest_succeeded(MatrixBuild.objects.select_related("cluster").filter(visible, cluster__name=name))
+def current_build_named(name: str, *, scope: Scope) -> MatrixBuild | None:
+    """`current_build` of the cluster with this name, if the scope reads it, with its cluster,
+    in one query (what a conditional GET costs)."""
+    visible = MatrixBuild.objects.restrict(scope, Action.VIEW)
+    return _newest_succeeded(visible.select_related("cluster").filter(cluster__name=name))
 
 
 def matrix_build_get(cluster: Cluster) -> MatrixBuild:
@@ -70,38 +70,38 @@ def matrix_version(cluster: Cluster) -> str:
     return f"{build.pk}-{stamp.timestamp():.6f}" if stamp else str(build.pk)
 
 
-def matrix_build_list(scope: Scope | None = None) -> QuerySet[MatrixBuild]:
+def matrix_build_list(scope: Scope) -> QuerySet[MatrixBuild]:
     """Builds of the clusters the scope reads (the API shows their totals to readers of all of it)."""
-    return MatrixBuild.objects.filter(current_scope(scope).q("cluster__name")).select_related("cluster")
+    return MatrixBuild.objects.restrict(scope, Action.VIEW).select_related("cluster")
 
 
-def latest_builds_by_cluster(scope: Scope | None = None) -> dict[int, dict[str, MatrixBuild]]:
+def latest_builds_by_cluster(scope: Scope) -> dict[int, dict[str, MatrixBuild]]:
     """Cluster id -> build status -> the newest build of that status, of the clusters the scope reads."""
     builds: dict[int, dict[str, MatrixBuild]] = {}
-    for build in MatrixBuild.objects.filter(current_scope(scope).q("cluster__name")).order_by("started_at", "pk"):
+    for build in MatrixBuild.objects.restrict(scope, Action.VIEW).order_by("started_at", "pk"):
         builds.setdefault(build.cluster_id, {})[build.status] = build
     return builds
 
 
-def rows_visible(scope: Scope | None = None) -> QuerySet[MatrixRow]:
+def rows_visible(scope: Scope) -> QuerySet[MatrixRow]:
     """The matrix rows the scope reads: those of its namespaces and the cluster-scope rows."""
-    return MatrixRow.objects.filter(current_scope(scope).q("build__cluster__name", "namespace"))
+    return MatrixRow.objects.restrict(scope, Action.VIEW)
 
 
-def cell_change_list(scope: Scope | None = None) -> QuerySet[CellChange]:
+def cell_change_list(scope: Scope) -> QuerySet[CellChange]:
     """History entries of the rows the scope reads."""
-    return CellChange.objects.filter(current_scope(scope).q("cluster__name", "namespace")).select_related("cluster")
+    return CellChange.objects.restrict(scope, Action.VIEW).select_related("cluster")
 
 
-def model_history(cluster: Cluster, model: Resource, limit: int = 100) -> list[CellChange]:
+def model_history(cluster: Cluster, model: Resource, *, scope: Scope, limit: int = 100) -> list[CellChange]:
     return list(
-        cell_change_list().filter(
+        cell_change_list(scope).filter(
             cluster=cluster, model_kind=model.kind, model_namespace=model.namespace, model_name=model.name
         )[:limit]
     )
 
 
-def cell_status_counts(build: MatrixBuild, scope: Scope | None = None) -> Counter[str]:
+def cell_status_counts(build: MatrixBuild, *, scope: Scope) -> Counter[str]:
     """How many cells of the build have each status (every status present, maybe 0), in the
     rows the scope reads."""
     scopes: dict[str, ScopeKeys] = {}
@@ -156,10 +156,10 @@ def cell_reasoner(build: MatrixBuild) -> Callable[[Cell], str | None]:
     return reason
 
 
-def cell_get(build: MatrixBuild, *, model: Resource, runtime: Resource, namespace: str) -> Cell | None:
-    """One cell of the build; None when the model has no row in the namespace or the runtime
-    is not in its scope."""
-    row = rows_visible().filter(build=build, model=model, namespace=namespace).select_related("model").first()
+def cell_get(build: MatrixBuild, *, model: Resource, runtime: Resource, namespace: str, scope: Scope) -> Cell | None:
+    """One cell of the build; None when the model has no row in the namespace the scope reads
+    or the runtime is not in the namespace's runtimes."""
+    row = rows_visible(scope).filter(build=build, model=model, namespace=namespace).select_related("model").first()
     if row is None or not runtimes_in_scope(build.cluster, namespace).filter(pk=runtime.pk).exists():
         return None
     return next(row_cells(row, [runtime]))
@@ -202,10 +202,10 @@ def selection_exclusions(cluster: Cluster, model_key: ObjectKey, namespace: str 
     }
 
 
-def model_selection(cluster: Cluster, model_key: ObjectKey, namespace: str | None = None) -> Selection:
+def model_selection(cluster: Cluster, model_key: ObjectKey, namespace: str | None = None, *, scope: Scope) -> Selection:
     """`matching.select` for a stored model against the cluster's runtimes, in `namespace`
     (default: the model's). A model that cannot be parsed gets an empty selection with its error."""
-    if not current_scope().reads(cluster.name, model_key[1] if namespace is None else namespace):
+    if not scope.reads(cluster.name, model_key[1] if namespace is None else namespace):
         raise LookupError(f"no model {'/'.join(part for part in model_key if part)} in cluster {cluster.name!r}")
     inventory = load_inventory(cluster)
     if model_key in inventory.models:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import matching
+from access.scope import Scope
 from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.models import Cluster
@@ -96,8 +97,9 @@ def other_behaviour(name: str | None) -> matching.Behaviour:
         raise UnknownBehaviour(str(error), field="to") from None
 
 
-def upgrade_report(cluster: Cluster, to: str | None = None) -> UpgradeReport:
-    """What `to` (default: the newest profile) decides differently from the cluster's profile."""
+def upgrade_report(cluster: Cluster, to: str | None = None, *, scope: Scope) -> UpgradeReport:
+    """What `to` (default: the newest profile) decides differently from the cluster's profile,
+    in the objects and namespaces `scope` reads."""
     other = other_behaviour(to)
     inventory = load_inventory(cluster)
     differences = _DIFFS.get(
@@ -105,10 +107,19 @@ def upgrade_report(cluster: Cluster, to: str | None = None) -> UpgradeReport:
         inventory.fingerprint,
         lambda _stale: matching.behaviour_diff(inventory.grid, other, inventory.invalid),
     )
+    if not scope.reads_whole(cluster.name):
+        differences = [item for item in differences if _readable(item, scope, cluster.name)]
     return UpgradeReport(
         cluster=cluster,
         judgement=judge(cluster),
         other=other,
         differences=differences,
-        ids=dict(inventory.ids),
+        ids={key: pk for key, pk in inventory.ids.items() if scope.reads(cluster.name, key[1])},
     )
+
+
+def _readable(item: Difference, scope: Scope, cluster: str) -> bool:
+    """Every object and namespace the difference names (its values may be runtime keys) is readable."""
+    keys = [key for key in (item.model, item.runtime, item.isvc) if key is not None]
+    keys += [value for value in (item.before, item.after) if isinstance(value, tuple) and len(value) == 3]
+    return scope.keys_visible(cluster, keys) and (item.namespace is None or scope.reads(cluster, item.namespace))

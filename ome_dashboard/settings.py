@@ -120,8 +120,6 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    # After authentication: makes the request's access scope the current one (access.current).
-    "access.current.ScopeMiddleware",
     "csp.middleware.CSPMiddleware",
     # Last, as django-axes asks: refuses sign-ins from a locked-out username/address.
     "axes.middleware.AxesMiddleware",

@@ -7,7 +7,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from access.current import current_scope
+from access.current import scope_of
+from access.scope import Scope
 from core.web import is_partial, poll_seconds, read_access
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Kind
 from inventory.selectors import cluster_list, resource_list
@@ -36,17 +37,20 @@ def search(request: HttpRequest) -> HttpResponse:
     groups = []
     if text:
         for heading, kinds in SEARCH_GROUPS:
-            found = resource_list(kinds).filter(name__icontains=text).order_by("name", "cluster__name", "namespace")
+            found = (
+                resource_list(kinds, scope=scope_of(request))
+                .filter(name__icontains=text)
+                .order_by("name", "cluster__name", "namespace")
+            )
             items = list(found[: SEARCH_LIMIT + 1])
             groups.append({"heading": heading, "items": items[:SEARCH_LIMIT], "more": len(items) > SEARCH_LIMIT})
     return render(request, "search.html", {"q": text, "groups": groups, "limit": SEARCH_LIMIT})
 
 
-def _sync_context() -> dict[str, object]:
-    clusters = list(cluster_list().order_by("name"))
-    builds = latest_builds_by_cluster()
+def _sync_context(scope: Scope) -> dict[str, object]:
+    clusters = list(cluster_list(scope).order_by("name"))
+    builds = latest_builds_by_cluster(scope)
     judged = freshness_of(clusters)
-    scope = current_scope()
     return {
         "clusters": [
             # `whole`: the reader sees all of the cluster, so its totals too.
@@ -68,4 +72,4 @@ def sync(request: HttpRequest) -> HttpResponse:
     """Clusters, their sync state per kind, errors, and the matrix build each reads from. The
     table refreshes itself every few seconds (htmx)."""
     template = "sync.html#clusters" if is_partial(request) else "sync.html"
-    return render(request, template, _sync_context())
+    return render(request, template, _sync_context(scope_of(request)))

@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
+from access.current import scope_of
 from core.api import scope_tokens
 from inventory.selectors import cluster_choose
 from matching import key_dict
@@ -30,7 +31,7 @@ from . import services
 from .errors import PatchInvalid
 from .filters import PatchAttemptFilter
 from .models import PatchAttempt
-from .selectors import patch_attempt_list
+from .selectors import may_audit, patch_attempt_list
 
 __all__ = ["router"]
 
@@ -151,13 +152,19 @@ class PipelinePatchViewSet(viewsets.ViewSet):
     @action(detail=False, methods=["post"], throttle_scope="patch-preview")
     def preview(self, request: Request) -> Response:
         data = _valid(PreviewInput, request)
-        cluster = cluster_choose(data["cluster"], default="none")
+        scope = scope_of(request)
+        cluster = cluster_choose(data["cluster"], default="none", scope=scope)
         pipeline = data.get("diffusion_pipeline")
         if "model_index" in data:
             pipeline = services.pipeline_from_upload(data["model_index"])
         try:
             preview = services.patch_preview(
-                cluster, model=data["model"], runtime=data.get("runtime"), pipeline=pipeline, patch=data.get("patch")
+                cluster,
+                model=data["model"],
+                runtime=data.get("runtime"),
+                pipeline=pipeline,
+                patch=data.get("patch"),
+                scope=scope,
             )
         except PatchInvalid as error:
             # The services name OME's field; the request names it diffusion_pipeline.
@@ -181,7 +188,7 @@ class PipelinePatchViewSet(viewsets.ViewSet):
     @action(detail=False, methods=["post"])
     def apply(self, request: Request) -> Response:
         data = _valid(ApplyInput, request)
-        cluster = cluster_choose(data["cluster"], default="none")
+        cluster = cluster_choose(data["cluster"], default="none", scope=scope_of(request))
         outcome = services.patch_apply(
             cluster,
             model=data["model"],
@@ -209,7 +216,7 @@ class CanViewAudit(BasePermission):
     message = "Reading the audit log needs the patches.view_patchattempt permission."
 
     def has_permission(self, request: Request, view: Any) -> bool:
-        return bool(request.user.is_authenticated and request.user.has_perm("patches.view_patchattempt"))
+        return may_audit(request.user)
 
 
 class PatchAttemptViewSet(viewsets.ReadOnlyModelViewSet):
@@ -223,7 +230,7 @@ class PatchAttemptViewSet(viewsets.ReadOnlyModelViewSet):
     ordering = ["-created_at", "-id"]
 
     def get_queryset(self) -> Any:
-        return patch_attempt_list()
+        return patch_attempt_list(scope_of(self.request))
 
 
 router = SimpleRouter()

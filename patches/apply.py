@@ -164,7 +164,7 @@ def patch_apply(
         return attempt.record(Result.DENIED, "applying a patch needs a login")
     try:
         # Only objects the user reads are found: others are "not found", whatever exists.
-        resource = model_get(cluster, model, scope)
+        resource = model_get(cluster, model, scope=scope)
     except PatchError as error:
         result = Result.NOT_FOUND if isinstance(error, PatchTargetMissing) else Result.REJECTED
         return attempt.record(result, error.message, field=error.field)

@@ -7,7 +7,6 @@ from typing import Any
 from django.db.models import QuerySet
 
 import matching
-from access.current import current_scope
 from access.scope import Scope
 from inventory.models import CLUSTER_SCOPED, MODEL_KINDS, RUNTIME_KINDS, Cluster, Resource
 from inventory.selectors import resources_visible
@@ -15,15 +14,15 @@ from inventory.selectors import resources_visible
 from .errors import PatchInvalid, PatchTargetMissing
 
 
-def model_get(cluster: Cluster, value: Any, scope: Scope | None = None) -> Resource:
-    """A BaseModel or ClusterBaseModel of the cluster that `scope` (default: the current
-    request's) reads, by id, key or (unambiguous) name."""
-    return _resource_get(cluster, value, MODEL_KINDS, "model", current_scope(scope))
+def model_get(cluster: Cluster, value: Any, *, scope: Scope) -> Resource:
+    """A BaseModel or ClusterBaseModel of the cluster that `scope` reads, by id, key or
+    (unambiguous) name."""
+    return _resource_get(cluster, value, MODEL_KINDS, "model", scope)
 
 
-def runtime_get(cluster: Cluster, value: Any, scope: Scope | None = None) -> Resource:
+def runtime_get(cluster: Cluster, value: Any, *, scope: Scope) -> Resource:
     """A ServingRuntime or ClusterServingRuntime of the cluster, by id, key or name."""
-    return _resource_get(cluster, value, RUNTIME_KINDS, "runtime", current_scope(scope))
+    return _resource_get(cluster, value, RUNTIME_KINDS, "runtime", scope)
 
 
 def version_of(cluster: Cluster, resource: Resource) -> str:

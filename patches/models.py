@@ -7,12 +7,13 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from access.restrict import RestrictedQuerySet, Tenancy
 from matching import ObjectKey, key_text
 
 from .errors import AppendOnlyError
 
 
-class PatchAttemptQuerySet(models.QuerySet["PatchAttempt"]):
+class PatchAttemptQuerySet(RestrictedQuerySet["PatchAttempt"]):
     """No bulk update or delete: rows are only ever added."""
 
     def update(self, **kwargs: Any) -> int:
@@ -66,6 +67,7 @@ class PatchAttempt(models.Model):
     result = models.CharField(max_length=24, choices=Result.choices)
     detail = models.TextField(blank=True)
 
+    TENANCY = Tenancy("cluster_name", "model_namespace")
     objects = PatchAttemptQuerySet.as_manager()
 
     class Meta:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import matching
+from access.scope import Scope
 from inventory.models import CLUSTER_SCOPED, MODEL_KINDS, Cluster, Resource
 from matching import NAMED_COMPONENTS
 from matrix.rankings import pipeline_plan
@@ -30,11 +31,11 @@ PIPELINE_VALUE_MAX_CHARS = 253
 PIPELINE_COMPONENTS_MAX = 64
 
 
-def patch_plan(cluster: Cluster, model_key: Any, runtime_key: Any) -> matching.PatchPlan:
+def patch_plan(cluster: Cluster, model_key: Any, runtime_key: Any, *, scope: Scope) -> matching.PatchPlan:
     """What `matching.pipeline_patch` plans for the stored model and runtime: the smallest
     `{"spec": {"diffusionPipeline": ...}}` merge patch (or None), the entry it targets, and why
     no patch can help (`blocked`)."""
-    return _plan(model_get(cluster, model_key), runtime_get(cluster, runtime_key))
+    return _plan(model_get(cluster, model_key, scope=scope), runtime_get(cluster, runtime_key, scope=scope))
 
 
 def _plan(model: Resource, runtime: Resource) -> matching.PatchPlan:
@@ -210,6 +211,7 @@ def patch_preview(
     runtime: Any = None,
     pipeline: Mapping[str, Any] | None = None,
     patch: Mapping[str, Any] | None = None,
+    scope: Scope,
 ) -> PatchPreview:
     """The patch (planned for `runtime`, built from an explicit `pipeline`, or given whole as
     `patch`), the model before and after, the matrix diff, and the equivalent kubectl command.
@@ -219,8 +221,8 @@ def patch_preview(
     """
     if sum(source is not None for source in (runtime, pipeline, patch)) != 1:
         raise PatchInvalid("give exactly one of runtime, diffusionPipeline or patch", field="runtime")
-    resource = model_get(cluster, model)
-    runtime_resource = runtime_get(cluster, runtime) if runtime is not None else None
+    resource = model_get(cluster, model, scope=scope)
+    runtime_resource = runtime_get(cluster, runtime, scope=scope) if runtime is not None else None
     plan: matching.PatchPlan | None = None
     notes: list[str] = []
     if runtime_resource is not None:
@@ -248,7 +250,7 @@ def patch_preview(
         plan=plan,
         notes=notes,
     )
-    return preview if patch is None else _with_patch(preview, patch, from_pipeline=pipeline is not None)
+    return preview if patch is None else _with_patch(preview, patch, from_pipeline=pipeline is not None, scope=scope)
 
 
 def _plan_notes(model: Resource, runtime: Resource, plan: matching.PatchPlan) -> list[str]:
@@ -260,7 +262,7 @@ def _plan_notes(model: Resource, runtime: Resource, plan: matching.PatchPlan) ->
     return ["No diffusionPipeline patch can make the model pass this runtime: " + "; ".join(plan.blocked)]
 
 
-def _with_patch(preview: PatchPreview, patch: Mapping[str, Any], *, from_pipeline: bool) -> PatchPreview:
+def _with_patch(preview: PatchPreview, patch: Mapping[str, Any], *, from_pipeline: bool, scope: Scope) -> PatchPreview:
     """The preview completed with what the patch sends and changes."""
     resource = preview.model
     try:
@@ -275,7 +277,7 @@ def _with_patch(preview: PatchPreview, patch: Mapping[str, Any], *, from_pipelin
     if already:
         notes.append("The model already has these values: applying sends nothing.")
     try:
-        diff = whatif_model_patch(preview.cluster, resource.key, patch).to_dict()
+        diff = whatif_model_patch(preview.cluster, resource.key, patch, scope=scope).to_dict()
     except WhatIfError as error:
         raise PatchInvalid(str(error), field="patch") from None
     return replace(

@@ -15,25 +15,25 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
-from access.current import current_scope
+from access.current import scope_of
+from access.scope import Scope
 from core.redact import redacted
 from core.throttle import throttled
 from core.web import CLUSTER_SCOPE, read_access, scope_token, to_yaml
 from inventory.models import RUNTIME_KINDS, Cluster, Kind, Resource
-from inventory.selectors import model_or_404, resources_visible
+from inventory.selectors import clusters_visible, model_or_404, resources_visible
 from matrix.views.matrix import matrix_context
 
 from . import services as patches
 from .authorize import delegates
 from .errors import PatchError, PatchInvalid
 from .models import PatchAttempt
-from .selectors import patch_attempt_list
+from .selectors import patch_records_list
 
 # ---- the one-click pipeline patch --------------------------------------------------------------
 
@@ -75,7 +75,7 @@ def preview_title(preview: patches.PatchPreview) -> str:
     return f"Make {model.name} match {runtime.name}"
 
 
-def _preview_context(cluster: Cluster, preview: patches.PatchPreview) -> dict[str, Any]:
+def _preview_context(cluster: Cluster, preview: patches.PatchPreview, scope: Scope) -> dict[str, Any]:
     return {
         "title": preview_title(preview),
         "cluster": cluster,
@@ -88,13 +88,13 @@ def _preview_context(cluster: Cluster, preview: patches.PatchPreview) -> dict[st
         "after_yaml": to_yaml(preview.after),
         "redacted": redacted(preview.before),
         "row_changes": _row_changes(preview.matrix_diff),
-        "may_patch": may_patch(cluster, preview.model),
+        "may_patch": may_patch(cluster, preview.model, scope),
     }
 
 
-def may_patch(cluster: Cluster, resource: Resource) -> bool:
+def may_patch(cluster: Cluster, resource: Resource, scope: Scope) -> bool:
     """Whether the page should offer Apply (patch_apply decides again, and records)."""
-    return delegates(cluster) or current_scope().may_patch(cluster.name, resource.namespace)
+    return delegates(cluster) or scope.may_patch(cluster.name, resource.namespace)
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -103,17 +103,18 @@ def may_patch(cluster: Cluster, resource: Resource) -> bool:
 def patch(request: HttpRequest, pk: int) -> HttpResponse:
     """GET: the preview of a diffusionPipeline patch ("Make this model match"). POST: apply it
     through patches.services.patch_apply, then show the result (redirect) or say plainly why not."""
-    resource = model_or_404(pk)
+    scope = scope_of(request)
+    resource = model_or_404(pk, scope=scope)
     cluster = resource.cluster
     if request.method == "POST":
         return _patch_apply(request, cluster, resource)
     try:
-        preview = patches.patch_preview(cluster, model=resource.pk, **_preview_source(request))
+        preview = patches.patch_preview(cluster, model=resource.pk, **_preview_source(request), scope=scope)
     except PatchError as error:
         return render(
             request, "patches/patch.html", {"cluster": cluster, "model": resource, "error": error}, status=400
         )
-    return render(request, "patches/patch.html", _preview_context(cluster, preview))
+    return render(request, "patches/patch.html", _preview_context(cluster, preview, scope))
 
 
 def _patch_apply(request: HttpRequest, cluster: Cluster, resource: Resource) -> HttpResponse:
@@ -134,7 +135,7 @@ def _patch_apply(request: HttpRequest, cluster: Cluster, resource: Resource) -> 
         patch=body,
         resource_version=request.POST.get("resource_version", ""),
         user=request.user,
-        runtime=_runtime_from_id(cluster, request.POST.get("runtime")),
+        runtime=_runtime_from_id(cluster, request.POST.get("runtime"), scope_of(request)),
     )
     if outcome.ok:
         return redirect("patches:patch-result", pk=outcome.attempt.pk)
@@ -143,7 +144,9 @@ def _patch_apply(request: HttpRequest, cluster: Cluster, resource: Resource) -> 
         # Show what is there now, so the user can decide again.
         source = {"runtime": request.POST.get("runtime")} if request.POST.get("runtime") else {"patch": body}
         try:
-            context.update(_preview_context(cluster, patches.patch_preview(cluster, model=resource.pk, **source)))
+            scope = scope_of(request)
+            current = patches.patch_preview(cluster, model=resource.pk, **source, scope=scope)
+            context.update(_preview_context(cluster, current, scope))
         except PatchError as error:
             context["error"] = error
         context["outcome"] = outcome
@@ -161,15 +164,20 @@ def patch_result(request: HttpRequest, pk: int) -> HttpResponse:
             "and to users who may view the audit log.",
         )
         return redirect_to_login(request.get_full_path())
-    attempt = get_object_or_404(patch_attempt_list(), pk=pk)
-    if attempt.user_id != request.user.pk and not request.user.has_perm("patches.view_patchattempt"):
-        raise PermissionDenied("only the user who applied a patch (or one who may view the audit log) sees its result")
-    cluster = Cluster.objects.filter(name=attempt.cluster_name).first()
+    scope = scope_of(request)
+    # Only the user who applied a patch (or one who may view the audit log) sees its result; to
+    # anyone else it answers as a patch that does not exist.
+    attempt = get_object_or_404(patch_records_list(scope, request.user), pk=pk)
+    cluster = clusters_visible(scope).filter(name=attempt.cluster_name).first()
     resource = None
     if cluster is not None:
-        resource = Resource.objects.filter(
-            cluster=cluster, kind=attempt.model_kind, namespace=attempt.model_namespace, name=attempt.model_name
-        ).first()
+        resource = (
+            resources_visible(scope)
+            .filter(
+                cluster=cluster, kind=attempt.model_kind, namespace=attempt.model_namespace, name=attempt.model_name
+            )
+            .first()
+        )
     context: dict[str, Any] = {
         "attempt": attempt,
         "cluster": cluster,
@@ -181,25 +189,25 @@ def patch_result(request: HttpRequest, pk: int) -> HttpResponse:
         params.update({"cluster": cluster.name, "namespace": CLUSTER_SCOPE, "model": str(resource.pk)})
         if resource.kind == Kind.BASE_MODEL:
             params["namespace"] = scope_token(resource.namespace)
-        context.update(matrix_context(params), embedded=True)
+        context.update(matrix_context(request, params), embedded=True)
         if attempt.runtime:
-            context["runtime"] = _runtime_from_reference(cluster, attempt.runtime)
+            context["runtime"] = _runtime_from_reference(cluster, attempt.runtime, scope)
     return render(request, "patches/patch_result.html", context)
 
 
-def _runtime_from_id(cluster: Cluster, value: str | None) -> Resource | str | None:
+def _runtime_from_id(cluster: Cluster, value: str | None, scope: Scope) -> Resource | str | None:
     """The runtime a preview was planned for, so the audit log names it (kind and name); the
     raw value when it names no runtime of the cluster (patch_apply records it as sent)."""
     if not value:
         return None
-    runtimes = resources_visible().filter(cluster=cluster, kind__in=RUNTIME_KINDS)
+    runtimes = resources_visible(scope).filter(cluster=cluster, kind__in=RUNTIME_KINDS)
     found = runtimes.filter(pk=value).first() if value.isdigit() else None
     return found if found is not None else value
 
 
-def _runtime_from_reference(cluster: Cluster, reference: str) -> Resource | None:
+def _runtime_from_reference(cluster: Cluster, reference: str, scope: Scope) -> Resource | None:
     try:
-        return patches.runtime_get(cluster, reference)
+        return patches.runtime_get(cluster, reference, scope=scope)
     except PatchError:
         return None
 
@@ -210,7 +218,7 @@ def _runtime_from_reference(cluster: Cluster, reference: str) -> Resource | None
 def model_index(request: HttpRequest, pk: int) -> HttpResponse:
     """Paste or upload a model_index.json and get the diffusionPipeline OME would record from it
     (nothing is written here; the preview link leads to the patch page)."""
-    resource = model_or_404(pk)
+    resource = model_or_404(pk, scope=scope_of(request))
     context: dict[str, Any] = {"cluster": resource.cluster, "model": resource}
     status = 200
     if request.method == "POST":

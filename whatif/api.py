@@ -11,19 +11,20 @@ from typing import Any
 
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
+from access.current import scope_of
 from core.api import scope_tokens
 from core.permissions import CanRead
 from core.web import CLUSTER_SCOPE, scope_namespace
-from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Resource
+from inventory.models import MODEL_KINDS, RUNTIME_KINDS
 from inventory.ome_release import ome_description
-from inventory.selectors import cluster_choose
+from inventory.selectors import cluster_choose, resources_visible
 
 from .errors import WhatIfError
 from .fixes import model_near_misses
@@ -57,9 +58,10 @@ class WhatIfView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         documents: Any = values.get("objects") or values.get("manifests") or ()
-        cluster = cluster_choose(values.get("cluster"), default="only")
+        scope = scope_of(request)
+        cluster = cluster_choose(values.get("cluster"), default="only", scope=scope)
         try:
-            result = whatif(cluster, documents, deletions=values.get("deletions", ()))
+            result = whatif(cluster, documents, deletions=values.get("deletions", ()), scope=scope)
         except WhatIfError as error:
             # An error without a field is about the manifests; every schema problem is listed.
             error.field = error.field or "manifests"
@@ -70,19 +72,28 @@ class WhatIfView(APIView):
         return Response({"ome": ome_description(cluster), **scope_tokens(result.to_dict())})
 
 
+@extend_schema_field(OpenApiTypes.INT)
+class VisibleResourceField(serializers.PrimaryKeyRelatedField):
+    """An id of an object of `kinds` that the request's reader reads: any other id, of a hidden
+    object or of none, gets the same "does not exist" answer."""
+
+    def __init__(self, *, kinds: tuple[str, ...], **kwargs: Any) -> None:
+        self.kinds = kinds
+        super().__init__(**kwargs)
+
+    def get_queryset(self) -> Any:
+        return resources_visible(scope_of(self.context["request"])).filter(kind__in=self.kinds)
+
+
 class NearMissQuerySerializer(serializers.Serializer):
-    model = serializers.PrimaryKeyRelatedField(
-        queryset=Resource.objects.filter(kind__in=MODEL_KINDS), help_text="Model resource id."
-    )
+    model = VisibleResourceField(kinds=MODEL_KINDS, help_text="Model resource id.")
     namespace = serializers.CharField(
         required=False,
         allow_blank=True,
         help_text=f"Namespace of the selection; `{CLUSTER_SCOPE}` for cluster scope. Default: the model's.",
     )
-    runtime = serializers.PrimaryKeyRelatedField(
-        queryset=Resource.objects.filter(kind__in=RUNTIME_KINDS),
-        required=False,
-        help_text="Only this runtime (any cell, on request).",
+    runtime = VisibleResourceField(
+        kinds=RUNTIME_KINDS, required=False, help_text="Only this runtime (any cell, on request)."
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -102,13 +113,13 @@ class NearMissView(APIView):
 
     @extend_schema(parameters=[NearMissQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        query = NearMissQuerySerializer(data=request.query_params)
+        query = NearMissQuerySerializer(data=request.query_params, context={"request": request})
         query.is_valid(raise_exception=True)
         model = query.validated_data["model"]
         default = model.namespace if model.kind == "BaseModel" else ""
         token = query.validated_data.get("namespace")
         namespace = scope_namespace(token) if token else default
-        misses = model_near_misses(model, namespace, query.validated_data.get("runtime"))
+        misses = model_near_misses(model, namespace, query.validated_data.get("runtime"), scope=scope_of(request))
         return Response(
             {
                 "ome": matching.OME_BEHAVIOUR,

@@ -16,6 +16,7 @@ from typing import Any
 from django.conf import settings
 
 import matching
+from access.scope import Scope
 from inventory.models import Cluster, Kind
 from inventory.parsed import Inventory
 from inventory.selectors import resources_visible
@@ -60,8 +61,8 @@ def items_from_paths(paths: Iterable[str]) -> tuple[list[Item], dict[ObjectKey, 
     return [(obj, value) for _origin, obj, value in found], {value.key: origin for origin, _obj, value in found}
 
 
-def _pinned(cluster: Cluster) -> set[ObjectKey]:
-    isvcs = resources_visible().filter(cluster=cluster, kind=Kind.INFERENCE_SERVICE)
+def _pinned(cluster: Cluster, scope: Scope) -> set[ObjectKey]:
+    isvcs = resources_visible(scope).filter(cluster=cluster, kind=Kind.INFERENCE_SERVICE)
     rows = isvcs.values_list("namespace", "name", "obj")
     return {(Kind.INFERENCE_SERVICE.value, ns, name) for ns, name, obj in rows if matching.isvc_pinned(obj or {})}
 
@@ -82,6 +83,7 @@ def check_cluster(
     items: Sequence[Item],
     *,
     prune: bool = False,
+    scope: Scope,
     origins: Mapping[ObjectKey, matching.Origin] | None = None,
 ) -> Diff:
     """What OME would decide differently on `cluster` with `items` applied (later items win);
@@ -89,9 +91,9 @@ def check_cluster(
     the items were read from, so that findings point at their manifest lines. A reader of some
     namespaces checks against those (and the cluster-scoped objects), with items of theirs only.
     Both sides are judged by the cluster's own OME profile, as its matrix is."""
-    refuse_unreadable(cluster, [value.key for _obj, value in items])
-    inventory = readable_inventory(cluster)
-    base_pinned = _pinned(cluster)
+    refuse_unreadable(cluster, [value.key for _obj, value in items], scope=scope)
+    inventory = readable_inventory(cluster, scope=scope)
+    base_pinned = _pinned(cluster, scope)
     changes: dict[ObjectKey, Any] = {}
     pinned = set(base_pinned)
     for obj, value in items:
@@ -116,6 +118,7 @@ def check_clusters(
     items: Sequence[Item],
     *,
     prune: bool = False,
+    scope: Scope,
     origins: Mapping[ObjectKey, matching.Origin] | None = None,
 ) -> list[matching.Section]:
     """One report section per cluster, by name. No objects (without `prune`, where no objects
@@ -125,5 +128,6 @@ def check_clusters(
             "no BaseModel, ClusterBaseModel, ServingRuntime, ClusterServingRuntime or InferenceService to check"
         )
     return [
-        (f"cluster {cluster.name}", check_cluster(cluster, items, prune=prune, origins=origins)) for cluster in clusters
+        (f"cluster {cluster.name}", check_cluster(cluster, items, prune=prune, scope=scope, origins=origins))
+        for cluster in clusters
     ]

@@ -22,6 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
+from access.current import scope_of
 from core.api import api_keys, scope_tokens
 from core.errors import DomainError
 from core.permissions import CanRead
@@ -69,13 +70,16 @@ class WhatIfCheckView(APIView):
         except ValueError as error:
             raise InvalidCondition(str(error).removeprefix("--fail-on: "), field="fail_on") from None
         documents: Any = values.get("objects") or values.get("manifests") or ()
+        scope = scope_of(request)
         clusters = (
-            list(cluster_list()) if values["all_clusters"] else [cluster_choose(values.get("cluster"), default="only")]
+            list(cluster_list(scope))
+            if values["all_clusters"]
+            else [cluster_choose(values.get("cluster"), default="only", scope=scope)]
         )
         if not clusters:
             raise ClusterChoiceError("no cluster to check: none is registered, or you may read none")
         try:
-            sections = check_clusters(clusters, items_from_text(documents), prune=values["prune"])
+            sections = check_clusters(clusters, items_from_text(documents), prune=values["prune"], scope=scope)
         except WhatIfError as error:
             error.field = error.field or "manifests"
             raise

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import matching
+from access.scope import Scope
 from inventory.models import Cluster, Resource
 from inventory.parsed import Inventory
+from inventory.selectors import resources_visible
 from matching import Fix, NearMiss, ObjectKey, ObjectPatch
 
 from .changes import RowChange, grouped_changes
@@ -108,8 +110,11 @@ def patched_documents(objects: dict[ObjectKey, dict[str, Any]], fix: Fix) -> lis
     return [matching.json_patch(objects[patch.target], list(patch.operations)) for patch in fix.patches]
 
 
-def _impact(inventory: Inventory, cluster: Cluster, documents: list[dict[str, Any]], model: ObjectKey) -> Impact:
-    result = whatif_inventory(inventory, documents, cluster_name=cluster.name, stored=stored_in(cluster), explain=False)
+def _impact(
+    inventory: Inventory, cluster: Cluster, documents: list[dict[str, Any]], model: ObjectKey, scope: Scope
+) -> Impact:
+    stored = stored_in(cluster, scope=scope)
+    result = whatif_inventory(inventory, documents, cluster_name=cluster.name, stored=stored, explain=False)
     return Impact(grouped_changes(result, inventory.ids), model)
 
 
@@ -130,6 +135,7 @@ def _proposals(
     objects: dict[ObjectKey, dict[str, Any]],
     keys: tuple[ObjectKey, ObjectKey],
     budget: list[int],
+    scope: Scope,
 ) -> list[Proposal]:
     """The verified fixes of one near miss with their impact while `budget` (what-ifs left
     for this panel) lasts."""
@@ -143,17 +149,19 @@ def _proposals(
         impact = None
         if budget[0] > 0:
             budget[0] -= 1
-            impact = _impact(inventory, cluster, patched_documents(objects, fix), model)
+            impact = _impact(inventory, cluster, patched_documents(objects, fix), model, scope)
         found.append(Proposal(fix, [kubectl_command(patch) for patch in fix.patches], impact))
     return sorted(found, key=_order)
 
 
-def model_near_misses(model: Resource, namespace: str, runtime: Resource | None = None) -> list[RankedMiss]:
+def model_near_misses(
+    model: Resource, namespace: str, runtime: Resource | None = None, *, scope: Scope
+) -> list[RankedMiss]:
     """The runtimes in scope of `namespace` that OME does not auto-select for the model,
     closest first, with fixes and their impact for the closest MAX_WITH_FIXES; only `runtime`
     when given. Empty for a malformed model."""
     cluster = model.cluster
-    inventory = readable_inventory(cluster)
+    inventory = readable_inventory(cluster, scope=scope)
     parsed = inventory.models.get(model.key)
     if parsed is None:
         return []
@@ -165,18 +173,19 @@ def model_near_misses(model: Resource, namespace: str, runtime: Resource | None 
         else []
     )
     misses = matching.near_misses(parsed, runtimes, namespace, inventory.behaviour)
-    objects = _stored_objects(inventory, [model.key, *(miss.runtime for miss in misses[:MAX_WITH_FIXES])])
+    objects = _stored_objects(inventory, scope, [model.key, *(miss.runtime for miss in misses[:MAX_WITH_FIXES])])
     ranked = []
     budget = [MAX_IMPACTS]
     for position, miss in enumerate(misses):
         evaluated = position < MAX_WITH_FIXES and miss.runtime in objects and model.key in objects
         keys = (model.key, miss.runtime)
-        proposals = _proposals(inventory, cluster, objects, keys, budget) if evaluated else []
+        proposals = _proposals(inventory, cluster, objects, keys, budget, scope) if evaluated else []
         ranked.append(RankedMiss(miss, inventory.ids.get(miss.runtime), proposals, evaluated))
     return ranked
 
 
-def _stored_objects(inventory: Inventory, keys: list[ObjectKey]) -> dict[ObjectKey, dict[str, Any]]:
+def _stored_objects(inventory: Inventory, scope: Scope, keys: list[ObjectKey]) -> dict[ObjectKey, dict[str, Any]]:
     """The stored bodies of the objects, by key."""
     ids = {inventory.ids[key]: key for key in keys if key in inventory.ids}
-    return {ids[pk]: obj for pk, obj in Resource.objects.filter(pk__in=list(ids)).values_list("pk", "obj")}
+    found = resources_visible(scope).filter(pk__in=list(ids)).values_list("pk", "obj")
+    return {ids[pk]: obj for pk, obj in found}

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import matching
-from access.current import current_scope
 from access.scope import Scope
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster
 from inventory.parsed import Inventory, load_inventory
@@ -169,7 +168,7 @@ def whatif_inventory(
     )
 
 
-def whatif(cluster: Cluster, documents: Any = (), *, deletions: Iterable[Any] = ()) -> WhatIfResult:
+def whatif(cluster: Cluster, documents: Any = (), *, deletions: Iterable[Any] = (), scope: Scope) -> WhatIfResult:
     """Which matrix rows and cells would change if `documents` were applied to the cluster and
     `deletions` deleted, before anything is applied. A reader of some namespaces only sees (and
     may change) those and the cluster-scoped objects: the rest of the cluster is left out.
@@ -180,19 +179,18 @@ def whatif(cluster: Cluster, documents: Any = (), *, deletions: Iterable[Any] = 
     only. `deletions`: keys (see `parse_key`) of objects of the cluster. Raises WhatIfError.
     """
     result = whatif_inventory(
-        readable_inventory(cluster),
+        readable_inventory(cluster, scope=scope),
         documents,
         deletions=deletions,
         cluster_name=cluster.name,
-        stored=stored_in(cluster),
+        stored=stored_in(cluster, scope=scope),
     )
-    refuse_unreadable(cluster, [change.key for change in result.objects])
+    refuse_unreadable(cluster, [change.key for change in result.objects], scope=scope)
     return result
 
 
-def refuse_unreadable(cluster: Cluster, keys: Iterable[ObjectKey]) -> None:
-    """WhatIfError for the first key of a namespace the current scope may not read."""
-    scope = current_scope()
+def refuse_unreadable(cluster: Cluster, keys: Iterable[ObjectKey], *, scope: Scope) -> None:
+    """WhatIfError for the first key of a namespace the scope may not read."""
     for key in keys:
         if not scope.reads(cluster.name, key[1]):
             raise WhatIfError(
@@ -201,11 +199,10 @@ def refuse_unreadable(cluster: Cluster, keys: Iterable[ObjectKey]) -> None:
             )
 
 
-def readable_inventory(cluster: Cluster) -> Inventory:
-    """The cluster's inventory as the current scope sees it: whole, or for a reader of some
+def readable_inventory(cluster: Cluster, *, scope: Scope) -> Inventory:
+    """The cluster's inventory as the scope sees it: whole, or for a reader of some
     namespaces only those and the cluster-scoped objects, so that a what-if or a check
     compares, counts and names only their rows (and the cluster-scope row)."""
-    scope = current_scope()
     inventory = load_inventory(cluster)
     return inventory if scope.reads_whole(cluster.name) else _readable_part(inventory, scope, cluster.name)
 
@@ -218,15 +215,16 @@ def _readable_part(inventory: Inventory, scope: Scope, cluster: str) -> Inventor
     return part
 
 
-def stored_in(cluster: Cluster) -> Stored:
-    """The lookup of an object's stored version in the cluster, by its kind, namespace and name."""
+def stored_in(cluster: Cluster, *, scope: Scope) -> Stored:
+    """The lookup of an object's stored version in the cluster, by its kind, namespace and name,
+    among those the scope reads."""
 
     def stored(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
         metadata = obj.get("metadata")
         if not isinstance(metadata, Mapping):
             return None
         found = (
-            resources_visible()
+            resources_visible(scope)
             .filter(
                 cluster=cluster,
                 kind=obj.get("kind"),
@@ -240,7 +238,9 @@ def stored_in(cluster: Cluster) -> Stored:
     return stored
 
 
-def whatif_model_patch(cluster: Cluster, model_key: Any, merge_patch: Mapping[str, Any]) -> WhatIfResult:
+def whatif_model_patch(
+    cluster: Cluster, model_key: Any, merge_patch: Mapping[str, Any], *, scope: Scope
+) -> WhatIfResult:
     """The what-if of a JSON merge patch (RFC 7386, `kubectl patch --type merge`) of one model,
     for example `matching.pipeline_patch(...).patch`: `{"spec": {"diffusionPipeline": {...}}}`."""
     key = parse_key(model_key)
@@ -248,7 +248,7 @@ def whatif_model_patch(cluster: Cluster, model_key: Any, merge_patch: Mapping[st
         raise WhatIfError(f"{key_text(key)} is not a model", field="model")
     if not isinstance(merge_patch, Mapping):
         raise WhatIfError(f"the patch must be a JSON object, got {type(merge_patch).__name__}", field="patch")
-    resource = resources_visible().filter(cluster=cluster, kind=key[0], namespace=key[1], name=key[2]).first()
+    resource = resources_visible(scope).filter(cluster=cluster, kind=key[0], namespace=key[1], name=key[2]).first()
     if resource is None:
         raise WhatIfError(f"{key_text(key)} is not in the cluster", field="model")
     try:
@@ -261,7 +261,7 @@ def whatif_model_patch(cluster: Cluster, model_key: Any, merge_patch: Mapping[st
         _metadata(patched, "name"),
     ) != (key[0], key[1] or None, key[2]):
         raise WhatIfError("the patch must not change kind, metadata.name or metadata.namespace", field="patch")
-    return whatif(cluster, [patched])
+    return whatif(cluster, [patched], scope=scope)
 
 
 def _metadata(obj: Mapping[str, Any], field_name: str) -> Any:

@@ -11,6 +11,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_safe
 
 import matching
+from access.current import scope_of
+from access.scope import Scope
 from core.throttle import throttled
 from core.web import is_partial, read_access, scope_namespace, scope_token
 from inventory.models import Resource
@@ -27,7 +29,7 @@ MAX_FIX_PATCHES = 2  # a fix changes the model, the runtime, or both
 """The closest near misses are shown with their checks and fixes; the others in a short list."""
 
 
-def _fix_manifest(resource: Resource, text: str) -> str:
+def _fix_manifest(resource: Resource, text: str, scope: Scope) -> str:
     """The manifests a fix's patches (JSON, as a near miss lists them) make of the stored
     objects of the runtime's cluster, as YAML documents to edit."""
     try:
@@ -44,7 +46,8 @@ def _fix_manifest(resource: Resource, text: str) -> str:
         if not all(isinstance(part, str) for part in identity):
             raise WhatIfError("each object patch names its kind, namespace and name as text", field="fix")
         kind, namespace, name = identity
-        target = resources_visible().filter(cluster=resource.cluster, kind=kind, namespace=namespace, name=name).first()
+        found = resources_visible(scope).filter(cluster=resource.cluster, kind=kind, namespace=namespace, name=name)
+        target = found.first()
         if target is None:
             raise WhatIfError(f"{kind} {name} is not in the cluster", field="fix")
         try:
@@ -60,15 +63,17 @@ def _fix_manifest(resource: Resource, text: str) -> str:
 def runtime_whatif(request: HttpRequest, pk: int) -> HttpResponse:
     """The what-if of an edited manifest, or of a fix (`fix`: its patches, filled into the
     manifest box): computed, never applied (POST only because the text is long)."""
-    resource = runtime_or_404(pk)
+    scope = scope_of(request)
+    resource = runtime_or_404(pk, scope=scope)
     text = request.POST.get("manifest", "")
     context: dict[str, Any] = {"runtime": resource}
     status = 200
     try:
         if request.POST.get("fix"):
-            text = _fix_manifest(resource, request.POST["fix"])
-        result = whatif(resource.cluster, text)
-        context.update(whatif=result, whatif_changes=grouped_changes(result, readable_inventory(resource.cluster).ids))
+            text = _fix_manifest(resource, request.POST["fix"], scope)
+        result = whatif(resource.cluster, text, scope=scope)
+        ids = readable_inventory(resource.cluster, scope=scope).ids
+        context.update(whatif=result, whatif_changes=grouped_changes(result, ids))
     except WhatIfError as error:
         context["whatif_error"] = str(error)
         context["whatif_problems"] = getattr(error, "problems", [])
@@ -76,7 +81,7 @@ def runtime_whatif(request: HttpRequest, pk: int) -> HttpResponse:
     context["submitted"] = text
     if is_partial(request):
         return render(request, "matrix/runtime.html#whatif", context, status=status)
-    full = {**runtime_context(resource), **context, "manifest": text}
+    full = {**runtime_context(resource, scope=scope), **context, "manifest": text}
     return render(request, "matrix/runtime.html", full, status=status)
 
 
@@ -85,10 +90,12 @@ def runtime_whatif(request: HttpRequest, pk: int) -> HttpResponse:
 def near_misses(request: HttpRequest, pk: int) -> HttpResponse:
     """A model's near misses in one namespace (`namespace`, default the model's), closest
     first, each with its fixes and what they would change; only `runtime` when given."""
-    model = model_or_404(pk)
+    scope = scope_of(request)
+    model = model_or_404(pk, scope=scope)
     default = model.namespace if model.kind == "BaseModel" else ""
     namespace = scope_namespace(request.GET["namespace"]) if request.GET.get("namespace") else default
-    runtime = runtime_or_404(int(request.GET["runtime"])) if request.GET.get("runtime", "").isdigit() else None
+    runtime_id = request.GET.get("runtime", "")
+    runtime = runtime_or_404(int(runtime_id), scope=scope) if runtime_id.isdigit() else None
     if runtime is not None and runtime.cluster_id != model.cluster_id:
         raise Http404("the model and the runtime belong to different clusters")
     context: dict[str, Any] = {
@@ -98,7 +105,7 @@ def near_misses(request: HttpRequest, pk: int) -> HttpResponse:
         "scope": scope_token(namespace),
         "only_runtime": runtime,
     }
-    misses = model_near_misses(model, namespace, runtime)
+    misses = model_near_misses(model, namespace, runtime, scope=scope)
     context.update(misses=misses[:SHOWN_IN_FULL], further=misses[SHOWN_IN_FULL:])
     template = "whatif/near_misses.html#misses" if is_partial(request) else "whatif/near_misses.html"
     return render(request, template, context)

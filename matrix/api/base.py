@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
+from access.current import scope_of
 from core.api import ApiError, Pagination
 from core.web import CLUSTER_SCOPE
 from inventory.models import Cluster
@@ -23,8 +24,9 @@ from inventory.ome_release import ome_header as cluster_ome_header
 
 from .. import filters
 from ..freshness import STATES, Freshness, cluster_freshness
-from ..models import MatrixBuild, MatrixRow
+from ..models import MatrixBuild
 from ..paging import CellList
+from ..selectors import rows_visible
 from .serializers import build_data
 
 OME_HEADER = "X-OME-Behaviour"
@@ -88,9 +90,10 @@ class MatrixPagination(Pagination):
         ome = ome_description(self.build.cluster) if self.build else dict(matching.OME_BEHAVIOUR)
         if self.build is not None and self.freshness is None:
             self.freshness = cluster_freshness(self.build.cluster)
+        assert self.request is not None  # set by paginate_queryset
         envelope = {
             "ome": ome,
-            "build": build_data(self.build) if self.build else None,
+            "build": build_data(self.build, scope_of(self.request)) if self.build else None,
             "freshness": self.freshness.to_dict() if self.freshness else None,
         }
         response.data = {**envelope, **response.data}
@@ -135,9 +138,11 @@ class MatrixView(MatrixHeaders, generics.GenericAPIView):
 class CellFilterView(MatrixView):
     """A view over the cells that CellFilterSet selects."""
 
-    queryset = MatrixRow.objects.all()
     filterset_class = filters.CellFilterSet
     filter_backends = [DjangoFilterBackend]
+
+    def get_queryset(self) -> Any:
+        return rows_visible(scope_of(self.request))
 
     def cell_list(self, request: Request) -> CellList:
         """The cells the query selects; sets `self.build` (a build the view read already is reused)."""

@@ -9,6 +9,7 @@ from rest_framework import viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from access.current import scope_of
 from core.api import ApiError, api_keys
 from inventory.ome_release import ome_description
 
@@ -85,14 +86,14 @@ class MatrixCellDetail(MatrixView):
 
     @extend_schema(parameters=[CellQuerySerializer], responses=CellDetailSerializer)
     def get(self, request: Request) -> Response:
-        query = CellQuerySerializer(data=request.query_params)
+        query = CellQuerySerializer(data=request.query_params, context={"request": request})
         query.is_valid(raise_exception=True)
         model, runtime = query.validated_data["model"], query.validated_data["runtime"]
         namespace = query_namespace(query.validated_data.get("namespace"))
         if namespace is None:
             namespace = model.namespace or runtime.namespace
         self.build = matrix_build_get(model.cluster)
-        cell = cell_get(self.build, model=model, runtime=runtime, namespace=namespace)
+        cell = cell_get(self.build, model=model, runtime=runtime, namespace=namespace, scope=scope_of(request))
         if cell is None:
             raise ApiError(
                 f"no cell: {model} has no row in namespace {namespace!r} or {runtime} is not in its scope",
@@ -104,7 +105,7 @@ class MatrixCellDetail(MatrixView):
         return Response(
             {
                 "ome": ome_description(self.build.cluster),
-                "build": build_data(self.build),
+                "build": build_data(self.build, scope_of(request)),
                 "freshness": cluster_freshness(self.build.cluster).to_dict(),
                 **cell_data(cell, cell_reasoner(self.build)),
                 "check": None if trace is None else api_keys(trace.check.to_dict()),
@@ -121,12 +122,12 @@ class SelectionView(MatrixView):
 
     @extend_schema(parameters=[SelectionQuerySerializer], responses=SelectionSerializer)
     def get(self, request: Request) -> Response:
-        query = SelectionQuerySerializer(data=request.query_params)
+        query = SelectionQuerySerializer(data=request.query_params, context={"request": request})
         query.is_valid(raise_exception=True)
         model = query.validated_data["model"]
         namespace = query_namespace(query.validated_data.get("namespace"))
         try:
-            selection = model_selection(model.cluster, model.key, namespace)
+            selection = model_selection(model.cluster, model.key, namespace, scope=scope_of(request))
         except LookupError as error:
             raise ApiError(str(error), code="not_found", field="model", status=404) from None
         excluded = selection_exclusions(model.cluster, model.key, namespace)
@@ -141,7 +142,10 @@ class MatrixBuildViewSet(MatrixHeaders, viewsets.ReadOnlyModelViewSet):
     ordering_fields = ["started_at", "finished_at"]
 
     def get_queryset(self) -> Any:
-        return matrix_build_list()
+        return matrix_build_list(scope_of(self.request))
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {**super().get_serializer_context(), "scope": scope_of(self.request)}
 
 
 class CellChangeViewSet(MatrixHeaders, viewsets.ReadOnlyModelViewSet):
@@ -153,4 +157,4 @@ class CellChangeViewSet(MatrixHeaders, viewsets.ReadOnlyModelViewSet):
     ordering_fields = ["changed_at"]
 
     def get_queryset(self) -> Any:
-        return cell_change_list()
+        return cell_change_list(scope_of(self.request))

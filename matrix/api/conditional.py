@@ -22,7 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 import matching
-from access.current import current_scope
+from access.current import scope_of
 from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.selectors import cluster_choose
@@ -40,7 +40,7 @@ def page_key(request: Request) -> str:
     (query and host: the page links to the next one), and the OME behaviour."""
     user = request.user.pk if request.user.is_authenticated else "anonymous"
     # The reader's rights, not only who they are: a grant or revocation must not serve old pages.
-    rights = current_scope().fingerprint()
+    rights = scope_of(request).fingerprint()
     media = request.accepted_renderer.media_type if getattr(request, "accepted_renderer", None) else ""
     parts = (matching.OME_BEHAVIOUR["commit"], user, rights, media, request.build_absolute_uri())
     return hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()
@@ -57,9 +57,9 @@ def requested_build(request: Request) -> MatrixBuild | None:
     """The current build of the cluster the query names (or of the only cluster); None when
     that is not plain (no such cluster, no matrix): the full path then answers with the error."""
     if name := request.query_params.get("cluster"):
-        return current_build_named(name)
+        return current_build_named(name, scope=scope_of(request))
     try:
-        return current_build(cluster_choose(None, default="only"))
+        return current_build(cluster_choose(None, default="only", scope=scope_of(request)))
     except DomainError:
         return None
 

@@ -16,6 +16,8 @@ from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
+from access.current import scope_of
+from access.scope import Scope
 from core.web import scope_token
 from inventory.ome_release import judge, ome_description
 
@@ -112,10 +114,10 @@ def csv_lines(cells: Iterable[Cell], cluster: str, reason: Reasoner | None) -> I
         yield line(values)
 
 
-def json_lines(cells: Iterable[Cell], build: MatrixBuild, reason: Reasoner | None) -> Iterator[str]:
+def json_lines(cells: Iterable[Cell], build: MatrixBuild, reason: Reasoner | None, scope: Scope) -> Iterator[str]:
     head = {
         "ome": ome_description(build.cluster),
-        "build": build_data(build),
+        "build": build_data(build, scope),
         "freshness": cluster_freshness(build.cluster).to_dict(),
         "cluster": build.cluster.name,
     }
@@ -175,7 +177,7 @@ class MatrixCellJson(MatrixCellExport):
 
     def lines(self, cells: CellList, reason: Reasoner | None) -> Iterator[str]:
         assert self.build is not None
-        return json_lines(cells, self.build, reason)
+        return json_lines(cells, self.build, reason, scope_of(self.request))
 
     @extend_schema(
         operation_id="v1_matrix_cells_export_json",

@@ -7,6 +7,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from access.current import scope_of
+from access.scope import Scope
 from core.web import CLUSTER_SCOPE, scope_namespace
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Kind, Resource
 from inventory.selectors import cluster_choose, resource_list
@@ -26,9 +28,10 @@ def _fields(role: str, kinds: tuple[str, ...]) -> dict[str, serializers.Field]:
     }
 
 
-def resolve(data: dict[str, Any], role: str, kinds: tuple[str, ...]) -> Resource:
-    """The one object the id, or the name (with kind and namespace where needed), names."""
-    objects = resource_list(kinds)
+def resolve(data: dict[str, Any], role: str, kinds: tuple[str, ...], scope: Scope) -> Resource:
+    """The one object the id, or the name (with kind and namespace where needed), names, among
+    those `scope` reads."""
+    objects = resource_list(kinds, scope=scope)
     if data.get(role) is not None:
         by_id = objects.filter(pk=data[role]).first()
         if by_id is None:
@@ -39,7 +42,7 @@ def resolve(data: dict[str, Any], role: str, kinds: tuple[str, ...]) -> Resource
         raise serializers.ValidationError(
             {role: [f"give the {role}'s id, or {role}_name (with {role}_kind and {role}_namespace where needed)"]}
         )
-    cluster = cluster_choose(data.get("cluster"), default="only")
+    cluster = cluster_choose(data.get("cluster"), default="only", scope=scope)
     objects = objects.filter(cluster=cluster, name=name)
     if data.get(f"{role}_kind"):
         objects = objects.filter(kind=data[f"{role}_kind"])
@@ -59,7 +62,13 @@ def resolve(data: dict[str, Any], role: str, kinds: tuple[str, ...]) -> Resource
 
 
 class _Query(serializers.Serializer):
+    """Bound with `context={"request": request}`: ids and names resolve among the reader's objects."""
+
     cluster = serializers.CharField(required=False, help_text="Cluster name, with names; defaults to the only cluster.")
+
+    @property
+    def scope(self) -> Scope:
+        return scope_of(self.context["request"])
 
 
 class SelectionQuerySerializer(_Query):
@@ -73,7 +82,7 @@ class SelectionQuerySerializer(_Query):
         return {**super().get_fields(), **_fields("model", MODEL_KINDS)}
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        return {**attrs, "model": resolve(attrs, "model", MODEL_KINDS)}
+        return {**attrs, "model": resolve(attrs, "model", MODEL_KINDS, self.scope)}
 
 
 class CellQuerySerializer(SelectionQuerySerializer):
@@ -85,7 +94,8 @@ class CellQuerySerializer(SelectionQuerySerializer):
         return fields
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        model, runtime = resolve(attrs, "model", MODEL_KINDS), resolve(attrs, "runtime", RUNTIME_KINDS)
+        model = resolve(attrs, "model", MODEL_KINDS, self.scope)
+        runtime = resolve(attrs, "runtime", RUNTIME_KINDS, self.scope)
         if model.cluster_id != runtime.cluster_id:
             raise serializers.ValidationError({"runtime": ["The runtime belongs to another cluster than the model."]})
         return {**attrs, "model": model, "runtime": runtime}

@@ -8,7 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from access.current import current_scope
+from access.scope import Scope
 from core.api import ScopeField
 from core.cache import VersionedCache
 from core.web import CLUSTER_SCOPE, scope_token
@@ -53,7 +53,8 @@ class BuildSerializer(serializers.ModelSerializer):
 
     def to_representation(self, instance: MatrixBuild) -> dict[str, Any]:
         data = dict(super().to_representation(instance))
-        if not current_scope().reads_whole(instance.cluster.name):
+        scope: Scope = self.context["scope"]
+        if not scope.reads_whole(instance.cluster.name):
             # The cluster's totals: only for readers of all of it.
             data.update(models_count=None, runtimes_count=None, rows_count=None)
         return data
@@ -199,7 +200,9 @@ def selection_data(model: tuple[str, str, str], selection: Selection, excluded: 
     }
 
 
-def build_data(build: MatrixBuild) -> dict[str, Any]:
+def build_data(build: MatrixBuild, scope: Scope) -> dict[str, Any]:
     # Readers of part of the cluster see no totals (BuildSerializer), so that is part of the version.
-    version = (*(getattr(build, name) for name in _BUILD_FIELDS), current_scope().reads_whole(build.cluster.name))
-    return dict(_BUILD_DATA.get(build.pk, version, lambda _stale: dict(BuildSerializer(build).data)))
+    version = (*(getattr(build, name) for name in _BUILD_FIELDS), scope.reads_whole(build.cluster.name))
+    return dict(
+        _BUILD_DATA.get(build.pk, version, lambda _stale: dict(BuildSerializer(build, context={"scope": scope}).data))
+    )

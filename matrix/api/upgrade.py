@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 import matching
+from access.current import scope_of
 from core.permissions import CanRead
 from inventory.api import ClusterQuerySerializer
 from inventory.ome_release import ome_description, ome_header
@@ -41,8 +42,9 @@ class UpgradeView(generics.GenericAPIView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster()
-        report = upgrade_report(cluster, request.query_params.get("to"))
+        scope = scope_of(request)
+        cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope)
+        report = upgrade_report(cluster, request.query_params.get("to"), scope=scope)
         response = Response({"ome": ome_description(cluster), **report.to_dict()})
         response[OME_HEADER] = ome_header(cluster)
         return response

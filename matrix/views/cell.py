@@ -7,6 +7,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 import matching
+from access.current import scope_of
+from access.scope import Scope
 from core.web import poll_seconds, read_access, scope_namespace, scope_token
 from inventory.models import Resource
 from inventory.selectors import model_or_404, runtime_or_404
@@ -16,11 +18,11 @@ from ..rankings import pipeline_plan
 from ..selectors import cell_get, cell_reason, cell_trace, current_build, matrix_version
 
 
-def _cell_objects(model_id: int, runtime_id: int, scope: str) -> tuple[Resource, Resource, str]:
-    model, runtime = model_or_404(model_id), runtime_or_404(runtime_id)
+def _cell_objects(model_id: int, runtime_id: int, token: str, reader: Scope) -> tuple[Resource, Resource, str]:
+    model, runtime = model_or_404(model_id, scope=reader), runtime_or_404(runtime_id, scope=reader)
     if model.cluster_id != runtime.cluster_id:
         raise Http404("the model and the runtime belong to different clusters")
-    return model, runtime, scope_namespace(scope)
+    return model, runtime, scope_namespace(token)
 
 
 @require_safe
@@ -28,10 +30,11 @@ def _cell_objects(model_id: int, runtime_id: int, scope: str) -> tuple[Resource,
 def cell(request: HttpRequest, model_id: int, runtime_id: int, scope: str) -> HttpResponse:
     """The explanation of one cell: every entry, every check with both values, OME's reason, the
     score arithmetic and, where a pipeline patch can make it match, the patch button."""
-    model, runtime, namespace = _cell_objects(model_id, runtime_id, scope)
+    reader = scope_of(request)
+    model, runtime, namespace = _cell_objects(model_id, runtime_id, scope, reader)
     cluster = model.cluster
     build = current_build(cluster)
-    found = None if build is None else cell_get(build, model=model, runtime=runtime, namespace=namespace)
+    found = None if build is None else cell_get(build, model=model, runtime=runtime, namespace=namespace, scope=reader)
     if build is not None and found is None:
         raise Http404(f"{runtime} is not in the scope of {model}'s row in namespace {namespace or '(cluster scope)'}")
     matches = found is not None and found.status in MATCH_STATUSES
@@ -63,9 +66,10 @@ def cell(request: HttpRequest, model_id: int, runtime_id: int, scope: str) -> Ht
 @read_access
 def cell_reason_line(request: HttpRequest, model_id: int, runtime_id: int, scope: str) -> HttpResponse:
     """One line for the matrix's status bar: the cell, its status and OME's reason."""
-    model, runtime, namespace = _cell_objects(model_id, runtime_id, scope)
+    reader = scope_of(request)
+    model, runtime, namespace = _cell_objects(model_id, runtime_id, scope, reader)
     build = current_build(model.cluster)
-    found = None if build is None else cell_get(build, model=model, runtime=runtime, namespace=namespace)
+    found = None if build is None else cell_get(build, model=model, runtime=runtime, namespace=namespace, scope=reader)
     if found is None:
         raise Http404("no such cell")
     reason = None

@@ -8,11 +8,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from access.current import scope_of
 from core.web import poll_seconds, read_access
 from inventory.filters import InferenceServiceFilterSet
-from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
+from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind
 from inventory.parsed import load_inventory, pipeline_fixable
-from inventory.selectors import clusters_visible
+from inventory.selectors import clusters_visible, resources_visible
 from inventory.views import page_cluster
 from isvcs.explain import GROUPS, error_parts, group_of, verdict_label
 from isvcs.services import isvc_at_risk, isvc_verdicts
@@ -31,24 +32,25 @@ def isvcs(request: HttpRequest) -> HttpResponse:
     cluster = page_cluster(request)
     if not isinstance(cluster, Cluster):
         return cluster
+    scope = scope_of(request)
+    visible = resources_visible(scope).filter(cluster=cluster)
     found = InferenceServiceFilterSet(
-        request.GET, queryset=Resource.objects.filter(cluster=cluster, kind=Kind.INFERENCE_SERVICE).defer("obj")
+        request.GET, queryset=visible.filter(kind=Kind.INFERENCE_SERVICE).defer("obj"), request=request
     )
     keys = {resource.key for resource in found.qs} if found.is_valid() else set()
     at_risk = request.GET.get("at_risk") in ("1", "true", "on")
     verdicts = [
-        verdict for verdict in isvc_verdicts(cluster) if verdict.key in keys and (not at_risk or isvc_at_risk(verdict))
+        verdict
+        for verdict in isvc_verdicts(cluster, scope=scope)
+        if verdict.key in keys and (not at_risk or isvc_at_risk(verdict))
     ]
     verdicts.sort(key=lambda verdict: (not isvc_at_risk(verdict), verdict.namespace, verdict.name))
     models = {
-        resource.key: resource.pk
-        for resource in Resource.objects.filter(cluster=cluster, kind__in=MODEL_KINDS).only("kind", "namespace", "name")
+        resource.key: resource.pk for resource in visible.filter(kind__in=MODEL_KINDS).only("kind", "namespace", "name")
     }
     runtimes = {
         resource.key: resource.pk
-        for resource in Resource.objects.filter(cluster=cluster, kind__in=RUNTIME_KINDS).only(
-            "kind", "namespace", "name"
-        )
+        for resource in visible.filter(kind__in=RUNTIME_KINDS).only("kind", "namespace", "name")
     }
     risky = [v for v in verdicts if isvc_at_risk(v) and v.model is not None and v.runtime is not None]
     inventory = load_inventory(cluster)
@@ -68,7 +70,7 @@ def isvcs(request: HttpRequest) -> HttpResponse:
         )
     context = {
         "cluster": cluster,
-        "clusters": clusters_visible(),
+        "clusters": clusters_visible(scope),
         "filter": found,
         "groups": [(name, heading, text, groups[name]) for name, heading, text in GROUPS],
         "count": len(verdicts),

@@ -14,16 +14,17 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_safe
 from django_filters import rest_framework as filters
 
+from access.current import scope_of
 from core.web import CLUSTER_SCOPE, is_partial, poll_seconds, read_access, scope_namespace, scope_token
 from inventory.filters import ModelFilterSet
-from inventory.models import MODEL_KINDS, Cluster, Resource
-from inventory.selectors import cluster_or_404, clusters_visible
+from inventory.models import MODEL_KINDS, Cluster
+from inventory.selectors import cluster_or_404, clusters_visible, resources_visible
 
 from ..filters import CellFilterSet, NamespaceUnknown
 from ..grid import GridPage, matrix_grid, matrix_namespaces, matrix_summary, model_facets
 from ..models import CellStatus, MatrixRow
 from ..outcomes import OUTCOME_CHOICES, outcome_filter
-from ..selectors import MatrixMissing, current_build, matrix_version
+from ..selectors import MatrixMissing, current_build, matrix_version, rows_visible
 
 # The legend, in the order the statuses rank.
 LEGEND = [
@@ -55,17 +56,19 @@ class MatrixFilterSet(CellFilterSet):
         return outcome_filter(queryset, value)
 
 
-def _model_filter(params: QueryDict, cluster: Cluster) -> ModelFilterSet:
+def _model_filter(params: QueryDict, cluster: Cluster, request: HttpRequest) -> ModelFilterSet:
     data = QueryDict(mutable=True)
     for name in MODEL_FILTER_FIELDS:
         if params.get(name):
             data.setlist(name, params.getlist(name))
-    return ModelFilterSet(data, queryset=Resource.objects.filter(cluster=cluster, kind__in=MODEL_KINDS))
+    models = resources_visible(scope_of(request)).filter(cluster=cluster, kind__in=MODEL_KINDS)
+    return ModelFilterSet(data, queryset=models, request=request)
 
 
-def matrix_context(params: QueryDict) -> dict[str, Any]:
+def matrix_context(request: HttpRequest, params: QueryDict) -> dict[str, Any]:
     """Everything the matrix template needs for a query; `error` says why there is no grid."""
-    clusters = list(clusters_visible())
+    scope = scope_of(request)
+    clusters = list(clusters_visible(scope))
     context: dict[str, Any] = {
         "clusters": clusters,
         "legend": LEGEND,
@@ -79,19 +82,19 @@ def matrix_context(params: QueryDict) -> dict[str, Any]:
         params["cluster"] = clusters[0].name
     if not params.get("namespace"):
         params["namespace"] = CLUSTER_SCOPE
-    cells = MatrixFilterSet(params, queryset=MatrixRow.objects.all())
+    cells = MatrixFilterSet(params, queryset=rows_visible(scope), request=request)
     context.update(params=params, cells_filter=cells)
     if not cells.is_valid():
         return {**context, "error": "invalid"}
     cluster: Cluster = cells.form.cleaned_data["cluster"]
-    models = _model_filter(params, cluster)
+    models = _model_filter(params, cluster, request)
     namespace = scope_namespace(cells.form.cleaned_data.get("namespace"))
     context.update(
         cluster=cluster,
         namespace=namespace,
         scope=scope_token(namespace),
         models_filter=models,
-        facets=model_facets(cluster),
+        facets=model_facets(cluster, scope=scope),
         version=matrix_version(cluster),
     )
     if not models.is_valid():
@@ -101,7 +104,7 @@ def matrix_context(params: QueryDict) -> dict[str, Any]:
     except MatrixMissing as error:
         return {**context, "error": "no-matrix", "error_text": str(error)}
     except NamespaceUnknown as error:
-        namespaces = matrix_namespaces(cells.build)
+        namespaces = matrix_namespaces(cells.build, scope=scope)
         return {**context, "error": "unknown-namespace", "error_text": error.message, "namespaces": namespaces}
     if any(params.get(name) for name in MODEL_FILTER_FIELDS):
         rows = rows.filter(model__in=models.qs.values("pk"))
@@ -121,7 +124,7 @@ def matrix_context(params: QueryDict) -> dict[str, Any]:
         "grid": grid,
         "grid_rows": grid_rows_html(grid),
         "cell_base": reverse("matrix:cell", args=[1, 1, "x"]).removesuffix("1/1/x/"),
-        "namespaces": matrix_namespaces(cells.build),
+        "namespaces": matrix_namespaces(cells.build, scope=scope),
         "matrix_url": f"{reverse('matrix:matrix')}?{params.urlencode()}",
     }
 
@@ -164,7 +167,7 @@ def grid_rows_html(grid: GridPage) -> list[tuple[MatrixRow, SafeString]]:
 @require_safe
 @read_access
 def matrix(request: HttpRequest) -> HttpResponse:
-    context = matrix_context(request.GET)
+    context = matrix_context(request, request.GET)
     status = 400 if context.get("error") in ("invalid", "unknown-namespace") else 200
     template = "matrix/matrix.html#grid" if is_partial(request) else "matrix/matrix.html"
     return render(request, template, context, status=status)
@@ -174,10 +177,11 @@ def matrix(request: HttpRequest) -> HttpResponse:
 @read_access
 def matrix_counts(request: HttpRequest) -> HttpResponse:
     """The counts at the top of the matrix (loaded after the grid: the lint takes a while once)."""
-    cluster = cluster_or_404(request.GET.get("cluster"))
+    scope = scope_of(request)
+    cluster = cluster_or_404(request.GET.get("cluster"), scope=scope)
     namespace = scope_namespace(request.GET.get("namespace"))
     build = current_build(cluster)
-    summary = None if build is None else matrix_summary(cluster, build, namespace)
+    summary = None if build is None else matrix_summary(cluster, build, namespace, scope=scope)
     context = {"cluster": cluster, "namespace": namespace, "scope": scope_token(namespace), "summary": summary}
     return render(request, "matrix/matrix.html#counts", context)
 
@@ -187,7 +191,7 @@ def matrix_counts(request: HttpRequest) -> HttpResponse:
 def matrix_version_poll(request: HttpRequest) -> HttpResponse:
     """Polled by pages that show the matrix: 204 while the version the page shows (`since`) is
     current; otherwise the new poller and an HX-Trigger `matrix-changed` so the page refreshes."""
-    cluster = cluster_or_404(request.GET.get("cluster"))
+    cluster = cluster_or_404(request.GET.get("cluster"), scope=scope_of(request))
     version = matrix_version(cluster)
     if version == request.GET.get("since"):
         return HttpResponse(status=204)

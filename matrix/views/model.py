@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from access.current import scope_of
 from core.web import poll_seconds, read_access, scope_namespace, scope_token
 from inventory.models import Kind
 from inventory.selectors import field_managers, model_or_404
@@ -64,10 +65,11 @@ def pipeline_provenance(obj: Mapping[str, Any]) -> tuple[list[dict[str, object]]
 @require_safe
 @read_access
 def model(request: HttpRequest, pk: int) -> HttpResponse:
-    resource = model_or_404(pk)
+    scope = scope_of(request)
+    resource = model_or_404(pk, scope=scope)
     cluster = resource.cluster
     build = current_build(cluster)
-    rows = [] if build is None else model_rows(build, resource)
+    rows = [] if build is None else model_rows(build, resource, scope=scope)
     default = resource.namespace if resource.kind == Kind.BASE_MODEL else ""
     namespace = scope_namespace(request.GET.get("namespace")) if request.GET.get("namespace") else default
     row = next((r for r in rows if r.namespace == namespace), None)
@@ -84,8 +86,8 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
         "ranking": model_ranking(cluster, row, resource, namespace),
         "pipeline_fields": pipeline_fields,
         "provenance_note": provenance_note,
-        "isvcs": model_isvcs(cluster, resource),
-        "history": model_history(cluster, resource),
+        "isvcs": model_isvcs(cluster, resource, scope=scope),
+        "history": model_history(cluster, resource, scope=scope),
         "build": build,
         "version": matrix_version(cluster),
         "poll_seconds": poll_seconds(),

@@ -9,6 +9,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from access.current import scope_of
+from access.scope import Scope
 from core.redact import redacted
 from core.web import editable_manifest, poll_seconds, read_access
 from inventory.models import Resource
@@ -35,9 +37,9 @@ def size_range_text(runtime: object) -> str:
     return "any size (neither min nor max is set)"
 
 
-def runtime_context(resource: Resource) -> dict[str, Any]:
+def runtime_context(resource: Resource, *, scope: Scope) -> dict[str, Any]:
     cluster = resource.cluster
-    entries, picked = runtime_matches(cluster, resource)
+    entries, picked = runtime_matches(cluster, resource, scope=scope)
     parsed = parsed_object(cluster, resource)
     return {
         "cluster": cluster,
@@ -49,7 +51,7 @@ def runtime_context(resource: Resource) -> dict[str, Any]:
             for item in entries
         ],
         "picked": picked,
-        "findings": lint_report_get(cluster).for_runtime(resource.key),
+        "findings": lint_report_get(cluster, scope=scope).for_runtime(resource.key),
         "manifest": editable_manifest(resource.obj),
         "manifest_redacted": redacted(resource.obj),
         "version": matrix_version(cluster),
@@ -60,4 +62,5 @@ def runtime_context(resource: Resource) -> dict[str, Any]:
 @require_safe
 @read_access
 def runtime(request: HttpRequest, pk: int) -> HttpResponse:
-    return render(request, "matrix/runtime.html", runtime_context(runtime_or_404(pk)))
+    scope = scope_of(request)
+    return render(request, "matrix/runtime.html", runtime_context(runtime_or_404(pk, scope=scope), scope=scope))

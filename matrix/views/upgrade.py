@@ -8,9 +8,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 import matching
+from access.current import scope_of
 from core.web import read_access
-from inventory.models import Cluster
-from inventory.selectors import cluster_or_404
+from inventory.selectors import cluster_or_404, clusters_visible
 
 from ..upgrade import UnknownBehaviour, upgrade_report
 
@@ -18,16 +18,18 @@ from ..upgrade import UnknownBehaviour, upgrade_report
 @require_safe
 @read_access
 def upgrade(request: HttpRequest) -> HttpResponse:
-    cluster = cluster_or_404(request.GET.get("cluster")) if Cluster.objects.exists() else None
-    if cluster is None:
+    scope = scope_of(request)
+    clusters = list(clusters_visible(scope))
+    if not clusters:
         return render(request, "matrix/matrix.html", {"error": "no-cluster", "clusters": []})
+    cluster = cluster_or_404(request.GET.get("cluster"), scope=scope)
     try:
-        report = upgrade_report(cluster, request.GET.get("to"))
+        report = upgrade_report(cluster, request.GET.get("to"), scope=scope)
     except UnknownBehaviour as error:
         return render(request, "matrix/upgrade.html", {"cluster": cluster, "error": error.message}, status=400)
     context = {
         "cluster": cluster,
-        "clusters": Cluster.objects.order_by("name"),
+        "clusters": clusters,
         "report": report,
         "profiles": list(matching.BEHAVIOURS.values()),
     }

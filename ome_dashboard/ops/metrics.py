@@ -48,7 +48,7 @@ _CELL_COUNTS: VersionedCache[tuple[object, ...], Counter[str]] = VersionedCache(
 
 def _cell_counts(build: MatrixBuild) -> Counter[str]:
     # Counted over every row: only scopes that read the whole cluster get here.
-    return _CELL_COUNTS.get(build.cluster_id, build.generation, lambda _stale: cell_status_counts(build, SYSTEM))
+    return _CELL_COUNTS.get(build.cluster_id, build.generation, lambda _stale: cell_status_counts(build, scope=SYSTEM))
 
 
 def _sync_families(scope: Scope) -> Iterator[Metric]:

@@ -12,6 +12,7 @@ from django.test import Client
 from pytest_django import Settings
 from rest_framework.test import APIClient
 
+from access.scope import SYSTEM
 from fleet.compare import difference_reasons
 from fleet.services import fleet_get
 from inventory.models import Cluster, Kind, Resource
@@ -59,7 +60,7 @@ def row_of(fleet: Any, key: tuple[str, str, str], namespace: str = "") -> Any:
 
 @pytest.mark.django_db
 def test_identical_clusters_agree_everywhere_and_share_the_reach(demo: Cluster, edge: Cluster) -> None:
-    fleet = fleet_get()
+    fleet = fleet_get(scope=SYSTEM)
 
     assert [item.name for item in fleet.clusters] == ["demo", "edge"]
     assert fleet.disagreeing == 0
@@ -76,7 +77,7 @@ def test_identical_clusters_agree_everywhere_and_share_the_reach(demo: Cluster, 
 def test_different_recorded_metadata_puts_the_model_first_with_the_reason(demo: Cluster, edge: Cluster) -> None:
     change(edge, E5, lambda spec: spec["modelFramework"].update(version="9.99.0"))
 
-    fleet = fleet_get()
+    fleet = fleet_get(scope=SYSTEM)
 
     assert fleet.rows[0].model == E5
     assert {row.model for row in fleet.rows if row.disagree} == {E5}
@@ -93,7 +94,7 @@ def test_a_runtime_disabled_in_one_cluster_is_the_reason_and_its_reach_differs(d
     pick = pick_of(demo, E5)
     change(edge, pick, lambda spec: spec.update(disabled=True))
 
-    fleet = fleet_get()
+    fleet = fleet_get(scope=SYSTEM)
 
     row = row_of(fleet, E5)
     assert row.disagree
@@ -112,7 +113,7 @@ def test_another_ome_behaviour_is_named_first(demo: Cluster, edge: Cluster) -> N
     build.ome_behaviour = "OME v1.3 profile"
     build.save(update_fields=["ome_behaviour"])
 
-    reasons = fleet_get().reasons(row_of(fleet_get(), E5))
+    reasons = fleet_get(scope=SYSTEM).reasons(row_of(fleet_get(scope=SYSTEM), E5))
 
     assert reasons[0].startswith("OME behaviour differs (demo: ")
     assert reasons[0].endswith("; edge: OME v1.3 profile)")
@@ -129,10 +130,10 @@ def test_counts_per_cluster_come_from_the_same_selectors_as_the_pages(demo: Clus
     home_rows = homes.count() + MatrixRow.objects.filter(build=current_build(demo), model__kind=Kind.BASE_MODEL).count()
     assert counts["demo"]["models"] == home_rows
     assert counts["edge"]["modelsWithoutRuntime"] == counts["demo"]["modelsWithoutRuntime"] + 1
-    verdicts = isvc_verdicts(demo)
+    verdicts = isvc_verdicts(demo, scope=SYSTEM)
     assert counts["demo"]["isvcs"] == len(verdicts) == 10
     assert counts["demo"]["isvcsAtRisk"] == sum(1 for verdict in verdicts if isvc_at_risk(verdict))
-    assert counts["demo"]["lint"] == lint_report_get(demo).counts()
+    assert counts["demo"]["lint"] == lint_report_get(demo, scope=SYSTEM).counts()
     assert counts["demo"]["sync"]["state"] == "listed"  # a manifest cluster has no watch
     assert counts["demo"]["sync"]["ageSeconds"] is not None
 

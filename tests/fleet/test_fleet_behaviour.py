@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from pytest_django import Settings
 
+from access.scope import SYSTEM
 from fleet.services import fleet_get
 from inventory.models import Cluster, Kind
 from inventory.sync import snapshot_apply
@@ -32,7 +33,7 @@ def test_each_clusters_pick_comes_from_its_own_profile_and_the_profile_explains_
     with_half_open(cluster("legacy", "17b77eda"))
     with_half_open(cluster("newer"))
 
-    fleet = fleet_get()
+    fleet = fleet_get(scope=SYSTEM)
     row = next(row for row in fleet.rows if row.model == LLAMA and row.namespace == "")
 
     assert row.cells["legacy"][0] is None

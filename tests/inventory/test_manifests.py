@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
+from access.scope import SYSTEM
 from inventory.models import Cluster, Resource, SyncState
 from inventory.selectors import ClusterChoiceError, ClusterNotFound, cluster_choose
 from inventory.services import ClusterSpec, cluster_register, manifests_load, parse_cluster_setting
@@ -208,26 +209,26 @@ def test_a_load_records_the_sync_state_of_each_kind(cluster: Cluster, tmp_path: 
 
 
 def test_the_only_cluster_is_the_default_and_several_need_a_name(cluster: Cluster) -> None:
-    assert cluster_choose(None, default="only") == cluster
+    assert cluster_choose(None, default="only", scope=SYSTEM) == cluster
 
     cluster_register(ClusterSpec("second", Cluster.Source.IN_CLUSTER))
 
     with pytest.raises(ClusterChoiceError, match="several clusters"):
-        cluster_choose(None, default="only")
-    assert cluster_choose("second", default="only").source == "in-cluster"
+        cluster_choose(None, default="only", scope=SYSTEM)
+    assert cluster_choose("second", default="only", scope=SYSTEM).source == "in-cluster"
 
 
 def test_the_cluster_default_rule_is_the_callers_choice(cluster: Cluster) -> None:
     second = cluster_register(ClusterSpec("a-second", Cluster.Source.IN_CLUSTER))
 
-    assert cluster_choose(None, default="first") == second
-    assert cluster_choose(str(cluster.pk), default="none") == cluster
+    assert cluster_choose(None, default="first", scope=SYSTEM) == second
+    assert cluster_choose(str(cluster.pk), default="none", scope=SYSTEM) == cluster
     with pytest.raises(ClusterChoiceError, match="name the cluster") as unnamed:
-        cluster_choose(" ", default="none")
+        cluster_choose(" ", default="none", scope=SYSTEM)
     with pytest.raises(ClusterNotFound) as missing:
-        cluster_choose("nowhere", default="none")
+        cluster_choose("nowhere", default="none", scope=SYSTEM)
     with pytest.raises(ClusterChoiceError) as unknown:
-        cluster_choose("nowhere", default="only")
+        cluster_choose("nowhere", default="only", scope=SYSTEM)
 
     assert (unnamed.value.http_status, missing.value.http_status, unknown.value.http_status) == (400, 404, 400)
     assert {unnamed.value.field, missing.value.field, unknown.value.field} == {"cluster"}

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import matching
+from access.scope import SYSTEM
 from inventory.models import Cluster, Resource
 from inventory.parsed import load_inventory
 from inventory.sync import event_apply
@@ -49,7 +50,7 @@ def patch_pvc_pipeline(demo: Cluster) -> None:
 
 @pytest.mark.django_db
 def test_the_demo_services_get_the_verdicts_of_the_demo_readme(demo: Cluster) -> None:
-    verdicts = by_name(isvc_verdicts(demo))
+    verdicts = by_name(isvc_verdicts(demo, scope=SYSTEM))
 
     summary = {name: (v.verdict, v.runtime[2] if v.runtime else None, v.failure) for name, v in verdicts.items()}
     assert summary == {
@@ -79,7 +80,7 @@ def test_the_demo_services_get_the_verdicts_of_the_demo_readme(demo: Cluster) ->
 
 @pytest.mark.django_db
 def test_the_seed_service_is_used_anyway_by_newer_ome_and_blocked_by_older_ome(demo: Cluster) -> None:
-    verdict = by_name(isvc_verdicts(demo))["research/qwen-image-pipeline"]
+    verdict = by_name(isvc_verdicts(demo, scope=SYSTEM))["research/qwen-image-pipeline"]
 
     error = (
         "runtime srt-qwen-image-pipeline does not support model diffusers: model format "
@@ -139,7 +140,7 @@ def test_a_rejected_service_that_would_now_succeed_is_flagged(demo: Cluster) -> 
     runtime["spec"]["supportedModelFormats"][0]["modelFramework"]["version"] = "4.56.1"
     event_apply(demo, "ADDED", runtime)
 
-    verdict = by_name(isvc_verdicts(demo))["research/llama-8b-sft"]
+    verdict = by_name(isvc_verdicts(demo, scope=SYSTEM))["research/llama-8b-sft"]
 
     assert verdict.verdict == SELECTED
     assert (verdict.drift, verdict.drift_basis) == ("would-now-succeed", "first-seen")
@@ -194,7 +195,7 @@ def test_status_conditions_take_precedence_over_the_first_verdict(demo: Cluster)
         cluster_runtime["spec"]["disabled"] = True
         event_apply(demo, "MODIFIED", cluster_runtime)
 
-    verdicts = by_name(isvc_verdicts(demo))
+    verdicts = by_name(isvc_verdicts(demo, scope=SYSTEM))
 
     running = verdicts["team-a/llama-70b-chat"]
     assert (running.verdict, running.drift, running.drift_basis) == (BLOCKED, "no-longer-matches", "status")

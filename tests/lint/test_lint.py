@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from access.scope import SYSTEM
 from inventory.models import Cluster
 from lint.rules import Finding, LintReport, lint_inventory
 from lint.selectors import lint_report_get
@@ -24,7 +25,7 @@ SEED_PATCH = {
 @pytest.fixture(scope="module")
 def report(demo: Cluster, django_db_blocker: Any) -> LintReport:
     with django_db_blocker.unblock():
-        return lint_report_get(demo)
+        return lint_report_get(demo, scope=SYSTEM)
 
 
 def only(findings: list[Finding], runtime: tuple[str, str, str]) -> Finding:
@@ -84,7 +85,7 @@ def test_disabled_and_manual_runtimes_are_not_reported_as_matching_nothing(repor
 @pytest.mark.django_db
 def test_the_report_is_deterministic_plain_data(demo: Cluster, report: LintReport, django_db_blocker: Any) -> None:
     with django_db_blocker.unblock():
-        again = lint_report_get(demo)
+        again = lint_report_get(demo, scope=SYSTEM)
 
     data = json.loads(json.dumps(report.to_dict()))
     assert data == again.to_dict()

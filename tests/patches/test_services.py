@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import matching
+from access.scope import SYSTEM
 from inventory.models import Cluster, Resource
 from inventory.services import manifests_load
 from inventory.signals import inventory_changed
@@ -55,7 +56,7 @@ def apply(cluster: Cluster, user: Any, patch: Any = SEED_PATCH, version: str | N
 
 
 def test_the_plan_for_the_seed_case_is_exactly_the_pipeline_the_runtime_requires(snapshot: Cluster) -> None:
-    plan = patch_plan(snapshot, MODEL, RUNTIME)
+    plan = patch_plan(snapshot, MODEL, RUNTIME, scope=SYSTEM)
 
     assert plan.patch == {
         "spec": {"diffusionPipeline": {"className": "QwenImagePipeline", "transformer": {"library": "diffusers"}}}
@@ -69,25 +70,25 @@ def test_the_plan_for_the_seed_case_is_exactly_the_pipeline_the_runtime_requires
 def test_the_plan_takes_ids_bare_names_and_keys(snapshot: Cluster) -> None:
     model, runtime = stored(snapshot), stored(snapshot, "srt-qwen-image-pipeline")
 
-    by_id = patch_plan(snapshot, model.pk, str(runtime.pk))
+    by_id = patch_plan(snapshot, model.pk, str(runtime.pk), scope=SYSTEM)
     by_name = patch_plan(
-        snapshot, "qwen-image-pvc", {"kind": "ClusterServingRuntime", "name": "srt-qwen-image-pipeline"}
+        snapshot, "qwen-image-pvc", {"kind": "ClusterServingRuntime", "name": "srt-qwen-image-pipeline"}, scope=SYSTEM
     )
 
     assert by_id.patch == by_name.patch == SEED_PATCH
 
 
 def test_the_plan_is_empty_when_the_model_already_passes_the_runtime(snapshot: Cluster) -> None:
-    plan = patch_plan(snapshot, MODEL, "ClusterServingRuntime/srt-qwen-image")
+    plan = patch_plan(snapshot, MODEL, "ClusterServingRuntime/srt-qwen-image", scope=SYSTEM)
 
     assert (plan.patch, plan.entry) == (None, 0)
 
 
 def test_an_unknown_model_or_runtime_is_named_in_the_error(snapshot: Cluster) -> None:
     with pytest.raises(PatchTargetMissing) as missing:
-        patch_plan(snapshot, "ClusterBaseModel/nope", RUNTIME)
+        patch_plan(snapshot, "ClusterBaseModel/nope", RUNTIME, scope=SYSTEM)
     with pytest.raises(PatchInvalid) as wrong_kind:
-        patch_plan(snapshot, MODEL, "ClusterBaseModel/qwen-image")
+        patch_plan(snapshot, MODEL, "ClusterBaseModel/qwen-image", scope=SYSTEM)
 
     assert missing.value.field == "model"
     assert wrong_kind.value.field == "runtime"
@@ -97,7 +98,7 @@ def test_an_unknown_model_or_runtime_is_named_in_the_error(snapshot: Cluster) ->
 
 
 def test_the_preview_shows_the_patch_the_objects_before_and_after_and_the_kubectl_command(snapshot: Cluster) -> None:
-    preview = patch_preview(snapshot, model=MODEL, runtime=RUNTIME).to_dict()
+    preview = patch_preview(snapshot, model=MODEL, runtime=RUNTIME, scope=SYSTEM).to_dict()
 
     assert preview["patch"] == SEED_PATCH
     assert preview["kubectl"] == SEED_KUBECTL
@@ -110,7 +111,7 @@ def test_the_preview_shows_the_patch_the_objects_before_and_after_and_the_kubect
 
 
 def test_the_preview_gives_the_matrix_diff_the_pipeline_runtime_is_won_and_becomes_omes_pick(snapshot: Cluster) -> None:
-    diff = patch_preview(snapshot, model=MODEL, runtime=RUNTIME).matrix_diff
+    diff = patch_preview(snapshot, model=MODEL, runtime=RUNTIME, scope=SYSTEM).matrix_diff
 
     assert diff is not None
     [row] = [row for row in diff["rows"] if row["namespace"] == ""]
@@ -124,7 +125,7 @@ def test_the_preview_gives_the_matrix_diff_the_pipeline_runtime_is_won_and_becom
 
 
 def test_the_preview_of_a_manifest_snapshot_says_the_files_are_not_changed(snapshot: Cluster) -> None:
-    preview = patch_preview(snapshot, model=MODEL, runtime=RUNTIME)
+    preview = patch_preview(snapshot, model=MODEL, runtime=RUNTIME, scope=SYSTEM)
 
     assert preview.target == "inventory"
     assert any(
@@ -133,7 +134,7 @@ def test_the_preview_of_a_manifest_snapshot_says_the_files_are_not_changed(snaps
 
 
 def test_the_kubectl_command_of_a_base_model_names_its_namespace(snapshot: Cluster) -> None:
-    preview = patch_preview(snapshot, model="BaseModel/team-a/qwen-image-team", pipeline=PIPELINE)
+    preview = patch_preview(snapshot, model="BaseModel/team-a/qwen-image-team", pipeline=PIPELINE, scope=SYSTEM)
 
     assert preview.kubectl == (
         "kubectl patch basemodel qwen-image-team -n team-a --type merge -p "
@@ -166,7 +167,7 @@ def test_the_kubectl_command_quotes_hostile_names_so_the_shell_sees_them_verbati
 
 def test_the_preview_of_an_explicit_pipeline_names_the_bad_field_without_the_patch_prefix(snapshot: Cluster) -> None:
     with pytest.raises(PatchInvalid) as error:
-        patch_preview(snapshot, model=MODEL, pipeline={"className": 7})
+        patch_preview(snapshot, model=MODEL, pipeline={"className": 7}, scope=SYSTEM)
 
     assert error.value.field == "diffusionPipeline.className"
 
@@ -174,7 +175,7 @@ def test_the_preview_of_an_explicit_pipeline_names_the_bad_field_without_the_pat
 def test_the_preview_of_a_model_that_already_has_the_values_says_so(snapshot: Cluster) -> None:
     pipeline = stored(snapshot, "qwen-image").obj["spec"]["diffusionPipeline"]
 
-    preview = patch_preview(snapshot, model="qwen-image", pipeline=pipeline)
+    preview = patch_preview(snapshot, model="qwen-image", pipeline=pipeline, scope=SYSTEM)
 
     assert preview.already_applied is True
     assert preview.matrix_diff is not None

@@ -13,6 +13,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from access.scope import SYSTEM
 from inventory.models import Cluster
 from lint.models import LintAcknowledgement
 from lint.selectors import lint_report_get
@@ -41,7 +42,7 @@ def entries(html: str) -> dict[str, str]:
 def test_the_page_lists_one_entry_per_root_cause_with_its_count(client: Client, cluster: Cluster) -> None:
     html = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
 
-    report = lint_report_get(cluster)
+    report = lint_report_get(cluster, scope=SYSTEM)
     found = entries(html)
     assert len(found) == len(report.groups) < len(report.findings)
     no_range = html_lib.unescape(found[NO_RANGE_KEY])

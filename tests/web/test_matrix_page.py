@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from access.scope import SYSTEM
 from inventory.models import Cluster, Resource
 from inventory.sync import event_apply
 from lint.selectors import lint_report_get
@@ -225,7 +226,7 @@ def test_the_counts_name_models_without_runtime_services_at_risk_and_lint_findin
     assert f"<strong>{manual_only}</strong> with manual-only matches only" in html
     assert "outcome=manual-only" in html
     assert re.search(r"<strong>\d+</strong> of 10 InferenceServices at risk", html)
-    groups = lint_report_get(cluster).groups
+    groups = lint_report_get(cluster, scope=SYSTEM).groups
     counted = re.search(
         r"<strong>(\d+)</strong> lint findings by root cause \((\d+) errors?, (\d+) warnings?, (\d+) info\)", html
     )

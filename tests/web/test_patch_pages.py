@@ -149,14 +149,17 @@ def test_a_model_changed_since_the_preview_is_a_conflict_with_a_fresh_preview(
     assert "diffusionPipeline" not in seed_model.obj["spec"]
 
 
-def test_only_the_user_who_applied_sees_the_result(
+def test_only_the_user_who_applied_sees_the_result_others_get_the_answer_of_a_missing_one(
     patcher_client: Client, cluster: Cluster, seed_model: Resource, seed_runtime: Resource, viewer: Any
 ) -> None:
     apply(patcher_client, seed_model, seed_runtime, version=version_of(cluster, seed_model))
     attempt = PatchAttempt.objects.get()
     patcher_client.force_login(viewer)
 
-    assert patcher_client.get(reverse("patches:patch-result", args=[attempt.pk])).status_code == 403
+    hidden = patcher_client.get(reverse("patches:patch-result", args=[attempt.pk]))
+    missing = patcher_client.get(reverse("patches:patch-result", args=[attempt.pk + 1000]))
+    # Answered as a patch that does not exist: the record is not even confirmed to exist.
+    assert hidden.status_code == missing.status_code == 404
 
 
 def test_a_runtime_that_no_pipeline_patch_can_help_says_why(

@@ -13,6 +13,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
 
+from access.scope import SYSTEM
 from inventory.models import Cluster, Resource, SyncState
 from inventory.sync import event_apply
 from isvcs.services import isvc_verdicts, isvc_verdicts_refresh
@@ -121,7 +122,9 @@ def test_a_long_no_runtime_error_is_one_collapsed_entry_per_runtime(client: Clie
     assert "no runtime found to support model" in head
     assert "Excluded runtimes:" not in row  # not the wall of text: one entry per runtime
     runtimes = re.findall(r"<li><details><summary><code>([^<]+)</code></summary><p>([^<]+)</p></details></li>", listed)
-    error = next(v.error for v in isvc_verdicts(cluster) if v.name == "llama-8b" and v.namespace == "team-b")
+    error = next(
+        v.error for v in isvc_verdicts(cluster, scope=SYSTEM) if v.name == "llama-8b" and v.namespace == "team-b"
+    )
     listed_error = error.split(". Excluded runtimes: ")[1]
     # Exactly OME's list, one entry per runtime (a cluster runtime's reason replaces a same-named
     # namespaced one's in OME's text too, Q27).

@@ -16,6 +16,7 @@ from django.test import Client
 from django.utils import timezone
 
 import matching
+from access.scope import SYSTEM
 from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Resource
 from inventory.parsed import load_inventory
@@ -55,7 +56,7 @@ def version_off_runtime(name: str = "sglang-llama") -> dict[str, Any]:
 
 @pytest.mark.django_db
 def test_a_model_without_runtime_lists_its_near_misses_one_check_away_first(demo: Cluster) -> None:
-    misses = model_near_misses(resource(demo, AFM), "")
+    misses = model_near_misses(resource(demo, AFM), "", scope=SYSTEM)
 
     distances = [item.miss.distance for item in misses]
     assert distances == sorted(distances)
@@ -76,7 +77,7 @@ def test_a_model_without_runtime_lists_its_near_misses_one_check_away_first(demo
 
 @pytest.mark.django_db
 def test_fixes_that_take_a_runtime_from_no_other_model_come_first(demo: Cluster) -> None:
-    misses = model_near_misses(resource(demo, AFM), "")
+    misses = model_near_misses(resource(demo, AFM), "", scope=SYSTEM)
     measured = [proposal for item in misses for proposal in item.proposals if proposal.impact is not None]
     assert 0 < len(measured) <= MAX_IMPACTS  # the panel's what-ifs are bounded
     for item in misses:
@@ -122,7 +123,7 @@ def test_the_cell_page_asks_for_the_fixes_of_its_runtime_only(client: Client, de
 def test_a_fix_opens_the_runtime_whatif_filled_in_and_evaluated(client: Client, demo: Cluster) -> None:
     model = resource(demo, AFM)
     runtime = resource(demo, ("ClusterServingRuntime", "", "srt-afm-4-5b-base"))
-    (proposal,) = model_near_misses(model, "")[0].proposals
+    (proposal,) = model_near_misses(model, "", scope=SYSTEM)[0].proposals
 
     response = client.post(f"/runtimes/{runtime.pk}/what-if/", {"fix": proposal.patches_json})
 
@@ -190,7 +191,7 @@ def test_every_kubectl_command_shown_for_a_version_mismatch_works_against_the_ap
         cluster_resync(cluster)
         matrix_rebuild(cluster)
         stored = resource(cluster, ("ClusterBaseModel", "", "llama-8b"))
-        (miss,) = model_near_misses(stored, "")
+        (miss,) = model_near_misses(stored, "", scope=SYSTEM)
         assert miss.miss.checks == ("framework",)
         assert {proposal.fix.side for proposal in miss.proposals} == {"model", "runtime"}
 
@@ -219,7 +220,7 @@ def test_the_impact_of_each_fix_equals_comparing_every_row_of_the_matrix(demo: C
     inventory = load_inventory(demo)
     checked = 0
     for model_key in (AFM, ("ClusterBaseModel", "", "baichuan2-13b-chat")):
-        for item in model_near_misses(resource(demo, model_key), "")[:4]:
+        for item in model_near_misses(resource(demo, model_key), "", scope=SYSTEM)[:4]:
             objects = {key: resource(demo, key).obj for key in (model_key, item.miss.runtime)}
             for proposal in item.proposals:
                 documents = patched_documents(objects, proposal.fix)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from access.scope import SYSTEM
 from inventory.models import Cluster, Resource
 from whatif.errors import WhatIfError
 from whatif.schema import schema_problems
@@ -28,7 +29,7 @@ def problems_of(demo: Cluster, change: Any) -> list[tuple[str, str]]:
     obj = stored(demo, RUNTIME)
     change(obj)
     with pytest.raises(WhatIfError) as caught:
-        whatif(demo, yaml.safe_dump(obj))
+        whatif(demo, yaml.safe_dump(obj), scope=SYSTEM)
     return [(problem.path, problem.message) for problem in caught.value.problems]
 
 
@@ -71,7 +72,7 @@ def test_every_problem_of_a_document_is_listed_and_the_message_names_the_first(d
     obj = stored(demo, RUNTIME)
     broken(obj)
     with pytest.raises(WhatIfError) as caught:
-        whatif(demo, yaml.safe_dump(obj))
+        whatif(demo, yaml.safe_dump(obj), scope=SYSTEM)
 
     paths = [problem.path for problem in caught.value.problems]
     assert paths == [
@@ -114,7 +115,7 @@ def test_values_ome_accepts_but_cannot_match_are_warned_about_and_evaluated_anyw
     obj["spec"]["modelSizeRange"] = {"min": "huge"}
     obj["spec"]["supportedModelFormats"][0]["modelFormat"]["operator"] = "Equalish"
 
-    result = whatif(demo, yaml.safe_dump(obj))
+    result = whatif(demo, yaml.safe_dump(obj), scope=SYSTEM)
 
     warnings = {warning.path: warning.problem for warning in result.warnings}
     assert set(warnings) == {"spec.modelSizeRange.min", "spec.supportedModelFormats[0].modelFormat.operator"}
@@ -135,7 +136,7 @@ def test_a_missing_required_field_is_a_warning_not_a_refusal(demo: Cluster) -> N
     obj = stored(demo, ("ClusterBaseModel", "", "qwen-image"))
     del obj["spec"]["storage"]
 
-    result = whatif(demo, yaml.safe_dump(obj))
+    result = whatif(demo, yaml.safe_dump(obj), scope=SYSTEM)
 
     assert [(w.path, w.problem) for w in result.warnings] == [
         ("spec", "'storage' is a required property: the API server would refuse the object")
@@ -172,9 +173,9 @@ def test_a_field_the_cluster_already_holds_is_not_blamed_on_the_edit(demo: Clust
     edited.pop("status", None)
     edited["spec"]["supportedModelFormats"][0]["autoSelect"] = False
 
-    whatif(demo, yaml.safe_dump(edited))  # no error for the stored field
+    whatif(demo, yaml.safe_dump(edited), scope=SYSTEM)  # no error for the stored field
 
     edited["spec"]["anotherTypo"] = 1
     with pytest.raises(WhatIfError) as caught:
-        whatif(demo, yaml.safe_dump(edited))
+        whatif(demo, yaml.safe_dump(edited), scope=SYSTEM)
     assert [problem.path for problem in caught.value.problems] == ["spec.anotherTypo"]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from access.scope import SYSTEM
 from inventory.models import Cluster, Resource
 from inventory.parsed import load_inventory
 from inventory.sync import event_apply
@@ -47,7 +48,7 @@ def statuses(rows: list[Any], inventory: Any, model_key: tuple[str, str, str]) -
 def test_the_seed_patch_preview_moves_the_pick_to_the_pipeline_runtime_in_every_namespace(demo: Cluster) -> None:
     cached = load_inventory(demo)
 
-    result = whatif_model_patch(demo, "ClusterBaseModel/qwen-image-pvc", SEED_PATCH)
+    result = whatif_model_patch(demo, "ClusterBaseModel/qwen-image-pvc", SEED_PATCH, scope=SYSTEM)
 
     assert [row.namespace for row in result.rows] == ["", "research", "team-a", "team-b"]
     for row in result.rows:
@@ -69,7 +70,7 @@ def test_the_seed_patch_preview_moves_the_pick_to_the_pipeline_runtime_in_every_
 
 @pytest.mark.django_db
 def test_the_preview_agrees_with_the_matrix_rows_after_the_change_is_applied(demo: Cluster) -> None:
-    result = whatif_model_patch(demo, PVC_MODEL, SEED_PATCH)
+    result = whatif_model_patch(demo, PVC_MODEL, SEED_PATCH, scope=SYSTEM)
     patched = obj(demo, PVC_MODEL)
     patched["spec"].update(SEED_PATCH["spec"])
 
@@ -87,7 +88,7 @@ def test_disabling_a_runtime_recomputes_only_models_it_could_match(demo: Cluster
     runtime = obj(demo, CATALOG_RUNTIME)
     runtime["spec"]["disabled"] = True
 
-    result = whatif(demo, [runtime])
+    result = whatif(demo, [runtime], scope=SYSTEM)
 
     assert result.models_evaluated < 10  # not the 211 models of the cluster
     pvc = result.row(PVC_MODEL, "")
@@ -111,7 +112,7 @@ def test_disabling_a_runtime_recomputes_only_models_it_could_match(demo: Cluster
 def test_deleting_the_namespaced_runtime_hands_team_a_back_to_the_cluster_runtimes(demo: Cluster) -> None:
     cluster_pick = load_inventory(demo).grid.select(LLAMA_70B, "").compatible[0].key
 
-    result = whatif(demo, deletions=["ServingRuntime/team-a/team-a-sglang-llama"])
+    result = whatif(demo, deletions=["ServingRuntime/team-a/team-a-sglang-llama"], scope=SYSTEM)
 
     row = result.row(LLAMA_70B, "team-a")
     assert row is not None
@@ -126,7 +127,7 @@ def test_a_runtime_in_a_new_namespace_creates_rows_there(demo: Cluster) -> None:
     runtime = obj(demo, TEAM_A_RUNTIME)
     runtime["metadata"] = {"name": "team-c-llama", "namespace": "team-c"}
 
-    result = whatif(demo, [runtime])
+    result = whatif(demo, [runtime], scope=SYSTEM)
 
     row = result.row(LLAMA_70B, "team-c")
     assert row is not None
@@ -137,7 +138,7 @@ def test_a_runtime_in_a_new_namespace_creates_rows_there(demo: Cluster) -> None:
 
 @pytest.mark.django_db
 def test_an_unchanged_manifest_changes_nothing(demo: Cluster) -> None:
-    result = whatif(demo, [obj(demo, CATALOG_RUNTIME)])
+    result = whatif(demo, [obj(demo, CATALOG_RUNTIME)], scope=SYSTEM)
 
     assert result.rows == []
     assert result.to_dict()["objects"] == [
@@ -148,13 +149,13 @@ def test_an_unchanged_manifest_changes_nothing(demo: Cluster) -> None:
 @pytest.mark.django_db
 def test_patch_and_deletion_errors_name_what_is_wrong(demo: Cluster) -> None:
     with pytest.raises(WhatIfError, match=r"must not change kind, metadata\.name"):
-        whatif_model_patch(demo, PVC_MODEL, {"metadata": {"name": "other"}})
+        whatif_model_patch(demo, PVC_MODEL, {"metadata": {"name": "other"}}, scope=SYSTEM)
     with pytest.raises(WhatIfError, match="is not in the cluster"):
-        whatif_model_patch(demo, ("ClusterBaseModel", "", "nope"), SEED_PATCH)
+        whatif_model_patch(demo, ("ClusterBaseModel", "", "nope"), SEED_PATCH, scope=SYSTEM)
     with pytest.raises(WhatIfError, match="is not a model"):
-        whatif_model_patch(demo, CATALOG_RUNTIME, SEED_PATCH)
+        whatif_model_patch(demo, CATALOG_RUNTIME, SEED_PATCH, scope=SYSTEM)
     with pytest.raises(WhatIfError, match="ClusterServingRuntime nope is not in the cluster"):
-        whatif(demo, deletions=[("ClusterServingRuntime", "", "nope")])
+        whatif(demo, deletions=[("ClusterServingRuntime", "", "nope")], scope=SYSTEM)
 
 
 # ------------------------------------------------------------------------------------------

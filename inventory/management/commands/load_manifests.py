@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from access.scope import SYSTEM
 from inventory.models import Kind
 from inventory.selectors import ClusterChoiceError, cluster_choose
 from inventory.services import manifests_load
@@ -19,7 +20,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            cluster = cluster_choose(options["cluster"], default="only")
+            cluster = cluster_choose(options["cluster"], default="only", scope=SYSTEM)
         except ClusterChoiceError as error:
             raise CommandError(str(error)) from error
         result, snapshot = manifests_load(cluster, options["paths"], prune=options["prune"])

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from access.scope import SYSTEM
 from inventory.live.cluster_watch import cluster_watch
 from inventory.live.resync import ResyncResult, cluster_resync
 from inventory.live.watch import WatchEvent
@@ -48,7 +49,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         self.verbosity = int(options["verbosity"])
         try:
-            cluster = cluster_choose(options["cluster"], default="only")
+            cluster = cluster_choose(options["cluster"], default="only", scope=SYSTEM)
         except ClusterChoiceError as error:
             raise CommandError(str(error)) from error
         kinds = options["kinds"] or list(Kind.values)

@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from access.scope import SYSTEM
 from inventory.models import Cluster
 from inventory.selectors import ClusterChoiceError, cluster_choose
 from matrix.services import matrix_rebuild
@@ -20,7 +21,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             clusters = (
-                list(Cluster.objects.all()) if options["all"] else [cluster_choose(options["cluster"], default="only")]
+                list(Cluster.objects.all())
+                if options["all"]
+                else [cluster_choose(options["cluster"], default="only", scope=SYSTEM)]
             )
         except ClusterChoiceError as error:
             raise CommandError(str(error)) from error

@@ -14,6 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 import matching
+from access.scope import SYSTEM
 from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
 
 from ...check import check_clusters, items_from_paths
@@ -48,10 +49,16 @@ class Command(BaseCommand):
         try:
             matching.fail_on_of(args)
             items, origins = items_from_paths(args.paths)
-            clusters = list(cluster_list()) if args.all_clusters else [cluster_choose(args.cluster, default="only")]
+            # The operator's command reads every cluster.
+            clusters = (
+                list(cluster_list(SYSTEM))
+                if args.all_clusters
+                else [cluster_choose(args.cluster, default="only", scope=SYSTEM)]
+            )
             if not clusters:
                 raise ClusterChoiceError("no cluster is registered; add one with `manage.py add_cluster`")
-            return matching.emit(check_clusters(clusters, items, prune=args.prune, origins=origins), args, self.stdout)
+            report = check_clusters(clusters, items, prune=args.prune, scope=SYSTEM, origins=origins)
+            return matching.emit(report, args, self.stdout)
         except WhatIfError as error:
             self.stderr.write(f"{' '.join(args.paths)}: {error}")
             return matching.EXIT_BAD_INPUT

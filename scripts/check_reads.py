@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Fail on a read of a tenant's rows that does not go through the one read path.
+
+A tenant-bearing model is one whose class body sets `TENANCY` (access.restrict). Everywhere in
+the project's packages, a read of such a model must start from `Model.objects.restrict(scope,
+action)` (or from a selector that does). This check reads the source (no Django needed) and
+reports, with file, line and what to do:
+
+- `Model.objects` used for anything but `.restrict(...)`, `.create(...)` or `.bulk_create(...)`;
+- `get_object_or_404(Model, ...)` / `get_list_or_404(Model, ...)` on such a model;
+- a related manager that reads such rows (`cluster.resources.filter(...)`), in code or in a
+  template (`{{ cluster.resources.all }}`).
+
+Code that reads everything by design (sync, matrix builds, the catch-up, the operator's
+commands) is named in ALLOWED with the reason; management commands and
+migrations are not request code and are left out whole. Run from the repository root:
+
+    .venv/bin/python scripts/check_reads.py      # exit 1 and one line per finding
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("access", "core", "fleet", "inventory", "isvcs", "lint", "matrix", "ome_dashboard", "patches", "whatif")
+TEMPLATES = ROOT / "templates"
+# Writes that read nothing; `restrict` is the read path itself.
+MANAGER_USES = frozenset({"restrict", "create", "bulk_create"})
+QUERYSET_METHODS = frozenset(
+    {
+        "aggregate",
+        "all",
+        "annotate",
+        "count",
+        "defer",
+        "delete",
+        "distinct",
+        "earliest",
+        "exclude",
+        "exists",
+        "filter",
+        "first",
+        "get",
+        "in_bulk",
+        "iterator",
+        "last",
+        "latest",
+        "none",
+        "only",
+        "order_by",
+        "prefetch_related",
+        "select_for_update",
+        "select_related",
+        "update",
+        "values",
+        "values_list",
+    }
+)
+# Modules (or module:function) that read every tenant's rows by design, and why.
+ALLOWED: dict[str, str] = {
+    "inventory/sync.py": "sync: makes the stored objects equal the cluster's, whoever reads them",
+    "inventory/live": "the watch workers and their leases: store every event of every cluster",
+    "inventory/services.py": "cluster registration and the resync service: run for the system",
+    "inventory/tasks.py": "Celery tasks: the system's own work, no reader",
+    "inventory/parsed.py": "load_inventory parses a whole cluster; readers get a readable part "
+    "(whatif.services.readable_inventory, lint and isvcs selectors filter by scope)",
+    "isvcs/services.py": "isvc_verdicts_refresh records every InferenceService's verdict after matrix updates; "
+    "isvc_verdicts itself filters its result by the scope it is given",
+    "lint/services.py": "acknowledging writes; the group is looked up in the reader's report (scope given)",
+    "matrix/services.py": "matrix builds read the whole inventory of a cluster",
+    "matrix/updates.py": "incremental matrix updates, the catch-up included, read what changed",
+    "matrix/cell_changes.py": "records the cell changes of a matrix update",
+    "matrix/audit.py": "the matrix audit recomputes a sample of every cluster's rows",
+    "matrix/tasks.py": "Celery tasks: the system's own work, no reader",
+    "matrix/cells.py:runtimes_in_scope": "the runtimes of a namespace whose rows the caller read through restrict: "
+    "a reader of a namespace reads its runtimes and the cluster-scoped ones",
+    "matrix/selectors.py:current_build": "the build of a cluster the caller got from clusters_visible(scope)",
+    "fleet/services.py": "the fleet compares whole clusters: fleet_get keeps only those its reader reads whole",
+    "inventory/forms.py:ClusterAddForm.clean_name": "a new cluster's name must be unique among all clusters "
+    "(the add-cluster page needs inventory.add_cluster)",
+    "inventory/argocd.py": "the Argo CD source registers and removes clusters for the system, whoever reads them",
+    "inventory/locks.py": "the lock order: every writer of a cluster locks its row first, for the system",
+    "matrix/freshness.py": "the freshness of a cluster the caller already read (clusters_visible(scope)): "
+    "one state per cluster, judged from all of its sync states and builds",
+    "ome_dashboard/ops": "probes and /metrics: answer for the deployment (i19b/i22 decide what they show)",
+    "patches/apply.py": "the one write door: looks the target up in the user's scope (model_get with scope), "
+    "then stores what the cluster returned",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    text: str
+    qualname: str = ""  # the dotted name of the function or class it is in
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.text}"
+
+    def allowed_by(self, allowed: Iterable[str]) -> str | None:
+        """The ALLOWED key that names its module, a folder holding it, or the function or class
+        (or an enclosing one) it is in."""
+        names = self.qualname.split(".") if self.qualname else []
+        held = {self.path, *(f"{self.path}:{'.'.join(names[:depth])}" for depth in range(1, len(names) + 1))}
+        return next((key for key in allowed if key in held or self.path.startswith(key + "/")), None)
+
+
+def python_files(root: Path = ROOT) -> Iterator[Path]:
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).parts
+            if "migrations" in parts or ("management" in parts and "commands" in parts):
+                continue
+            yield path
+
+
+def _class_sets_tenancy(node: ast.ClassDef) -> bool:
+    return any(
+        isinstance(item, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "TENANCY" for t in item.targets)
+        for item in node.body
+    )
+
+
+def _related_name(call: ast.Call, model: str) -> str | None:
+    """The accessor a ForeignKey gives its target: related_name, or `<model>_set`; None for "+"."""
+    for keyword in call.keywords:
+        if keyword.arg == "related_name" and isinstance(keyword.value, ast.Constant):
+            name = str(keyword.value.value)
+            return None if name.endswith("+") else name
+    return f"{model.lower()}_set"
+
+
+def tenant_models(files: Iterable[Path]) -> tuple[frozenset[str], frozenset[str]]:
+    """The names of the models that set TENANCY, and the related managers that read them."""
+    models: set[str] = set()
+    related: set[str] = set()
+    for path in files:
+        if path.name != "models.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ClassDef) or not _class_sets_tenancy(node):
+                continue
+            models.add(node.name)
+            for item in ast.walk(node):
+                if (
+                    isinstance(item, ast.Call)
+                    and isinstance(item.func, ast.Attribute)
+                    and item.func.attr in ("ForeignKey", "OneToOneField")
+                    and (name := _related_name(item, node.name))
+                ):
+                    related.add(name)
+    return frozenset(models), frozenset(related)
+
+
+class _Reads(ast.NodeVisitor):
+    def __init__(self, path: str, models: frozenset[str], related: frozenset[str]) -> None:
+        self.path, self.models, self.related = path, models, related
+        self.names: list[str] = []
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.found: list[Finding] = []
+
+    def visit(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            self.parents[child] = node
+        super().visit(node)
+
+    def _scoped(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        self.names.append(node.name)
+        self.generic_visit(node)
+        self.names.pop()
+
+    visit_FunctionDef = _scoped
+    visit_AsyncFunctionDef = _scoped
+    visit_ClassDef = _scoped
+
+    def _report(self, node: ast.AST, text: str) -> None:
+        self.found.append(Finding(self.path, getattr(node, "lineno", 0), text, ".".join(self.names)))
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        parent = self.parents.get(node)
+        if isinstance(node.value, ast.Name) and node.value.id in self.models and node.attr != "TENANCY":
+            used = parent.attr if isinstance(parent, ast.Attribute) else None
+            if node.attr in ("objects", "_default_manager", "_base_manager") and used not in MANAGER_USES:
+                self._report(
+                    node,
+                    f"{node.value.id}.{node.attr}.{used or '...'}: read a tenant's rows through "
+                    f"{node.value.id}.objects.restrict(scope, action) or a selector that takes the scope",
+                )
+        elif (
+            node.attr in self.related
+            and isinstance(parent, ast.Attribute)
+            and parent.attr in QUERYSET_METHODS
+            # An object's own attribute of that name (a queryset it was given) is no related manager.
+            and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+        ):
+            self._report(
+                node, f".{node.attr}.{parent.attr}: a related manager reads unscoped; use a selector with the scope"
+            )
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        first = node.args[0] if node.args else None
+        if name in ("get_object_or_404", "get_list_or_404") and isinstance(first, ast.Name) and first.id in self.models:
+            self._report(node, f"{name}({first.id}, ...): pass a queryset from restrict(scope, action) or a selector")
+        self.generic_visit(node)
+
+
+def check_source(path: str, source: str, models: frozenset[str], related: frozenset[str]) -> list[Finding]:
+    visitor = _Reads(path, models, related)
+    visitor.visit(ast.parse(source, path))
+    return visitor.found
+
+
+def check_template(path: str, text: str, related: frozenset[str]) -> list[Finding]:
+    names = "|".join(sorted(related))
+    pattern = re.compile(rf"\.({names})\.(all|count|exists|first|last|iterator)\b")
+    return [
+        Finding(
+            path, text.count("\n", 0, match.start()) + 1, f"{match.group(0)}: templates get scoped data from the view"
+        )
+        for match in pattern.finditer(text)
+    ]
+
+
+def every_read(root: Path = ROOT) -> list[Finding]:
+    """Every direct read of a tenant's rows in the project, allowed or not."""
+    files = list(python_files(root))
+    models, related = tenant_models(files)
+    found: list[Finding] = []
+    for path in files:
+        found += check_source(str(path.relative_to(root)), path.read_text(), models, related)
+    for path in sorted((root / "templates").rglob("*.html")):
+        found += check_template(str(path.relative_to(root)), path.read_text(), related)
+    return found
+
+
+def check(root: Path = ROOT) -> tuple[list[Finding], list[str]]:
+    """The reads ALLOWED does not name, and the ALLOWED entries that name no read (stale)."""
+    found = every_read(root)
+    used = {finding.allowed_by(ALLOWED) for finding in found}
+    return [finding for finding in found if finding.allowed_by(ALLOWED) is None], sorted(set(ALLOWED) - used)
+
+
+def main() -> int:
+    unscoped, stale = check()
+    for finding in unscoped:
+        print(finding)
+    for key in stale:
+        print(f"scripts/check_reads.py: ALLOWED names {key!r}, which reads nothing unscoped now: remove it")
+    if unscoped:
+        print(f"{len(unscoped)} unscoped reads (the read path: access/restrict.py; allow-list: scripts/check_reads.py)")
+    return 1 if unscoped or stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
