@@ -26,8 +26,9 @@ from .diff import diff
 from .diff_results import CONDITIONS as DIFF_CONDITIONS
 from .diff_results import Diff, DiffCell, DiffIsvc, DiffRow
 from .errors import ManifestError, ModelIndexError
+from .facts import unserved_fact
 from .files import load_text, read_documents
-from .fixes import Fix, ObjectPatch, propose_fixes
+from .fixes import Fix, ObjectPatch, derived_runtime, propose_fixes
 from .grid import Grid, grid
 from .isvc import ADVISORY, BLOCKED, NAMED, SELECTED, IsvcOutcome, evaluate_isvc, invalid_isvc, isvc_still_matches
 from .jsonpatch import json_patch
@@ -114,6 +115,7 @@ __all__ = [
     "behaviour_diff",
     "changes_between",
     "check",
+    "derived_runtime",
     "diff",
     "emit",
     "entry_could_match",
@@ -163,6 +165,7 @@ __all__ = [
     "select",
     "size_score",
     "unmatchable_values",
+    "unserved_fact",
     "validate",
     "verdict",
     "version_problem",

@@ -95,8 +95,10 @@ class NearMissQuerySerializer(serializers.Serializer):
 class NearMissView(APIView):
     """The runtimes OME does not auto-select for a model in one namespace, closest first (by
     the number of failed checks), each with its failed checks and, for the closest, verified
-    fixes on either side: JSON patch operations, the `kubectl patch` commands, and what each
-    would change in the whole matrix (from the what-if). Nothing is applied."""
+    fixes: JSON patch operations (or a new runtime's manifest), the `kubectl` commands, and what
+    each would change in the whole matrix (from the what-if). `fixes` ranks them all, best
+    first; `unserved` names the recorded fact no runtime accepts, when none does. Nothing is
+    applied."""
 
     permission_classes = [CanRead]
 
@@ -108,13 +110,13 @@ class NearMissView(APIView):
         default = model.namespace if model.kind == "BaseModel" else ""
         token = query.validated_data.get("namespace")
         namespace = scope_namespace(token) if token else default
-        misses = model_near_misses(model, namespace, query.validated_data.get("runtime"))
+        found = model_near_misses(model, namespace, query.validated_data.get("runtime"))
         return Response(
             {
                 "ome": matching.OME_BEHAVIOUR,
                 "model": {**matching.key_dict(model.key), "id": model.pk},
                 "namespace": namespace,
-                "near_misses": [miss.to_dict() for miss in misses],
+                **found.to_dict(),
             }
         )
 

@@ -98,7 +98,10 @@ def near_misses(request: HttpRequest, pk: int) -> HttpResponse:
         "scope": scope_token(namespace),
         "only_runtime": runtime,
     }
-    misses = model_near_misses(model, namespace, runtime)
-    context.update(misses=misses[:SHOWN_IN_FULL], further=misses[SHOWN_IN_FULL:])
+    found = model_near_misses(model, namespace, runtime)
+    misses = found.misses
+    context.update(
+        misses=misses[:SHOWN_IN_FULL], further=misses[SHOWN_IN_FULL:], ranked=found.ranked, unserved=found.unserved
+    )
     template = "whatif/near_misses.html#misses" if is_partial(request) else "whatif/near_misses.html"
     return render(request, template, context)
