@@ -96,3 +96,8 @@ def unserved_fact(model: Model, runtimes: Iterable[Runtime]) -> str | None:
                 counts[fact] += ok
     fact = min(counts, key=lambda name: counts[name])
     return _fact_text(model, fact)
+
+
+def serves_format(model: Model, entry: Entry | None) -> bool:
+    """Whether the entry serves the model's format: another format is another engine."""
+    return entry is not None and entry.format is not None and entry.format.name == model.format.name

@@ -6,7 +6,7 @@ or a new entry that accepts the model as it is; on the model, only a fact it doe
 filled in (facts.py): a model-side fix never changes or removes what the model's files say.
 A fix takes one change per failed check, as JSON patch operations (RFC 6902) of the objects
 as stored, and is kept only when applying it makes OME auto-select the runtime for the model.
-`derived_runtime` is the answer when no runtime accepts the model's facts: a new runtime.
+When no runtime accepts the model's facts, the answer is a new runtime (derived.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from .behaviour import DEFAULT_BEHAVIOUR, Behaviour, BehaviourInput, as_behaviour
 from .errors import ManifestError
-from .facts import entry_serving, records_facts
+from .facts import entry_serving, records_facts, serves_format
 from .jsonpatch import Operation, json_patch, merge_operations, pointer
 from .nearmiss import Miss, NearMiss, near_miss
 from .parse import parse_model, parse_runtime
@@ -332,17 +332,12 @@ def _fix(
     return Fix(side, miss.runtime, miss.checks, texts, patches, pipeline)
 
 
-def _same_format(model: Model, entry: Entry | None) -> bool:
-    """Whether the entry serves the model's format: another format is another engine."""
-    return entry is not None and entry.format is not None and entry.format.name == model.format.name
-
-
 def _new_entry(
     planner: _Planner, miss: NearMiss, model_obj: Mapping[str, Any], runtime_obj: Mapping[str, Any]
 ) -> Change | None:
     """A runtime change that adds an entry accepting the model as it is, copied from the
     closest entry; None when only runtime-wide checks fail (then no entry is needed)."""
-    if all(failed.check in _RUNTIME_WIDE for failed in miss.failed) or not _same_format(planner.model, planner.entry):
+    if all(failed.check in _RUNTIME_WIDE for failed in miss.failed) or not serves_format(planner.model, planner.entry):
         return None
     spec = runtime_obj.get("spec")
     entries = spec.get("supportedModelFormats") if isinstance(spec, Mapping) else None
@@ -398,41 +393,3 @@ def propose_fixes(
         if fix is not None:
             found.setdefault(repr(fix.patches), fix)
     return tuple(sorted(found.values(), key=lambda fix: fix.size))
-
-
-def derived_runtime(
-    model: Mapping[str, Any], runtime: Mapping[str, Any], name: str, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR
-) -> Fix | None:
-    """A new runtime named `name`, derived from `runtime` (its containers and settings) with one
-    entry that accepts the model as it is and a size range of exactly the model's size when
-    the source has one; None when OME would still not auto-select it for the model."""
-    parsed_model, profile = parse_model(model), as_behaviour(behaviour)
-    source = parse_runtime(runtime)
-    spec = dict(runtime.get("spec") or {})
-    entries = spec.get("supportedModelFormats")
-    closest = near_miss(parsed_model, source, profile)
-    if closest is None or closest.entry is None or not _same_format(parsed_model, source.entries[closest.entry]):
-        return None
-    like = entries[closest.entry] if isinstance(entries, list) else None
-    spec["supportedModelFormats"] = [entry_serving(parsed_model, model, like if isinstance(like, Mapping) else None)]
-    spec.pop("disabled", None)
-    spec.pop("modelSizeRange", None)
-    if source.size_range is not None and parsed_model.size is not None:
-        spec["modelSizeRange"] = {"min": parsed_model.size, "max": parsed_model.size}
-    metadata: dict[str, Any] = {"name": name}
-    if source.namespace:
-        metadata["namespace"] = source.namespace
-    manifest = {
-        "apiVersion": runtime.get("apiVersion", "ome.io/v1beta1"),
-        "kind": source.kind,
-        "metadata": metadata,
-        "spec": spec,
-    }
-    try:
-        created = parse_runtime(manifest)
-    except ManifestError:
-        return None
-    if near_miss(parsed_model, created, profile) is not None:
-        return None
-    text = f"runtime: a new {source.kind} {name}, derived from {source.name}, that accepts this model as it is"
-    return Fix(RUNTIME, created.key, (), (text,), (), created=(manifest,))

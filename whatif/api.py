@@ -25,7 +25,7 @@ from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Resource
 from inventory.ome_release import ome_description
 from inventory.selectors import cluster_choose
 
-from .errors import WhatIfError
+from .errors import WhatIfError, problems_body
 from .fixes import model_near_misses
 from .services import whatif
 
@@ -43,6 +43,10 @@ class WhatIfInputSerializer(serializers.Serializer):
     deletions = serializers.ListField(
         child=serializers.CharField(), required=False, help_text="Objects to remove, as `Kind/name` or `Kind/ns/name`."
     )
+    lenient = serializers.BooleanField(
+        default=False,
+        help_text="Schema errors (fields of another OME version) are warnings, not a 400.",
+    )
 
 
 class WhatIfView(APIView):
@@ -59,14 +63,13 @@ class WhatIfView(APIView):
         documents: Any = values.get("objects") or values.get("manifests") or ()
         cluster = cluster_choose(values.get("cluster"), default="only")
         try:
-            result = whatif(cluster, documents, deletions=values.get("deletions", ()))
+            result = whatif(cluster, documents, deletions=values.get("deletions", ()), lenient=values["lenient"])
         except WhatIfError as error:
             # An error without a field is about the manifests; every schema problem is listed.
             error.field = error.field or "manifests"
             if not error.problems:
                 raise
-            body = {"detail": str(error), "code": error.code, "field": error.field}
-            return Response({**body, "problems": [problem.to_dict() for problem in error.problems]}, status=400)
+            return Response(problems_body(error), status=400)
         return Response({"ome": ome_description(cluster), **scope_tokens(result.to_dict())})
 
 

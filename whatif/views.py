@@ -62,12 +62,13 @@ def runtime_whatif(request: HttpRequest, pk: int) -> HttpResponse:
     manifest box): computed, never applied (POST only because the text is long)."""
     resource = runtime_or_404(pk)
     text = request.POST.get("manifest", "")
-    context: dict[str, Any] = {"runtime": resource}
+    lenient = request.POST.get("lenient") == "on"
+    context: dict[str, Any] = {"runtime": resource, "lenient": lenient}
     status = 200
     try:
         if request.POST.get("fix"):
             text = _fix_manifest(resource, request.POST["fix"])
-        result = whatif(resource.cluster, text)
+        result = whatif(resource.cluster, text, lenient=lenient)
         context.update(whatif=result, whatif_changes=grouped_changes(result, readable_inventory(resource.cluster).ids))
     except WhatIfError as error:
         context["whatif_error"] = str(error)

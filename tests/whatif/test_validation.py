@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from inventory.models import Cluster, Resource
+from matching import schema_problems
 from whatif.errors import WhatIfError
-from whatif.schema import schema_problems
 from whatif.services import whatif
 
 RUNTIME = ("ClusterServingRuntime", "", "srt-qwen-image")

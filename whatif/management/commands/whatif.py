@@ -31,6 +31,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--prune", action="store_true", help="objects the paths do not hold count as deleted (as load_manifests)"
         )
+        matching.add_lenient_option(parser)
         matching.add_report_options(parser)
 
     exit_code = 0
@@ -47,7 +48,9 @@ class Command(BaseCommand):
     def run_check(self, args: argparse.Namespace) -> int:
         try:
             matching.fail_on_of(args)
-            items = items_from_paths(args.paths)
+            items, warnings = items_from_paths(args.paths, lenient=args.lenient)
+            for warning in warnings:
+                self.stderr.write(str(warning))
             clusters = list(cluster_list()) if args.all_clusters else [cluster_choose(args.cluster, default="only")]
             if not clusters:
                 raise ClusterChoiceError("no cluster is registered; add one with `manage.py add_cluster`")
