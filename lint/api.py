@@ -32,8 +32,8 @@ class LintView(APIView):
     @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster()
-        data = {"ome": ome_description(cluster), **lint_report_get(cluster).to_dict()}
-        states = {state.group.key: state for state in lint_group_states(cluster)}
+        data = {"ome": ome_description(cluster), **lint_report_get(cluster, proven=True).to_dict()}
+        states = {state.group.key: state for state in lint_group_states(cluster, proven=True)}
         for group in data["groups"]:  # type: ignore[attr-defined]
             state = states[group["key"]]
             group["acknowledged"] = _ack_dict(state.acknowledgement) if state.hidden else None

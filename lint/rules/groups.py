@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from matching import ObjectKey, key_dict, key_text, model_size_value
 
@@ -20,6 +21,9 @@ from .fixes import Fix
 from .quirks import quirks_in
 from .report import SEVERITIES, Finding
 from .selections import Rows
+
+if TYPE_CHECKING:
+    from .proofs import Proof
 
 _RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
 # Findings that name one runtime and may repeat per entry or field: one group per runtime.
@@ -49,6 +53,11 @@ class FindingGroup:
     models: list[ObjectKey]
     fix: Fix | None
     no_fix: str
+    proof: Proof | None = None
+    """What the what-if finds for the fix alone (proofs.py); None before it is proven."""
+    pair: Proof | None = None
+    """The what-if of the fix together with `partner`, another group's fix that it interacts with."""
+    partner: Fix | None = None
 
     @property
     def count(self) -> int:
@@ -75,6 +84,10 @@ class FindingGroup:
             "models": [key_dict(key) for key in self.models],
             "quirks": [{"code": code, "meaning": text} for code, text in self.quirks],
             "fix": self.fix.to_dict() if self.fix is not None else None,
+            "proof": self.proof.to_dict() if self.proof is not None else None,
+            "together": None
+            if self.pair is None or self.partner is None
+            else {"fix": self.partner.to_dict(), "proof": self.pair.to_dict()},
             "no_fix": self.no_fix or None,
             "findings": [finding.to_dict() for finding in self.findings],
         }
@@ -174,10 +187,7 @@ def _range_fix(runtime: ObjectKey, rows: Rows) -> tuple[Fix | None, str]:
     if not sizes:
         return None, "no model it is picked for has a size: set a modelSizeRange that fits the models it is meant for"
     low, high = sizes[0][1], sizes[-1][1]
-    summary = (
-        f"set modelSizeRange {{min: {low}, max: {high}}} (the sizes of the models it is picked for): on a tie, "
-        "a runtime with a narrower range that fits the model then wins (Q16)"
-    )
+    summary = f"set modelSizeRange {{min: {low}, max: {high}}} (the sizes of the models it is picked for, Q16)"
     return Fix(runtime, summary, patch={"spec": {"modelSizeRange": {"min": low, "max": high}}}), ""
 
 
@@ -186,7 +196,7 @@ def _fix(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], ro
     if cause == NO_SIZE_RANGE:
         return _range_fix(runtime, rows)
     if cause in ("shadowed", "matches-no-model"):
-        summary = "disable it: OME never picks it, so no pick should change (the what-if shows whether one does)"
+        summary = "disable it (OME picks it for no model today)"
         return Fix(runtime, summary, patch={"spec": {"disabled": True}}), ""
     if cause == "half-open-size-range":
         return _half_open_fix(runtime, rows)
