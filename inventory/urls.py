@@ -8,4 +8,7 @@ from . import views
 
 app_name = "inventory"
 
-urlpatterns = [path("sync/<slug:name>/resync/", views.resync, name="resync")]
+urlpatterns = [
+    path("sync/<slug:name>/resync/", views.resync, name="resync"),
+    path("sync/<slug:name>/ome-version/", views.ome_version, name="ome-version"),
+]

@@ -10,7 +10,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.api import ApiError, api_keys
-from inventory.ome_release import ome_description
 
 from .. import filters
 from ..selectors import (
@@ -28,6 +27,7 @@ from .base import (
     MatrixHeaders,
     MatrixPagination,
     MatrixView,
+    build_ome,
     query_flag,
     query_namespace,
     reasons_parameter,
@@ -97,7 +97,7 @@ class MatrixCellDetail(MatrixView):
         trace = cell_trace(model.cluster, model.key, runtime.key)
         return Response(
             {
-                "ome": ome_description(self.build.cluster),
+                "ome": build_ome(self.build),
                 "build": build_data(self.build),
                 **cell_data(cell, cell_reasoner(self.build)),
                 "check": None if trace is None else api_keys(trace.check.to_dict()),

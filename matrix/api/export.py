@@ -17,13 +17,13 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
 from core.web import scope_token
-from inventory.ome_release import judge, ome_description
+from inventory.ome_release import judge
 
 from ..cells import Cell
 from ..models import MatrixBuild
 from ..paging import CellList
 from ..selectors import cell_reasoner
-from .base import CellFilterView, query_flag, reasons_parameter
+from .base import CellFilterView, build_ome, query_flag, reasons_parameter
 from .serializers import Reasoner, build_data, cell_data
 
 
@@ -112,7 +112,7 @@ def csv_lines(cells: Iterable[Cell], cluster: str, reason: Reasoner | None) -> I
 
 
 def json_lines(cells: Iterable[Cell], build: MatrixBuild, reason: Reasoner | None) -> Iterator[str]:
-    head = {"ome": ome_description(build.cluster), "build": build_data(build), "cluster": build.cluster.name}
+    head = {"ome": build_ome(build), "build": build_data(build), "cluster": build.cluster.name}
     yield json.dumps(head, default=str)[:-1] + ', "cells": ['
     for index, cell in enumerate(cells):
         yield ("\n" if index == 0 else ",\n") + json.dumps(cell_data(cell, reason))

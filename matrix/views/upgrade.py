@@ -8,9 +8,11 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 import matching
+from access.current import current_scope
 from core.web import read_access
 from inventory.models import Cluster
 from inventory.selectors import cluster_or_404
+from inventory.views import RESYNC_PERMISSION
 
 from ..upgrade import UnknownBehaviour, upgrade_report
 
@@ -30,5 +32,6 @@ def upgrade(request: HttpRequest) -> HttpResponse:
         "clusters": Cluster.objects.order_by("name"),
         "report": report,
         "profiles": list(matching.BEHAVIOURS.values()),
+        "may_set_version": current_scope().may_admin(cluster.name) or request.user.has_perm(RESYNC_PERMISSION),
     }
     return render(request, "matrix/upgrade.html", context)
