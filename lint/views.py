@@ -54,6 +54,7 @@ def _item(state: GroupState, resources: dict[ObjectKey, Resource]) -> dict[str, 
         "models": [(key, resources[key].pk if key in resources else None) for key in group.models],
         "fix_form": _fix_form([group.fix], resources),
         "pair_form": _fix_form([group.fix, group.partner], resources) if group.pair is not None else None,
+        "alternative_form": _fix_form([group.alternative], resources) if group.alternative is not None else None,
     }
 
 

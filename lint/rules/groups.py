@@ -58,6 +58,9 @@ class FindingGroup:
     pair: Proof | None = None
     """The what-if of the fix together with `partner`, another group's fix that it interacts with."""
     partner: Fix | None = None
+    alternative: Fix | None = None
+    """Another fix a person might make instead (a priority where a runtime loses on score)."""
+    alternative_proof: Proof | None = None
 
     @property
     def count(self) -> int:
@@ -85,6 +88,12 @@ class FindingGroup:
             "quirks": [{"code": code, "meaning": text} for code, text in self.quirks],
             "fix": self.fix.to_dict() if self.fix is not None else None,
             "proof": self.proof.to_dict() if self.proof is not None else None,
+            "alternative": None
+            if self.alternative is None
+            else {
+                "fix": self.alternative.to_dict(),
+                "proof": None if self.alternative_proof is None else self.alternative_proof.to_dict(),
+            },
             "together": None
             if self.pair is None or self.partner is None
             else {"fix": self.partner.to_dict(), "proof": self.pair.to_dict()},
@@ -135,6 +144,7 @@ def _group(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], 
     models = sorted({model for finding in members for model in finding.models})
     involved = sorted({runtime for finding in members for runtime in finding.runtimes} - set(runtimes))
     fix, no_fix = _fix(cause, runtimes, members, rows)
+    alternative = _priority_fix(runtimes[0], rows) if cause == "shadowed" else None
     return FindingGroup(
         key=f"{cause}:{'|'.join(key_text(runtime) for runtime in runtimes)}",
         cause=cause,
@@ -145,6 +155,7 @@ def _group(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], 
         models=models,
         fix=fix,
         no_fix=no_fix,
+        alternative=alternative,
     )
 
 
@@ -208,6 +219,26 @@ def _fix(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], ro
     if cause == "pipeline-missing-on-model":
         return _pipeline_fix(runtime, members), ""
     return None, "no single change can be worked out for this one: see the findings for what to change"
+
+
+def _priority_fix(runtime: ObjectKey, rows: Rows) -> Fix | None:
+    """For a runtime that loses only on score, in its own scope kind: the priority each of its
+    matching entries needs to outscore every runtime that beats it (OME multiplies the entry's
+    weights by its priority, spec 4.1). None when it loses for another reason."""
+    found = rows.inventory.runtimes[runtime]
+    needed: dict[int, int] = {}
+    for item in rows.ranked.get(runtime, ()):
+        winner = item.row.ranked[0]
+        same_kind = rows.inventory.runtimes[winner.key].is_cluster == found.is_cluster
+        if not same_kind or item.score <= 0 or winner.score <= item.score:
+            return None
+        priority = found.entries[item.entry].effective_priority
+        needed[item.entry] = max(needed.get(item.entry, 0), winner.score * priority // item.score + 1)
+    if not needed:
+        return None
+    words = ", ".join(f"entry {index} to {value}" for index, value in sorted(needed.items()))
+    summary = f"raise the priority of {words} (above the scores of the runtimes that beat it)"
+    return Fix(runtime, summary, entries={index: {"priority": value} for index, value in needed.items()})
 
 
 def _entries_of(members: list[Finding], name: str) -> list[int]:

@@ -141,7 +141,16 @@ def proven_groups(
     for group in groups:
         proof = proofs.get(group.key)
         partner, pair = paired.get(group.key, (None, None))
-        result.append(replace(group, proof=proof, pair=pair, partner=None if partner is None else partner.fix))
+        other = None if group.alternative is None else prove(inventory, raw, [group.alternative], base)
+        result.append(
+            replace(
+                group,
+                proof=proof,
+                pair=pair,
+                partner=None if partner is None else partner.fix,
+                alternative_proof=other,
+            )
+        )
     return result
 
 

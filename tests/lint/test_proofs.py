@@ -74,6 +74,12 @@ def test_every_fix_is_proven_and_its_text_agrees_with_the_whatif(proven: Any) ->
             assert group.partner is not None
             together = whatif_moves(inventory, raw, [group.fix, group.partner])
             assert Counter({(m.model, m.old, m.new): m.rows for m in group.pair.moves}) == together, group.key
+        if group.alternative is not None:
+            assert not PREDICTIONS.search(group.alternative.summary), group.alternative.summary
+            assert group.alternative_proof is not None
+            instead = whatif_moves(inventory, raw, [group.alternative])
+            moves = group.alternative_proof.moves
+            assert Counter({(m.model, m.old, m.new): m.rows for m in moves}) == instead, group.key
         checked += 1
     assert checked >= 10
 
@@ -114,3 +120,16 @@ def test_the_demos_range_fix_says_its_models_move_to_a_runtime_without_a_range_a
     assert top.partner.target[2] == "srt-deepseek-r1-distill-qwen-32b"
     assert top.pair is not None
     assert "srt-deepseek-r1-distill-qwen-32b" not in {move.new[2] for move in top.pair.moves if move.new}
+
+
+def test_a_runtime_that_loses_only_on_score_is_offered_a_priority_too(proven: Any) -> None:
+    """Not only "disable it": where a shadowed runtime loses on score alone, the priority that
+    makes it outscore its winners, proven: the models it matches move onto it."""
+    _inventory, _raw, groups = proven
+    offered = [group for group in groups if group.alternative is not None]
+
+    assert offered
+    for group in offered:
+        assert group.cause == "shadowed"
+        assert group.alternative_proof is not None
+        assert group.runtimes[0] in {move.new for move in group.alternative_proof.moves}, group.alternative_proof.text
