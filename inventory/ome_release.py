@@ -49,13 +49,19 @@ class Judgement:
     version: str
     why: str
 
-    def to_dict(self) -> dict[str, str]:
+    @property
+    def known(self) -> bool:
+        """Whether the cluster's OME version is known (else it is judged by the newest profile)."""
+        return bool(self.version)
+
+    def to_dict(self) -> dict[str, object]:
         return {
             "profile": self.behaviour.name,
             "source": self.source,
             "version": self.version,
             "why": self.why,
             "summary": self.behaviour.summary,
+            "version_known": self.known,
         }
 
 
@@ -109,7 +115,14 @@ def judge(cluster: Cluster) -> Judgement:
         return Judgement(profile, cluster.ome_version_source, cluster.ome_version, why)
     if not cluster.is_live:
         return _newest("registration", "a manifest snapshot registered without an OME version")
-    return _newest("unknown", f"OME version not detected ({cluster.ome_version_evidence or 'not synced yet'})")
+    return _newest("unknown", f"OME version not detected ({cluster.ome_version_evidence or _no_evidence(cluster)})")
+
+
+def _no_evidence(cluster: Cluster) -> str:
+    """Why detection left no evidence: it has not run yet, or it found nothing to say."""
+    if not cluster.sync_states.filter(last_list_at__isnull=False).exists():
+        return "not synced yet"
+    return "synced, but OME's version has not been read since: the next full resync reads it"
 
 
 @dataclass(frozen=True)

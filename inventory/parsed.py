@@ -198,6 +198,15 @@ def load_inventory(cluster: Cluster) -> Inventory:
     return _LOADED.get((cluster.pk, cluster.created_at, behaviour.name), version, load)
 
 
+def pipeline_plan(model: Resource, runtime: Resource) -> matching.PatchPlan:
+    """What `matching.pipeline_patch` plans for a stored model and runtime: the smallest
+    `{"spec": {"diffusionPipeline": ...}}` merge patch (or None), the entry it targets, and why
+    no patch can help (`blocked`), under the profile that judges the cluster. ManifestError
+    when either stored object is malformed. With pipeline_fixable, the one home of patch
+    planning over stored objects (the rule itself is matching's)."""
+    return matching.pipeline_patch(model.obj, runtime.obj, behaviour=judge(model.cluster).behaviour)
+
+
 def pipeline_fixable(
     inventory: Inventory, pairs: Iterable[tuple[ObjectKey, ObjectKey]]
 ) -> set[tuple[ObjectKey, ObjectKey]]:

@@ -11,4 +11,5 @@ app_name = "inventory"
 urlpatterns = [
     path("sync/<slug:name>/resync/", views.resync, name="resync"),
     path("clusters/add/", views.cluster_add, name="cluster-add"),
+    path("sync/<slug:name>/ome-version/", views.ome_version, name="ome-version"),
 ]

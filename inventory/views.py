@@ -16,6 +16,7 @@ from access.current import scope_of
 
 from .forms import ClusterAddForm
 from .models import Cluster
+from .ome_release import ome_version_set_admin
 from .registration import connection_test, registration_choices
 from .selectors import ClusterChoiceError, cluster_choose, clusters_visible
 from .services import cluster_register
@@ -43,6 +44,28 @@ def resync(request: HttpRequest, name: str) -> HttpResponse:
     else:
         messages.success(request, f"Resync of cluster {cluster.name} queued; the table below updates when it has run.")
     return redirect("sync")
+
+
+@require_POST
+def ome_version(request: HttpRequest, name: str) -> HttpResponse:
+    """Set the OME version an administrator knows the cluster runs (`version`: a release tag or
+    a profile name; empty clears it), as `manage.py ome_version CLUSTER --set` does; back to
+    the page it came from (`next`, a path of this site)."""
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    scope = scope_of(request)
+    cluster = get_object_or_404(clusters_visible(scope), name=name)
+    if not (scope.may_admin(cluster.name) or request.user.has_perm(RESYNC_PERMISSION)):
+        raise PermissionDenied(f"setting the OME version of cluster {cluster.name} needs the admin role on it")
+    version = request.POST.get("version", "").strip()
+    try:
+        judgement = ome_version_set_admin(cluster, version)
+    except ValueError as error:
+        messages.error(request, f"OME version of {cluster.name} not set: {error}")
+    else:
+        messages.success(request, f"Cluster {cluster.name}: {judgement.why}. The matrix is rebuilt with it.")
+    target = request.POST.get("next", "")
+    return redirect(target if target.startswith("/") and not target.startswith("//") else "sync")
 
 
 def page_cluster(request: HttpRequest) -> Cluster | HttpResponse:

@@ -34,8 +34,8 @@ class LintView(APIView):
     def get(self, request: Request) -> Response:
         scope = scope_of(request)
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope)
-        data = {"ome": ome_description(cluster), **lint_report_get(cluster, scope=scope).to_dict()}
-        states = {state.group.key: state for state in lint_group_states(cluster, scope=scope)}
+        data = {"ome": ome_description(cluster), **lint_report_get(cluster, scope=scope, proven=True).to_dict()}
+        states = {state.group.key: state for state in lint_group_states(cluster, scope=scope, proven=True)}
         for group in data["groups"]:  # type: ignore[attr-defined]
             state = states[group["key"]]
             group["acknowledged"] = _ack_dict(state.acknowledgement) if state.hidden else None

@@ -24,7 +24,7 @@ from inventory.views import page_cluster
 from matching import ObjectKey
 
 from .models import ACKNOWLEDGE_PERMISSION
-from .rules import SEVERITIES, FindingGroup
+from .rules import SEVERITIES, Fix
 from .selectors import GroupState, lint_group_states
 from .services import lint_acknowledge, lint_withdraw
 
@@ -34,14 +34,17 @@ def _resources(cluster: Cluster, keys: set[ObjectKey], scope: Scope) -> dict[Obj
     return {resource.key: resource for resource in found if resource.key in keys}
 
 
-def _fix_form(group: FindingGroup, resources: dict[ObjectKey, Resource]) -> dict[str, Any] | None:
-    """Where the fix opens: the what-if of its target runtime, with the manifests of the objects
-    it changes filled in (several YAML documents when it changes several)."""
-    fix = group.fix
-    if fix is None or fix.target not in resources or not all(key in resources for key in fix.changed):
+def _fix_form(fixes: list[Fix | None], resources: dict[ObjectKey, Resource]) -> dict[str, Any] | None:
+    """Where the fixes open: the what-if of the first one's target runtime, with the manifests
+    of the objects they change filled in (several YAML documents when they change several)."""
+    if not fixes or any(fix is None for fix in fixes):
         return None
-    documents = [editable_manifest(fix.apply_to(key, resources[key].obj)) for key in fix.changed]
-    return {"runtime_id": resources[fix.target].pk, "manifest": "---\n".join(documents)}
+    present = [fix for fix in fixes if fix is not None]
+    changed = [(fix, key) for fix in present for key in fix.changed]
+    if present[0].target not in resources or not all(key in resources for _fix, key in changed):
+        return None
+    documents = [editable_manifest(fix.apply_to(key, resources[key].obj)) for fix, key in changed]
+    return {"runtime_id": resources[present[0].target].pk, "manifest": "---\n".join(documents)}
 
 
 def _item(state: GroupState, resources: dict[ObjectKey, Resource]) -> dict[str, Any]:
@@ -51,7 +54,9 @@ def _item(state: GroupState, resources: dict[ObjectKey, Resource]) -> dict[str, 
         "group": group,
         "runtimes": [(key, resources[key].pk if key in resources else None) for key in group.runtimes],
         "models": [(key, resources[key].pk if key in resources else None) for key in group.models],
-        "fix_form": _fix_form(group, resources),
+        "fix_form": _fix_form([group.fix], resources),
+        "pair_form": _fix_form([group.fix, group.partner], resources) if group.pair is not None else None,
+        "alternative_form": _fix_form([group.alternative], resources) if group.alternative is not None else None,
     }
 
 
@@ -62,14 +67,14 @@ def lint(request: HttpRequest) -> HttpResponse:
     if not isinstance(cluster, Cluster):
         return cluster
     scope = scope_of(request)
-    states = lint_group_states(cluster, scope=scope)
+    states = lint_group_states(cluster, scope=scope, proven=True)
     show_acknowledged = request.GET.get("acknowledged") in ("1", "true", "on")
     severity = request.GET.get("severity", "")
     listed = [state for state in states if show_acknowledged or not state.hidden]
     counts = {name: sum(1 for state in listed if state.group.severity == name) for name in SEVERITIES}
     shown = [state for state in listed if not severity or state.group.severity == severity]
     keys = {key for state in shown for key in (*state.group.runtimes, *state.group.models)}
-    keys |= {key for state in shown if state.group.fix for key in state.group.fix.changed}
+    keys |= {key for state in shown for fix in (state.group.fix, state.group.partner) if fix for key in fix.changed}
     resources = _resources(cluster, keys, scope)
     context = {
         "cluster": cluster,

@@ -22,11 +22,14 @@ from .behaviour import (
     changes_between,
 )
 from .candidates import CandidateIndex, entry_could_match, in_scope, runtime_could_match
+from .cli_diff import add_lenient_option
 from .crd import DEFAULT_NAMESPACE, as_applied, with_crd_defaults
+from .derived import derived_runtime
 from .diff import diff
 from .diff_results import CONDITIONS as DIFF_CONDITIONS
 from .diff_results import Diff, DiffCell, DiffIsvc, DiffRow
 from .errors import ManifestError, ModelIndexError
+from .facts import unserved_fact
 from .files import load_text, read_documents
 from .fixes import Fix, ObjectPatch, propose_fixes
 from .grid import Grid, grid
@@ -48,15 +51,26 @@ from .parse import parse_isvc, parse_model, parse_object, parse_runtime
 from .patches import merge_patch, pipeline_patch
 from .pipeline import model_index_problem, pipeline_from_model_index
 from .positions import Origin, Positions
+from .problems import Problem
 from .report import Section, Verdict, json_report, parse_conditions, verdict
 from .reporting import EXIT_BAD_INPUT, add_report_options, emit, fail_on_of, render
 from .reporting import FORMATS as REPORT_FORMATS
 from .results import CheckOutcome, CheckReport, EntryReport, Match, PatchPlan, Selection
 from .rules import SHARDED, entry_passes
+from .schema import manifest_problems, schema_problems
 from .score import ScoreTerms, entry_score, model_size_value, score_breakdown, score_terms, size_score
 from .select import check, model_error, score, select, validate
 from .sizes import go_parse_float
-from .tree import Objects, TreeError, is_ome_object, isvc_pinned, objects_of, read_objects, read_tree
+from .tree import (
+    Objects,
+    TreeError,
+    is_ome_object,
+    isvc_pinned,
+    objects_of,
+    read_checked,
+    read_objects,
+    read_tree,
+)
 from .types import NAMED_COMPONENTS, Component, Entry, FormatRef, InferenceService, Model, ObjectKey, Pipeline, Runtime
 from .upgrade import Difference, behaviour_diff
 from .values import unmatchable_values
@@ -114,6 +128,7 @@ __all__ = [
     "PatchPlan",
     "Pipeline",
     "Positions",
+    "Problem",
     "Runtime",
     "ScoreTerms",
     "Section",
@@ -121,12 +136,14 @@ __all__ = [
     "TreeError",
     "Verdict",
     "__version__",
+    "add_lenient_option",
     "add_report_options",
     "as_applied",
     "as_behaviour",
     "behaviour_diff",
     "changes_between",
     "check",
+    "derived_runtime",
     "diff",
     "emit",
     "entry_could_match",
@@ -147,6 +164,7 @@ __all__ = [
     "key_path",
     "key_text",
     "load_text",
+    "manifest_problems",
     "merge_patch",
     "model_error",
     "model_index_problem",
@@ -164,18 +182,21 @@ __all__ = [
     "pipeline_from_model_index",
     "pipeline_patch",
     "propose_fixes",
+    "read_checked",
     "read_documents",
     "read_objects",
     "read_tree",
     "reasons",
     "render",
     "runtime_could_match",
+    "schema_problems",
     "score",
     "score_breakdown",
     "score_terms",
     "select",
     "size_score",
     "unmatchable_values",
+    "unserved_fact",
     "validate",
     "verdict",
     "version_problem",

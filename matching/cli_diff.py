@@ -26,8 +26,18 @@ def add_diff_command(commands: argparse._SubParsersAction) -> None:  # type: ign
         help=f"the OME behaviour profile that judges both trees (default {DEFAULT_BEHAVIOUR}): "
         + "; ".join(f"{name}: {profile.summary}" for name, profile in BEHAVIOURS.items()),
     )
+    add_lenient_option(command)
     add_report_options(command)
     command.set_defaults(run=run_diff)
+
+
+def add_lenient_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--lenient",
+        action="store_true",
+        help="report fields OME's CRD schemas do not declare, wrong types and values outside an enum as "
+        "warnings, not errors (for trees that carry fields of another OME version)",
+    )
 
 
 def run_diff(args: argparse.Namespace) -> int:
@@ -38,9 +48,11 @@ def run_diff(args: argparse.Namespace) -> int:
         trees = []
         for label, path in (("BASE_PATH", args.base), ("HEAD_PATH", args.head)):
             try:
-                trees.append(read_tree([path], behaviour=args.behaviour))
+                trees.append(read_tree([path], behaviour=args.behaviour, lenient=args.lenient))
             except TreeError as error:
                 raise TreeError([f"{label} {line}" for line in error.problems]) from None
+        for warning in (warning for tree in trees for warning in tree.warnings):
+            print(warning, file=sys.stderr)
         if not any(tree.model_keys or tree.runtimes or tree.isvc_keys for tree in trees):
             raise TreeError(
                 [f"neither {args.base} nor {args.head} holds an OME object (BaseModel, ServingRuntime, ...)"]

@@ -1,11 +1,12 @@
 """The smallest fixes of a near miss, on either side: the model or the runtime.
 
-Each failed check of a near miss (nearmiss.py) offers changes on one side or both: a version
-set or an operator widened, autoSelect turned on, a size bound moved, a recorded field set or
-removed, a pipeline requirement relaxed or the model's diffusionPipeline completed. A fix takes
-one change per failed check, as JSON patch operations (RFC 6902) of the objects as stored,
-and is kept only when applying it makes OME auto-select the runtime for the model. A fix that
-removes a model field OME's writers fill in again says so (`caveats`).
+Each failed check of a near miss (nearmiss.py) offers changes: on the runtime, a version set
+or an operator widened, autoSelect turned on, a size bound moved, a requirement set or relaxed,
+or a new entry that accepts the model as it is; on the model, only a fact it does not record
+filled in (facts.py): a model-side fix never changes or removes what the model's files say.
+A fix takes one change per failed check, as JSON patch operations (RFC 6902) of the objects
+as stored, and is kept only when applying it makes OME auto-select the runtime for the model.
+When no runtime accepts the model's facts, the answer is a new runtime (derived.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from .behaviour import DEFAULT_BEHAVIOUR, Behaviour, BehaviourInput, as_behaviour
 from .errors import ManifestError
+from .facts import entry_serving, records_facts, serves_format
 from .jsonpatch import Operation, json_patch, merge_operations, pointer
 from .nearmiss import Miss, NearMiss, near_miss
 from .parse import parse_model, parse_runtime
@@ -26,33 +28,7 @@ from .types import Component, Entry, FormatRef, Model, ObjectKey, Pipeline, Runt
 
 MODEL, RUNTIME = "model", "runtime"
 _MAX_VARIANTS = 4
-# Spec 6.5: what OME writes back into a model after a field is removed. Adding or setting a
-# field lasts (neither writer overwrites what is set).
-_REFILLED_AT_RECONCILE = frozenset(
-    {
-        "/spec/modelArchitecture",
-        "/spec/modelParameterSize",
-        "/spec/modelType",
-        "/spec/modelFramework",
-        "/spec/modelFormat/version",
-    }
-)
-_REFILLED_BY_AGENT = frozenset({"/spec/quantization", "/spec/diffusionPipeline"})
-
-
-def removal_caveat(path: str) -> str | None:
-    """Why removing this model field may not last, as OME's writers behave (spec 6.5)."""
-    field = path.removeprefix("/spec/").replace("/", ".")
-    if path in _REFILLED_AT_RECONCILE:
-        return (
-            f"OME's BaseModel controller fills spec.{field} in again from the node's model config at the "
-            "model's next reconcile (which the patch itself triggers), so removing it may not last"
-        )
-    if path in _REFILLED_BY_AGENT:
-        return (
-            f"OME's model agent records spec.{field} again when it processes the model again (re-download or restart)"
-        )
-    return None
+_RUNTIME_WIDE = frozenset({"disabled", "size", "autoSelect", "score"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +38,6 @@ class Change:
     side: str
     text: str
     operations: tuple[Operation, ...]
-    caveat: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +56,8 @@ class ObjectPatch:
 class Fix:
     """A verified fix of one near miss. `side` is model, runtime or both; `pipeline` is the
     `{"spec": {"diffusionPipeline": ...}}` merge patch when the fix is only that (the one
-    change the dashboard applies itself)."""
+    change the dashboard applies itself); `created` holds the manifests of new objects (a
+    derived runtime), which `runtime` then names."""
 
     side: str
     runtime: ObjectKey
@@ -89,7 +65,12 @@ class Fix:
     changes: tuple[str, ...]
     patches: tuple[ObjectPatch, ...]
     pipeline: dict[str, object] | None = None
-    caveats: tuple[str, ...] = ()
+    created: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def size(self) -> int:
+        """How many operations and new objects it takes."""
+        return sum(len(patch.operations) for patch in self.patches) + len(self.created)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -98,7 +79,7 @@ class Fix:
             "changes": list(self.changes),
             "patches": [patch.to_dict() for patch in self.patches],
             "pipeline_patch": self.pipeline,
-            "caveats": list(self.caveats),
+            "created": list(self.created),
         }
 
 
@@ -122,6 +103,7 @@ class _Planner:
         spec = model_obj.get("spec")
         self.raw_pipeline = spec.get("diffusionPipeline") if isinstance(spec, Mapping) else None
         self.entry: Entry | None = None if index is None else runtime.entries[index]
+        self.recorded = records_facts(model_obj)
 
     def entry_path(self, *parts: str | int) -> tuple[str | int, ...]:
         return ("spec", "supportedModelFormats", self.index or 0, *parts)
@@ -130,8 +112,8 @@ class _Planner:
         return Change(RUNTIME, f"runtime: {text}", operations)
 
     def on_model(self, text: str, *operations: Operation) -> Change:
-        caveats = [removal_caveat(op["path"]) for op in operations if op["op"] == "remove"]
-        return Change(MODEL, f"model: {text}", operations, next((text for text in caveats if text), None))
+        """A change of the model: only ever fills in what it does not record."""
+        return Change(MODEL, f"model: {text}", operations)
 
     def changes(self, miss: Miss) -> list[Change]:
         handler: Callable[[], list[Change]] | None = getattr(self, "_" + miss.check.lower(), None)
@@ -168,12 +150,14 @@ class _Planner:
             if model_value is None
             else self.on_runtime(f"set {field} {model_value} on entry {self.index}", _add(*at, value=model_value))
         )
-        model = (
-            self.on_model(f"remove spec.{field}", _remove("spec", field))
-            if entry_value is None
-            else self.on_model(f"set spec.{field} to {entry_value}", _add("spec", field, value=entry_value))
+        if model_value is not None or entry_value is None:
+            return [runtime]  # a recorded fact stays; removing it would falsify the model
+        if field == "quantization" and self.recorded:
+            return [runtime]  # OME looked: this model's weights are not quantized
+        filled = self.on_model(
+            f"fill in spec.{field} {entry_value} (OME could not record it)", _add("spec", field, value=entry_value)
         )
-        return [runtime, model]
+        return [runtime, filled]
 
     def _architecture(self) -> list[Change]:
         return self._two_sided(
@@ -195,17 +179,18 @@ class _Planner:
                     f"set {field}.operator GreaterThanOrEqual on entry {self.index}",
                     _add(*at, "operator", value="GreaterThanOrEqual"),
                 ),
-                self.on_model(f"set spec.{field}.version to {want}", _add(*mine, "version", value=want)),
             ]
         if want is not None:
             return [
                 self.on_runtime(f"remove {field}.version from entry {self.index}", _remove(*at, "version")),
-                self.on_model(f"set spec.{field}.version to {want}", _add(*mine, "version", value=want)),
+                self.on_model(
+                    f"fill in spec.{field}.version {want} (OME could not record it)",
+                    _add(*mine, "version", value=want),
+                ),
             ]
         if have is not None:
             return [
-                self.on_runtime(f"set {field}.version {have} on entry {self.index}", _add(*at, "version", value=have)),
-                self.on_model(f"remove spec.{field}.version", _remove(*mine, "version")),
+                self.on_runtime(f"set {field}.version {have} on entry {self.index}", _add(*at, "version", value=have))
             ]
         return []
 
@@ -224,7 +209,7 @@ class _Planner:
             return [
                 self.on_runtime(f"remove modelFramework from entry {self.index}", _remove(*at)),
                 self.on_model(
-                    f"set spec.modelFramework to {required.describe()}",
+                    f"fill in spec.modelFramework {required.describe()} (OME could not record it)",
                     _add("spec", "modelFramework", value=_ref_dict(required)),
                 ),
             ]
@@ -233,8 +218,7 @@ class _Planner:
                 self.on_runtime(
                     f"set modelFramework {present.describe()} on entry {self.index}",
                     _add(*at, value=_ref_dict(present)),
-                ),
-                self.on_model("remove spec.modelFramework", _remove("spec", "modelFramework")),
+                )
             ]
         return []
 
@@ -344,9 +328,46 @@ def _fix(
     if sides == {MODEL} and miss.checks == ("pipeline",):
         pipeline = pipeline_patch(model_obj, runtime_obj).patch
     side = sides.pop() if len(sides) == 1 else "both"
-    caveats = tuple(dict.fromkeys(change.caveat for change in changes if change.caveat))
     texts = tuple(change.text for change in changes)
-    return Fix(side, miss.runtime, miss.checks, texts, patches, pipeline, caveats)
+    return Fix(side, miss.runtime, miss.checks, texts, patches, pipeline)
+
+
+def _new_entry(
+    planner: _Planner, miss: NearMiss, model_obj: Mapping[str, Any], runtime_obj: Mapping[str, Any]
+) -> Change | None:
+    """A runtime change that adds an entry accepting the model as it is, copied from the
+    closest entry; None when only runtime-wide checks fail (then no entry is needed)."""
+    if all(failed.check in _RUNTIME_WIDE for failed in miss.failed) or not serves_format(planner.model, planner.entry):
+        return None
+    spec = runtime_obj.get("spec")
+    entries = spec.get("supportedModelFormats") if isinstance(spec, Mapping) else None
+    like = entries[miss.entry] if isinstance(entries, list) and miss.entry is not None else None
+    entry = entry_serving(planner.model, model_obj, like if isinstance(like, Mapping) else None)
+    operation = (
+        _add("spec", "supportedModelFormats", "-", value=entry)
+        if entries
+        else _add("spec", "supportedModelFormats", value=[entry])
+    )
+    facts = ", ".join(str(value) for key, value in entry.items() if key in ("modelArchitecture", "quantization"))
+    what = f"{planner.model.format.describe()}{', ' + facts if facts else ''}"
+    return planner.on_runtime(f"add an entry that accepts this model as it is ({what}), with autoSelect", operation)
+
+
+def _with_new_entry(
+    planner: _Planner, miss: NearMiss, options: list[list[Change]], objects: tuple[Mapping[str, Any], Mapping[str, Any]]
+) -> tuple[Change, ...] | None:
+    """The runtime-wide changes of the near miss, and a new entry instead of the entry's."""
+    added = _new_entry(planner, miss, *objects)
+    if added is None:
+        return None
+    wide = []
+    for failed, option in zip(miss.failed, options, strict=True):
+        if failed.check in ("disabled", "size"):
+            change = next((change for change in option if change.side == RUNTIME), None)
+            if change is None:
+                return None
+            wide.append(change)
+    return (*wide, added)
 
 
 def propose_fixes(
@@ -362,11 +383,13 @@ def propose_fixes(
         return ()
     planner = _Planner(model, parsed_model, parsed_runtime, miss.entry)
     options = [planner.changes(failed) for failed in miss.failed]
-    if not all(options):
-        return ()
+    combinations = _combinations(options) if all(options) else []
+    with_entry = _with_new_entry(planner, miss, options, (model, runtime))
+    if with_entry is not None:
+        combinations.append(with_entry)
     found: dict[str, Fix] = {}
-    for changes in _combinations(options):
+    for changes in combinations:
         fix = _fix(miss, parsed_model, changes, (model, runtime), profile)
         if fix is not None:
             found.setdefault(repr(fix.patches), fix)
-    return tuple(sorted(found.values(), key=lambda fix: sum(len(patch.operations) for patch in fix.patches)))
+    return tuple(sorted(found.values(), key=lambda fix: fix.size))

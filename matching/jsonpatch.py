@@ -38,9 +38,12 @@ def _apply(document: Any, operation: Mapping[str, Any]) -> None:
         raise ValueError(f"an operation must be an object, got {type(operation).__name__}")
     kind, parts = operation.get("op"), _parts(str(operation.get("path", "")))
     parent, last = _parent(document, parts), parts[-1]
+    if isinstance(parent, list) and last == "-" and kind == "add":
+        parent.append(copy.deepcopy(operation["value"]))  # RFC 6902: "-" appends
+        return
     if isinstance(parent, list):
         if not last.isdigit() or int(last) >= len(parent) or kind == "add":
-            raise ValueError(f"{operation['path']}: fixes address list items by index, to change them only")
+            raise ValueError(f"{operation['path']}: fixes change list items by index, or append with -")
         index: Any = int(last)
     elif isinstance(parent, dict):
         index = last

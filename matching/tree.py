@@ -22,6 +22,8 @@ from .files import read_documents
 from .grid import Grid
 from .parse import parse_object
 from .positions import Origin
+from .problems import Problem
+from .schema import manifest_problems
 from .types import BASE_MODEL, ISVC_KIND, MODEL_KINDS, RUNTIME_KINDS, InferenceService, Model, ObjectKey, Runtime
 
 OME_KINDS = frozenset({*MODEL_KINDS, *RUNTIME_KINDS, ISVC_KIND})
@@ -29,10 +31,12 @@ OME_KINDS = frozenset({*MODEL_KINDS, *RUNTIME_KINDS, ISVC_KIND})
 
 class TreeError(ValueError):
     """Manifests that cannot be read or parsed: one line per bad document, each naming the
-    file, the document, the object and the field."""
+    file, the document, the object and the field. `details`: the schema problems, errors and
+    warnings together, each with its file, document, line and path."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], details: list[Problem] | None = None) -> None:
         self.problems = problems
+        self.details = details or []
         super().__init__("\n".join(problems))
 
 
@@ -50,6 +54,7 @@ class Objects:
     pinned: frozenset[ObjectKey] = frozenset()
     behaviour: Behaviour = field(default_factory=lambda: as_behaviour(DEFAULT_BEHAVIOUR))
     origins: Mapping[ObjectKey, Origin] = field(default_factory=dict)
+    warnings: tuple[Problem, ...] = ()
 
     @cached_property
     def grid(self) -> Grid:
@@ -88,22 +93,38 @@ def is_ome_object(obj: Mapping[str, Any]) -> bool:
     return group == "ome.io" and obj.get("kind") in OME_KINDS
 
 
-def read_objects(
-    paths: Iterable[str | Path],
-) -> list[tuple[Origin, dict[str, Any], Model | Runtime | InferenceService]]:
+Found = list[tuple[Origin, dict[str, Any], Model | Runtime | InferenceService]]
+
+
+def read_objects(paths: Iterable[str | Path], *, lenient: bool = False) -> Found:
     """(origin, object as applied, parsed value) for every OME object of the files and folders,
-    in file order. Raises TreeError listing every bad document, or every path that does not exist."""
+    in file order (see read_checked)."""
+    return read_checked(paths, lenient=lenient)[0]
+
+
+def read_checked(paths: Iterable[str | Path], *, lenient: bool = False) -> tuple[Found, list[Problem]]:
+    """Every OME object of the files and folders (see read_objects), and the schema warnings.
+    Each object is checked against OME's CRD schema (matching.schema); `lenient` demotes its
+    errors to warnings. Raises TreeError listing every bad document, schema errors and
+    warnings together, or every path that does not exist."""
     paths = list(paths)
     missing = [f"{path}: no such file or folder" for path in paths if not Path(path).exists()]
     if missing:
         raise TreeError(missing)
     found = []
     problems = []
+    details: list[Problem] = []
     for document in read_documents(paths):
         if document.error is not None or document.obj is None:
             problems.append(f"{document.where}: {document.error}")
             continue
         if not is_ome_object(document.obj):
+            continue
+        checked = manifest_problems(
+            document.obj, positions=document.positions, file=document.path, document=document.index, lenient=lenient
+        )
+        details += checked
+        if any(problem.is_error for problem in checked):
             continue
         obj = as_applied(document.obj)
         try:
@@ -112,18 +133,20 @@ def read_objects(
             problems.append(f"{document.where}: {error}")
         except RecursionError:
             problems.append(f"{document.where}: the object is nested too deeply")
-    if problems:
-        raise TreeError(problems)
-    return found
+    if problems or any(problem.is_error for problem in details):
+        raise TreeError([*problems, *map(str, details)], details)
+    return found, details
 
 
-def read_tree(paths: Iterable[str | Path], *, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR) -> Objects:
+def read_tree(
+    paths: Iterable[str | Path], *, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR, lenient: bool = False
+) -> Objects:
     """The OME objects of manifest files and folders (see the module's docstring), judged by
-    `behaviour`. A path that does not exist, a file that is not YAML or JSON, or an object OME's
-    API server would refuse raises TreeError."""
-    found = read_objects(paths)
+    `behaviour`, with the schema warnings. A path that does not exist, a file that is not YAML
+    or JSON, or an object OME's API server would refuse raises TreeError (see read_checked)."""
+    found, warnings = read_checked(paths, lenient=lenient)
     objects = objects_of([(obj, value) for _origin, obj, value in found], behaviour=behaviour)
-    return replace(objects, origins={value.key: origin for origin, _obj, value in found})
+    return replace(objects, origins={value.key: origin for origin, _obj, value in found}, warnings=tuple(warnings))
 
 
 def objects_of(

@@ -6,10 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import matching
 from access.scope import Scope
 from inventory.models import Cluster, Resource
-from inventory.ome_release import judge
 from inventory.parsed import Inventory, load_inventory, pipeline_fixable
 from inventory.selectors import resources_visible
 from isvcs.services import IsvcVerdict, isvc_verdicts
@@ -43,14 +41,6 @@ class ModelRanking:
 
 def model_rows(build: MatrixBuild, model: Resource, *, scope: Scope) -> list[MatrixRow]:
     return list(rows_visible(scope).filter(build=build, model=model).select_related("selected").order_by("namespace"))
-
-
-def pipeline_plan(model: Resource, runtime: Resource) -> matching.PatchPlan:
-    """What `matching.pipeline_patch` plans for a stored model and runtime: the smallest
-    `{"spec": {"diffusionPipeline": ...}}` merge patch (or None), the entry it targets, and why
-    no patch can help (`blocked`), under the profile that judges the cluster. ManifestError
-    when either stored object is malformed."""
-    return matching.pipeline_patch(model.obj, runtime.obj, behaviour=judge(model.cluster).behaviour)
 
 
 def _patchable(inventory: Inventory, model_key: ObjectKey, runtime: Resource) -> bool:

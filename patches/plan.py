@@ -13,8 +13,8 @@ from typing import Any
 import matching
 from access.scope import Scope
 from inventory.models import CLUSTER_SCOPED, MODEL_KINDS, Cluster, Resource
+from inventory.parsed import pipeline_plan
 from matching import NAMED_COMPONENTS
-from matrix.rankings import pipeline_plan
 from whatif.errors import WhatIfError
 from whatif.services import whatif_model_patch
 

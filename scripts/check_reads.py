@@ -86,6 +86,10 @@ ALLOWED: dict[str, str] = {
     "(the add-cluster page needs inventory.add_cluster)",
     "inventory/argocd.py": "the Argo CD source registers and removes clusters for the system, whoever reads them",
     "inventory/locks.py": "the lock order: every writer of a cluster locks its row first, for the system",
+    "lint/selectors.py:proven_report": "the proven lint report is cached for every reader of the cluster and "
+    "filtered by the reader's scope afterwards (lint_report_get)",
+    "inventory/ome_release.py:_no_evidence": "whether a cluster the caller already holds was ever listed, "
+    "to say why its OME version is unknown",
     "matrix/freshness.py": "the freshness of a cluster the caller already read (clusters_visible(scope)): "
     "one state per cluster, judged from all of its sync states and builds",
     "ome_dashboard/ops": "probes and /metrics: answer for the deployment (i19b/i22 decide what they show)",

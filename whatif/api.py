@@ -26,7 +26,7 @@ from inventory.models import MODEL_KINDS, RUNTIME_KINDS
 from inventory.ome_release import ome_description
 from inventory.selectors import cluster_choose, resources_visible
 
-from .errors import WhatIfError
+from .errors import WhatIfError, problems_body
 from .fixes import model_near_misses
 from .services import whatif
 
@@ -43,6 +43,10 @@ class WhatIfInputSerializer(serializers.Serializer):
     )
     deletions = serializers.ListField(
         child=serializers.CharField(), required=False, help_text="Objects to remove, as `Kind/name` or `Kind/ns/name`."
+    )
+    lenient = serializers.BooleanField(
+        default=False,
+        help_text="Schema errors (fields of another OME version) are warnings, not a 400.",
     )
 
 
@@ -61,14 +65,15 @@ class WhatIfView(APIView):
         scope = scope_of(request)
         cluster = cluster_choose(values.get("cluster"), default="only", scope=scope)
         try:
-            result = whatif(cluster, documents, deletions=values.get("deletions", ()), scope=scope)
+            result = whatif(
+                cluster, documents, deletions=values.get("deletions", ()), lenient=values["lenient"], scope=scope
+            )
         except WhatIfError as error:
             # An error without a field is about the manifests; every schema problem is listed.
             error.field = error.field or "manifests"
             if not error.problems:
                 raise
-            body = {"detail": str(error), "code": error.code, "field": error.field}
-            return Response({**body, "problems": [problem.to_dict() for problem in error.problems]}, status=400)
+            return Response(problems_body(error), status=400)
         return Response({"ome": ome_description(cluster), **scope_tokens(result.to_dict())})
 
 
@@ -106,8 +111,10 @@ class NearMissQuerySerializer(serializers.Serializer):
 class NearMissView(APIView):
     """The runtimes OME does not auto-select for a model in one namespace, closest first (by
     the number of failed checks), each with its failed checks and, for the closest, verified
-    fixes on either side: JSON patch operations, the `kubectl patch` commands, and what each
-    would change in the whole matrix (from the what-if). Nothing is applied."""
+    fixes: JSON patch operations (or a new runtime's manifest), the `kubectl` commands, and what
+    each would change in the whole matrix (from the what-if). `fixes` ranks them all, best
+    first; `unserved` names the recorded fact no runtime accepts, when none does. Nothing is
+    applied."""
 
     permission_classes = [CanRead]
 
@@ -119,13 +126,13 @@ class NearMissView(APIView):
         default = model.namespace if model.kind == "BaseModel" else ""
         token = query.validated_data.get("namespace")
         namespace = scope_namespace(token) if token else default
-        misses = model_near_misses(model, namespace, query.validated_data.get("runtime"), scope=scope_of(request))
+        found = model_near_misses(model, namespace, query.validated_data.get("runtime"), scope=scope_of(request))
         return Response(
             {
                 "ome": matching.OME_BEHAVIOUR,
                 "model": {**matching.key_dict(model.key), "id": model.pk},
                 "namespace": namespace,
-                "near_misses": [miss.to_dict() for miss in misses],
+                **found.to_dict(),
             }
         )
 

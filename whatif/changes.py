@@ -36,6 +36,19 @@ class RowChange:
     def first_namespace(self) -> str:
         return self.namespaces[0]
 
+    @property
+    def summary(self) -> str:
+        """The change in words, naming only what changes: the pick when it changes, else the
+        cells (the pick it keeps is not a change)."""
+        if self.change == GETS:
+            return f"gets a runtime: OME would pick {_name(self.new_selected)}"
+        if self.change == LOSES:
+            return f"loses its runtime {_name(self.old_selected)}"
+        if self.change == SWITCHES:
+            return f"switches runtime from {_name(self.old_selected)} to {_name(self.new_selected)}"
+        cells = "; ".join(reason for reason in self.reasons if not reason.startswith("OME's pick"))
+        return f"keeps {_name(self.old_selected)}; {cells}" if cells else f"keeps {_name(self.old_selected)}"
+
     def to_dict(self) -> dict[str, object]:
         return {
             "model": key_dict(self.model),

@@ -24,25 +24,29 @@ from matching import Diff, ObjectKey, Objects
 
 from .errors import WhatIfError
 from .overlay import replaced_inventory
-from .parse import read_documents
+from .parse import checked, read_documents, refuse
 from .services import keep_creation_time, readable_inventory, refuse_unreadable
 
 Item = tuple[Mapping[str, Any], matching.Model | matching.Runtime | matching.InferenceService]
 """(object as applied, parsed value) of one manifest."""
 
 
-def items_from_text(source: Any) -> list[Item]:
+def items_from_text(source: Any, *, lenient: bool = False) -> tuple[list[Item], list[matching.Problem]]:
     """The OME objects of manifest text or JSON objects (as the what-if API reads them: size
-    limits, no YAML aliases); other kinds are skipped. Raises WhatIfError naming the document
-    and field."""
+    limits, no YAML aliases), other kinds skipped, and the schema warnings. Each object is
+    checked against OME's CRD schema (`lenient`: errors become warnings). Raises WhatIfError
+    naming the document, line and field, with every problem."""
     found: list[Item] = []
-    for number, value in read_documents(source):
+    problems: list[matching.Problem] = []
+    for document in read_documents(source):
+        number, value = document.number, document.value
         if not isinstance(value, Mapping):
             raise WhatIfError(f"expected a mapping, got {type(value).__name__}", document=number)
         if not matching.is_ome_object(value):
             continue
         if len(found) >= settings.OME_WHATIF_MAX_DOCUMENTS:
             raise WhatIfError(f"more than {settings.OME_WHATIF_MAX_DOCUMENTS} objects in one check", document=number)
+        problems += checked(document, lenient=lenient)
         obj = matching.as_applied(value)
         try:
             found.append((obj, matching.parse_object(obj)))
@@ -50,15 +54,19 @@ def items_from_text(source: Any) -> list[Item]:
             raise WhatIfError(error.problem, document=number, obj=error.obj, field=error.field) from None
         except RecursionError:
             raise WhatIfError("the object is nested too deeply", document=number) from None
-    return found
+    refuse(problems)
+    return found, problems
 
 
-def items_from_paths(paths: Iterable[str]) -> tuple[list[Item], dict[ObjectKey, matching.Origin]]:
-    """The OME objects of files and folders (`matching.read_tree`'s rules), and the place each
-    was read from (for findings at the manifest line). Raises matching.TreeError naming every
-    bad file, document and field."""
-    found = matching.read_objects(paths)
-    return [(obj, value) for _origin, obj, value in found], {value.key: origin for origin, _obj, value in found}
+def items_from_paths(
+    paths: Iterable[str], *, lenient: bool = False
+) -> tuple[list[Item], dict[ObjectKey, matching.Origin], list[matching.Problem]]:
+    """The OME objects of files and folders, the place each was read from (for findings at the
+    manifest line), and the schema warnings (`matching.read_checked`'s rules). Raises
+    matching.TreeError naming every bad file, document, line and field."""
+    found, warnings = matching.read_checked(paths, lenient=lenient)
+    items: list[Item] = [(obj, value) for _origin, obj, value in found]
+    return items, {value.key: origin for origin, _obj, value in found}, warnings
 
 
 def _pinned(cluster: Cluster, scope: Scope) -> set[ObjectKey]:

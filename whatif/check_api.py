@@ -6,7 +6,10 @@ and it sees only the clusters its caller may read.
 The answer is always the JSON report (`sections`, each with its cluster's `ome`: the profile
 that judged it and why; `failed`, `found`, `fail_on`) with
 `exitCode` (0 or 1, as the command's); `format` text, markdown or junit adds that rendering
-as `rendered`. Bad input answers 400 naming the document and field.
+as `rendered`, and `problems`: the schema warnings. Bad input answers 400 naming the document
+and field, with `problems[]`: every schema problem, errors and warnings together, each with
+its document, line, path and a hint ("did you mean max?"); `lenient` demotes schema errors to
+warnings.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from inventory.ome_release import ome_description
 from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
 
 from .check import check_clusters, items_from_text
-from .errors import WhatIfError
+from .errors import WhatIfError, problems_body
 
 
 class CheckInputSerializer(serializers.Serializer):
@@ -41,6 +44,11 @@ class CheckInputSerializer(serializers.Serializer):
     )
     objects = serializers.ListField(child=serializers.DictField(), required=False, help_text="The same, as objects.")
     prune = serializers.BooleanField(default=False, help_text="Objects the manifests lack count as deleted.")
+    lenient = serializers.BooleanField(
+        default=False,
+        help_text="Fields OME's CRD schemas do not declare, wrong types and values outside an enum are warnings "
+        "(in `problems`), not a 400: for manifests that carry fields of another OME version.",
+    )
     fail_on = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -79,16 +87,23 @@ class WhatIfCheckView(APIView):
         if not clusters:
             raise ClusterChoiceError("no cluster to check: none is registered, or you may read none")
         try:
-            sections = check_clusters(clusters, items_from_text(documents), prune=values["prune"], scope=scope)
+            items, warnings = items_from_text(documents, lenient=values["lenient"])
+            sections = check_clusters(clusters, items, prune=values["prune"], scope=scope)
         except WhatIfError as error:
             error.field = error.field or "manifests"
-            raise
+            if not error.problems:
+                raise
+            return Response(problems_body(error), status=400)
         result = matching.verdict(sections, fail_on)
         # matching's report is also the CLI's JSON (camelCase); the API's casing is snake_case.
         report = scope_tokens(api_keys(matching.json_report(sections, result)))
         for section, cluster in zip(report["sections"], clusters, strict=True):
             section["ome"] = ome_description(cluster)
-        body: dict[str, Any] = {**report, "exit_code": result.exit_code}
+        body: dict[str, Any] = {
+            **report,
+            "exit_code": result.exit_code,
+            "problems": [warning.to_dict() for warning in warnings],
+        }
         if values["format"] != "json":
             body["rendered"] = matching.render(sections, result, values["format"])
         return Response(body)

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from core.errors import DomainError
-
-if TYPE_CHECKING:
-    from .schema import Problem
+from matching import Problem
 
 
 class WhatIfError(DomainError):
     """Input a what-if cannot use; `document` is 1-based, `field` a path such as spec.priority.
-    `problems`: every schema violation of the document, each with its path."""
+    `problems`: every schema problem of the input, errors and warnings together, each with its
+    document, line and path (`matching.Problem`)."""
 
     code = "invalid_manifest"
 
@@ -41,3 +38,9 @@ class WhatIfError(DomainError):
             "message": str(self),
             "problems": [problem.to_dict() for problem in self.problems],
         }
+
+
+def problems_body(error: WhatIfError) -> dict[str, object]:
+    """The 400 answer of an input with schema problems: the first error, and every problem."""
+    body: dict[str, object] = {"detail": str(error), "code": error.code, "field": error.field}
+    return {**body, "problems": [problem.to_dict() for problem in error.problems]}

@@ -1,17 +1,22 @@
 """A model's near misses with their fixes, each fix with what it would change in the whole
-matrix (computed with the what-if), and the `kubectl patch` command that applies it.
+matrix (computed with the what-if), and the `kubectl` command that applies it.
 
-The ranking and the fixes are OME knowledge (`matching.near_misses`, `matching.propose_fixes`);
-this module reads the stored objects, runs the what-if of each fix and orders the fixes:
-those that take a runtime from no other model first, then the fewest changes.
+The near misses and the fixes are OME knowledge (`matching.near_misses`,
+`matching.propose_fixes`, `matching.derived_runtime`); this module reads the stored objects,
+runs the what-if of each fix and ranks all fixes, across runtimes, in one order: those that
+change no other model's pick first, then the fewest other cells and models changed, then the
+closest runtime, then the smallest fix. When no runtime accepts the model's recorded facts, it
+says so and proposes a new runtime derived from the closest one.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+import yaml
 
 import matching
 from access.scope import Scope
@@ -37,6 +42,12 @@ _PLURALS = {
 }
 
 
+def kubectl_apply(manifest: dict[str, Any]) -> str:
+    """The exact `kubectl apply` command that creates a manifest, with the manifest inline."""
+    text = yaml.safe_dump(manifest, sort_keys=False)
+    return f"kubectl apply -f - <<'EOF'\n{text}EOF"
+
+
 def kubectl_command(patch: ObjectPatch) -> str:
     """The exact `kubectl patch` command that applies one object's JSON patch."""
     kind, namespace, name = patch.target
@@ -60,6 +71,24 @@ class Impact:
         return [change for change in self.changes if change.model != self.target]
 
     @property
+    def moves_others(self) -> bool:
+        """Whether another model's pick changes (it gets, loses or switches runtime)."""
+        return any(change.row.pick_changed for change in self.others)
+
+    @property
+    def cells_of_others(self) -> int:
+        """How many cells of other models change, counting each namespace."""
+        return sum(len(change.row.cells) * len(change.namespaces) for change in self.others)
+
+    @property
+    def models_of_others(self) -> int:
+        return len({change.model for change in self.others})
+
+    def pick_of_target(self) -> ObjectKey | None:
+        """The runtime OME would pick for the model after the fix (its first changed row)."""
+        return next((change.new_selected for change in self.changes if change.model == self.target), None)
+
+    @property
     def takes_from_others(self) -> bool:
         """Whether another model would lose a runtime it matches, or switch from its pick
         (another model gaining a runtime takes nothing)."""
@@ -68,24 +97,44 @@ class Impact:
         )
 
     def to_dict(self) -> dict[str, object]:
-        return {"takes_from_others": self.takes_from_others, "changes": [change.to_dict() for change in self.changes]}
+        return {
+            "takes_from_others": self.takes_from_others,
+            "moves_others": self.moves_others,
+            "changes": [change.to_dict() for change in self.changes],
+        }
 
 
 @dataclass(frozen=True)
 class Proposal:
-    """A verified fix, its commands and its impact (None when it was not measured)."""
+    """A verified fix of the near miss `distance` checks away, its commands and its impact
+    (None when it was not measured)."""
 
     fix: Fix
     commands: list[str]
     impact: Impact | None
+    distance: int = 0
+    runtime_id: int | None = None
 
     @property
     def patches_json(self) -> str:
         return json.dumps([patch.to_dict() for patch in self.fix.patches], separators=(",", ":"))
 
+    @property
+    def picked_instead(self) -> ObjectKey | None:
+        """The runtime OME would pick for the model after the fix when it is not the one the fix
+        is listed under (which then matches, but ranks below it)."""
+        picked = None if self.impact is None else self.impact.pick_of_target()
+        return picked if picked is not None and picked != self.fix.runtime else None
+
     def to_dict(self) -> dict[str, object]:
         impact = None if self.impact is None else self.impact.to_dict()
-        return {**self.fix.to_dict(), "kubectl": self.commands, "impact": impact}
+        return {
+            **self.fix.to_dict(),
+            "runtime": matching.key_dict(self.fix.runtime),
+            "distance": self.distance,
+            "kubectl": self.commands,
+            "impact": impact,
+        }
 
 
 @dataclass(frozen=True)
@@ -105,9 +154,27 @@ class RankedMiss:
         return out
 
 
+@dataclass(frozen=True)
+class NearFixes:
+    """A model's near misses (closest first), all their fixes in one ranking (best first),
+    and the recorded fact no runtime accepts, when none does."""
+
+    misses: list[RankedMiss]
+    ranked: list[Proposal] = field(default_factory=list)
+    unserved: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "unserved": self.unserved,
+            "fixes": [proposal.to_dict() for proposal in self.ranked],
+            "near_misses": [miss.to_dict() for miss in self.misses],
+        }
+
+
 def patched_documents(objects: dict[ObjectKey, dict[str, Any]], fix: Fix) -> list[dict[str, Any]]:
-    """The objects a fix changes, with the fix applied."""
-    return [matching.json_patch(objects[patch.target], list(patch.operations)) for patch in fix.patches]
+    """The objects a fix changes, with the fix applied, and those it creates."""
+    changed = [matching.json_patch(objects[patch.target], list(patch.operations)) for patch in fix.patches]
+    return [*changed, *fix.created]
 
 
 def _impact(
@@ -119,52 +186,92 @@ def _impact(
 
 
 def _order(proposal: Proposal) -> tuple[object, ...]:
-    """Measured before unmeasured; those that take a runtime from no other model first; then
-    those that last (see Fix.caveats), the fewest other models changed, the fewest operations."""
-    impact = proposal.impact
-    operations = sum(len(patch.operations) for patch in proposal.fix.patches)
-    lasting = not proposal.fix.caveats
+    """One ranking across runtimes: measured before unmeasured; those that change no other
+    model's pick first; then the fewest other cells and models changed, the closest runtime,
+    the smallest fix."""
+    impact, size = proposal.impact, proposal.fix.size
     if impact is None:
-        return (True, True, not lasting, 0, operations)
-    return (False, impact.takes_from_others, not lasting, len(impact.others), operations)
+        return (True, True, 0, 0, proposal.distance, size)
+    return (False, impact.moves_others, impact.cells_of_others, impact.models_of_others, proposal.distance, size)
 
 
 def _proposals(
     inventory: Inventory,
     cluster: Cluster,
     objects: dict[ObjectKey, dict[str, Any]],
-    keys: tuple[ObjectKey, ObjectKey],
+    model: ObjectKey,
+    miss: NearMiss,
     budget: list[int],
     scope: Scope,
 ) -> list[Proposal]:
     """The verified fixes of one near miss with their impact while `budget` (what-ifs left
-    for this panel) lasts."""
-    model, runtime = keys
+    for this panel) lasts, best first."""
     try:
-        fixes = matching.propose_fixes(objects[model], objects[runtime], inventory.behaviour)
+        fixes = matching.propose_fixes(objects[model], objects[miss.runtime], inventory.behaviour)
     except matching.ManifestError:
         return []
-    found = []
-    for fix in fixes:
-        impact = None
-        if budget[0] > 0:
-            budget[0] -= 1
-            impact = _impact(inventory, cluster, patched_documents(objects, fix), model, scope)
-        found.append(Proposal(fix, [kubectl_command(patch) for patch in fix.patches], impact))
+    found = (_measured(inventory, cluster, objects, model, fix, miss, budget, scope) for fix in fixes)
     return sorted(found, key=_order)
 
 
-def model_near_misses(
-    model: Resource, namespace: str, runtime: Resource | None = None, *, scope: Scope
-) -> list[RankedMiss]:
+def _measured(
+    inventory: Inventory,
+    cluster: Cluster,
+    objects: dict[ObjectKey, dict[str, Any]],
+    model: ObjectKey,
+    fix: Fix,
+    miss: NearMiss,
+    budget: list[int],
+    scope: Scope,
+) -> Proposal:
+    """The fix with its commands, and its impact while `budget` lasts."""
+    impact = None
+    if budget[0] > 0:
+        budget[0] -= 1
+        impact = _impact(inventory, cluster, patched_documents(objects, fix), model, scope)
+    commands = [kubectl_command(patch) for patch in fix.patches] + [kubectl_apply(doc) for doc in fix.created]
+    return Proposal(fix, commands, impact, miss.distance, inventory.ids.get(fix.runtime))
+
+
+def _free_name(inventory: Inventory, source: ObjectKey, model_name: str) -> str:
+    """A name for a runtime derived from `source` for the model: the source's first word and
+    the model's name (`srt-gemma-2b`), numbered when taken."""
+    base = f"{source[2].split('-')[0]}-{model_name}"[:60]
+    taken = {key[2] for key in inventory.runtimes if key[0] == source[0] and key[1] == source[1]}
+    return next(name for name in (base, *(f"{base}-{n}" for n in range(2, 100))) if name not in taken)
+
+
+def _derived(
+    inventory: Inventory,
+    cluster: Cluster,
+    objects: dict[ObjectKey, dict[str, Any]],
+    model: ObjectKey,
+    misses: tuple[NearMiss, ...],
+    scope: Scope,
+) -> Proposal | None:
+    """A new runtime derived from the closest runtime that has entries, measured by the what-if."""
+    source = next((miss for miss in misses if miss.entry is not None and miss.runtime in objects), None)
+    if source is None or model not in objects:
+        return None
+    name = _free_name(inventory, source.runtime, model[2])
+    try:
+        fix = matching.derived_runtime(objects[model], objects[source.runtime], name, inventory.behaviour)
+    except matching.ManifestError:
+        return None
+    return None if fix is None else _measured(inventory, cluster, objects, model, fix, source, [1], scope)
+
+
+def model_near_misses(model: Resource, namespace: str, runtime: Resource | None = None, *, scope: Scope) -> NearFixes:
     """The runtimes in scope of `namespace` that OME does not auto-select for the model,
     closest first, with fixes and their impact for the closest MAX_WITH_FIXES; only `runtime`
-    when given. Empty for a malformed model."""
+    when given; and all the fixes in one ranking. When no runtime in scope accepts the model's
+    recorded facts, which one (`unserved`) and a new runtime among the fixes. Empty for a
+    malformed model."""
     cluster = model.cluster
     inventory = readable_inventory(cluster, scope=scope)
     parsed = inventory.models.get(model.key)
     if parsed is None:
-        return []
+        return NearFixes([])
     runtimes = (
         inventory.runtimes.values()
         if runtime is None
@@ -178,10 +285,15 @@ def model_near_misses(
     budget = [MAX_IMPACTS]
     for position, miss in enumerate(misses):
         evaluated = position < MAX_WITH_FIXES and miss.runtime in objects and model.key in objects
-        keys = (model.key, miss.runtime)
-        proposals = _proposals(inventory, cluster, objects, keys, budget, scope) if evaluated else []
+        proposals = _proposals(inventory, cluster, objects, model.key, miss, budget, scope) if evaluated else []
         ranked.append(RankedMiss(miss, inventory.ids.get(miss.runtime), proposals, evaluated))
-    return ranked
+    proposals = [proposal for item in ranked for proposal in item.proposals]
+    in_scope = [item for item in inventory.runtimes.values() if item.is_cluster or item.namespace == namespace]
+    unserved = None if runtime is not None else matching.unserved_fact(parsed, in_scope)
+    if unserved is not None:
+        derived = _derived(inventory, cluster, objects, model.key, misses, scope)
+        proposals += [] if derived is None else [derived]
+    return NearFixes(ranked, sorted(proposals, key=_order), unserved)
 
 
 def _stored_objects(inventory: Inventory, scope: Scope, keys: list[ObjectKey]) -> dict[ObjectKey, dict[str, Any]]:

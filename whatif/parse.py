@@ -1,25 +1,41 @@
 """Reading a what-if's input: manifest text (YAML or JSON, several documents), mappings or lists
-of them, and object keys; each object normalised as loading a manifest does. Bad input raises
-`WhatIfError`, naming the document (1-based) and the field."""
+of them, and object keys; each object checked against OME's CRD schemas (`matching.schema`,
+the one validation of every entry point) and normalised as loading a manifest does. Bad input
+raises `WhatIfError`, naming the document (1-based), the line and the field."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from django.conf import settings
 
 import matching
 from inventory.models import CLUSTER_SCOPED, MODEL_KINDS, RUNTIME_KINDS
-from matching import Model, ObjectKey, Runtime
+from matching import Model, ObjectKey, Positions, Problem, Runtime
 
 from .errors import WhatIfError
-from .schema import schema_problems
 
 Parsed = Model | Runtime
 Stored = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
 """The cluster's stored version of a (normalised) object, or None."""
+
+
+class Numbered(NamedTuple):
+    """One document of the input: its 1-based number, its value, the line of each field."""
+
+    number: int
+    value: Any
+    positions: Positions = matching.Positions()
+
+
+class Read(NamedTuple):
+    """One model or runtime of the input: as normalised, parsed, and its schema warnings."""
+
+    obj: dict[str, Any]
+    value: Parsed
+    warnings: list[Problem]
 
 
 # libyaml's safe loader when PyYAML was built with it (the wheels are), else the pure-Python one.
@@ -73,23 +89,20 @@ def count_nodes(value: Any) -> None:
             pending.extend(item)
 
 
-def _load_yaml(text: str) -> list[tuple[int, Any]]:
-    """(1-based document number, value) for every non-empty document; safe types, no aliases."""
-    found: list[tuple[int, Any]] = []
-    number = 0
+def _load_yaml(text: str) -> list[Numbered]:
+    """Every non-empty document, numbered from 1, with its positions; safe types, no aliases."""
+    _check_events(text)
     try:
-        _check_events(text)
-        for number, value in enumerate(yaml.load_all(text, Loader=_Loader), start=1):
-            if value is not None:
-                found.append((number, value))
+        loaded = matching.load_text(text)
     except RecursionError:
-        raise WhatIfError("the YAML is nested too deeply", document=number + 1) from None
-    except yaml.YAMLError as error:
-        raise _yaml_error(error, number + 1) from None
-    return found
+        raise WhatIfError("the YAML is nested too deeply") from None
+    except ValueError as error:
+        cause = error.__cause__
+        raise (_yaml_error(cause, 1) if isinstance(cause, yaml.YAMLError) else WhatIfError(str(error))) from None
+    return [Numbered(number, value, at) for number, (value, at) in enumerate(loaded, start=1) if value is not None]
 
 
-def _documents(source: Any) -> list[tuple[int, Any]]:
+def _documents(source: Any) -> list[Numbered]:
     if isinstance(source, bytes):
         if len(source) > settings.OME_WHATIF_MAX_BYTES:
             raise WhatIfError(f"the manifests are larger than {settings.OME_WHATIF_MAX_BYTES} bytes")
@@ -104,38 +117,61 @@ def _documents(source: Any) -> list[tuple[int, Any]]:
         return _load_yaml(source)
     if isinstance(source, Mapping):
         count_nodes(source)
-        return [(1, source)]
+        return [Numbered(1, source)]
     if isinstance(source, Sequence):
         count_nodes([item for item in source if not isinstance(item, str | bytes)])
-        found: list[tuple[int, Any]] = []
+        found: list[Numbered] = []
         for number, item in enumerate(source, start=1):
             if isinstance(item, (str, bytes)):
-                found += [(number, value) for _, value in _documents(item)]
+                found += [Numbered(number, value, at) for _, value, at in _documents(item)]
             elif item is not None:
-                found.append((number, item))
+                found.append(Numbered(number, item))
         return found
     raise WhatIfError(f"expected manifest text, a mapping or a list of mappings, got {type(source).__name__}")
 
 
-def _unpack(documents: list[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+def _unpack(documents: list[Numbered]) -> Iterator[Numbered]:
     """A top-level list or a `*List` kind counts as its items (same document number)."""
-    for number, value in documents:
+    for number, value, at in documents:
         if isinstance(value, list):
-            yield from ((number, item) for item in value if item is not None)
+            yield from (Numbered(number, item, at.within((i,))) for i, item in enumerate(value) if item is not None)
         elif (
             isinstance(value, Mapping)
             and str(value.get("kind", "")).endswith("List")
             and isinstance(value.get("items"), list)
         ):
-            yield from ((number, item) for item in value["items"] if item is not None)
+            items = value["items"]
+            yield from (
+                Numbered(number, item, at.within(("items", i))) for i, item in enumerate(items) if item is not None
+            )
         else:
-            yield number, value
+            yield Numbered(number, value, at)
 
 
-def read_documents(source: Any) -> list[tuple[int, Any]]:
-    """(1-based document number, value) of every item of the input, lists unpacked, with the
-    what-if's limits and YAML rules. Raises WhatIfError."""
+def read_documents(source: Any) -> list[Numbered]:
+    """Every item of the input, lists unpacked, with the what-if's limits and YAML rules.
+    Raises WhatIfError."""
     return list(_unpack(_documents(source)))
+
+
+def checked(document: Numbered, *, stored: Mapping[str, Any] | None = None, lenient: bool = False) -> list[Problem]:
+    """The document's problems with OME's CRD schema, located (document number, line)."""
+    return matching.manifest_problems(
+        document.value, positions=document.positions, document=document.number, stored=stored, lenient=lenient
+    )
+
+
+def refuse(problems: list[Problem]) -> None:
+    """WhatIfError carrying every problem, errors and warnings together, when any is an error;
+    its message names the first error."""
+    errors = [problem for problem in problems if problem.is_error]
+    if not errors:
+        return
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    raise WhatIfError(
+        f"{first.message}{more}", document=first.document, obj=first.obj, field=first.path, problems=problems
+    )
 
 
 def normalise(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -144,15 +180,22 @@ def normalise(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def parse_documents(source: Any, stored: Stored | None = None) -> list[tuple[dict[str, Any], Parsed]]:
-    """Manifest text (YAML or JSON, several documents), a mapping or a list of mappings ->
-    (normalised object, parsed value) per model or runtime, each checked against OME's CRD
-    schema first (`stored` gives the cluster's version of an object, see schema_problems).
-    Raises WhatIfError."""
-    documents = _documents(source)
+    """(normalised object, parsed value) per model or runtime of the input (see read_manifests)."""
+    return [(read.obj, read.value) for read in read_manifests(source, stored)]
+
+
+def read_manifests(source: Any, stored: Stored | None = None, *, lenient: bool = False) -> list[Read]:
+    """Manifest text (YAML or JSON, several documents), a mapping or a list of mappings -> each
+    model or runtime normalised and parsed, with its schema warnings. Every document is checked
+    against OME's CRD schema first (`stored` gives the cluster's version of an object, whose
+    fields are not blamed on the edit; `lenient` demotes errors to warnings); the problems of
+    all documents come back together. Raises WhatIfError."""
     limit = settings.OME_WHATIF_MAX_DOCUMENTS
-    parsed: list[tuple[dict[str, Any], Parsed]] = []
-    for number, value in _unpack(documents):
-        if len(parsed) >= limit:
+    valid: list[tuple[int, Mapping[str, Any], list[Problem]]] = []
+    problems: list[Problem] = []
+    for document in _unpack(_documents(source)):
+        number, value = document.number, document.value
+        if len(valid) >= limit:
             raise WhatIfError(f"more than {limit} objects in one what-if", document=number)
         if not isinstance(value, Mapping):
             raise WhatIfError(f"expected a mapping, got {type(value).__name__}", document=number)
@@ -163,30 +206,23 @@ def parse_documents(source: Any, stored: Stored | None = None) -> list[tuple[dic
                 document=number,
                 field="kind",
             )
-        baseline = None if stored is None else stored(normalise(value))
-        problems = [problem for problem in schema_problems(value, baseline) if problem.blocking]
-        if problems:
-            first = problems[0]
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise WhatIfError(
-                f"{first.message}{more}", document=number, obj=_name_of(value), field=first.path, problems=problems
-            )
-        try:
-            obj = normalise(value)
-            item = matching.parse_object(obj)
-        except matching.ManifestError as error:
-            raise WhatIfError(error.problem, document=number, obj=error.obj, field=error.field) from None
-        except RecursionError:
-            raise WhatIfError("the object is nested too deeply", document=number) from None
-        assert isinstance(item, (Model, Runtime))
-        parsed.append((obj, item))
-    return parsed
+        found = checked(document, stored=None if stored is None else stored(normalise(value)), lenient=lenient)
+        problems += found
+        valid.append((number, value, [problem for problem in found if not problem.is_error]))
+    refuse(problems)
+    return [_parsed(number, value, warnings) for number, value, warnings in valid]
 
 
-def _name_of(value: Mapping[str, Any]) -> str | None:
-    metadata = value.get("metadata")
-    name = metadata.get("name") if isinstance(metadata, Mapping) else None
-    return f"{value.get('kind')} {name}" if isinstance(name, str) else None
+def _parsed(number: int, value: Mapping[str, Any], warnings: list[Problem]) -> Read:
+    try:
+        obj = normalise(value)
+        item = matching.parse_object(obj)
+    except matching.ManifestError as error:
+        raise WhatIfError(error.problem, document=number, obj=error.obj, field=error.field) from None
+    except RecursionError:
+        raise WhatIfError("the object is nested too deeply", document=number) from None
+    assert isinstance(item, (Model, Runtime))
+    return Read(obj, item, warnings)
 
 
 def parse_key(value: Any) -> ObjectKey:

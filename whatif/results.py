@@ -107,9 +107,17 @@ class ValueWarning:
     obj: ObjectKey
     path: str
     problem: str
+    line: int | None = None
+    hint: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {"object": key_dict(self.obj), "path": self.path, "problem": self.problem}
+        return {
+            "object": key_dict(self.obj),
+            "path": self.path,
+            "problem": self.problem,
+            "line": self.line,
+            "hint": self.hint,
+        }
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,8 @@ from matching import ObjectKey, Runtime, key_text
 from .diff import diff_row
 from .errors import WhatIfError
 from .overlay import affected_models, replaced_inventory
-from .parse import Parsed, Stored, parse_documents, parse_key
+from .parse import Parsed, Stored, parse_key, read_manifests
 from .results import MAX_ERROR_TEXTS, ObjectChange, RowDiff, ValueWarning, WhatIfResult
-from .schema import schema_problems
 
 __all__ = [
     "keep_creation_time",
@@ -44,24 +43,24 @@ def keep_creation_time(value: Parsed, previous: Parsed | None) -> Parsed:
 
 
 def _read_input(
-    inventory: Inventory, documents: Any, deletions: Iterable[Any], stored: Stored | None
+    inventory: Inventory, documents: Any, deletions: Iterable[Any], stored: Stored | None, lenient: bool
 ) -> tuple[dict[ObjectKey, Parsed], list[ObjectKey], list[ValueWarning]]:
     """The changed objects by key, the deleted keys (checked against the inventory), and the
-    values OME accepts but cannot match."""
-    parsed = parse_documents(documents, stored) if documents not in ((), None, []) else []
+    warnings: schema problems that do not refuse the input, and values OME accepts but cannot
+    match."""
+    parsed = read_manifests(documents, stored, lenient=lenient) if documents not in ((), None, []) else []
     warnings = [
-        ValueWarning(value.key, problem.path, problem.message)
-        for obj, value in parsed
-        for problem in schema_problems(obj)
-        if not problem.blocking
+        ValueWarning(read.value.key, problem.path, problem.message, problem.line, problem.hint)
+        for read in parsed
+        for problem in read.warnings
     ]
     warnings += [
-        ValueWarning(value.key, path, problem)
-        for obj, value in parsed
-        for path, problem in matching.unmatchable_values(obj)
+        ValueWarning(read.value.key, path, problem)
+        for read in parsed
+        for path, problem in matching.unmatchable_values(read.obj)
     ]
     deleted = [parse_key(item) for item in deletions]
-    changes: dict[ObjectKey, Parsed] = {value.key: value for _obj, value in parsed}
+    changes: dict[ObjectKey, Parsed] = {read.value.key: read.value for read in parsed}
     for key in deleted:
         if key in changes:
             raise WhatIfError(f"{key_text(key)} is both changed and deleted", field="deletions")
@@ -147,11 +146,13 @@ def whatif_inventory(
     cluster_name: str = "",
     stored: Stored | None = None,
     explain: bool = True,
+    lenient: bool = False,
 ) -> WhatIfResult:
     """The what-if over an Inventory (see `whatif`); `inventory` is not modified. `stored`
     looks up the cluster's version of an object (see whatif.parse); `explain=False` leaves
-    out OME's error texts (which list every runtime in scope with its reason)."""
-    changes, deleted, warnings = _read_input(inventory, documents, deletions, stored)
+    out OME's error texts (which list every runtime in scope with its reason); `lenient`
+    demotes schema errors to warnings."""
+    changes, deleted, warnings = _read_input(inventory, documents, deletions, stored, lenient)
     objects = _object_changes(inventory, changes, deleted)
     new = replaced_inventory(inventory, changes, deleted)
     changed_keys = [change.key for change in objects if change.action != "unchanged"]
@@ -168,7 +169,9 @@ def whatif_inventory(
     )
 
 
-def whatif(cluster: Cluster, documents: Any = (), *, deletions: Iterable[Any] = (), scope: Scope) -> WhatIfResult:
+def whatif(
+    cluster: Cluster, documents: Any = (), *, deletions: Iterable[Any] = (), lenient: bool = False, scope: Scope
+) -> WhatIfResult:
     """Which matrix rows and cells would change if `documents` were applied to the cluster and
     `deletions` deleted, before anything is applied. A reader of some namespaces only sees (and
     may change) those and the cluster-scoped objects: the rest of the cluster is left out.
@@ -176,7 +179,8 @@ def whatif(cluster: Cluster, documents: Any = (), *, deletions: Iterable[Any] = 
     `documents`: manifest text (YAML or JSON; several documents, `*List` kinds and top-level
     lists allowed; at most OME_WHATIF_MAX_BYTES, default 1 MiB), a mapping, or a list of
     mappings/texts: BaseModels, ClusterBaseModels, ServingRuntimes and ClusterServingRuntimes
-    only. `deletions`: keys (see `parse_key`) of objects of the cluster. Raises WhatIfError.
+    only. `deletions`: keys (see `parse_key`) of objects of the cluster. `lenient`: schema
+    errors (fields of another OME version) become warnings. Raises WhatIfError.
     """
     result = whatif_inventory(
         readable_inventory(cluster, scope=scope),
@@ -184,6 +188,7 @@ def whatif(cluster: Cluster, documents: Any = (), *, deletions: Iterable[Any] = 
         deletions=deletions,
         cluster_name=cluster.name,
         stored=stored_in(cluster, scope=scope),
+        lenient=lenient,
     )
     refuse_unreadable(cluster, [change.key for change in result.objects], scope=scope)
     return result

@@ -66,12 +66,13 @@ def runtime_whatif(request: HttpRequest, pk: int) -> HttpResponse:
     scope = scope_of(request)
     resource = runtime_or_404(pk, scope=scope)
     text = request.POST.get("manifest", "")
-    context: dict[str, Any] = {"runtime": resource}
+    lenient = request.POST.get("lenient") == "on"
+    context: dict[str, Any] = {"runtime": resource, "lenient": lenient}
     status = 200
     try:
         if request.POST.get("fix"):
             text = _fix_manifest(resource, request.POST["fix"], scope)
-        result = whatif(resource.cluster, text, scope=scope)
+        result = whatif(resource.cluster, text, lenient=lenient, scope=scope)
         ids = readable_inventory(resource.cluster, scope=scope).ids
         context.update(whatif=result, whatif_changes=grouped_changes(result, ids))
     except WhatIfError as error:
@@ -105,7 +106,10 @@ def near_misses(request: HttpRequest, pk: int) -> HttpResponse:
         "scope": scope_token(namespace),
         "only_runtime": runtime,
     }
-    misses = model_near_misses(model, namespace, runtime, scope=scope)
-    context.update(misses=misses[:SHOWN_IN_FULL], further=misses[SHOWN_IN_FULL:])
+    found = model_near_misses(model, namespace, runtime, scope=scope)
+    misses = found.misses
+    context.update(
+        misses=misses[:SHOWN_IN_FULL], further=misses[SHOWN_IN_FULL:], ranked=found.ranked, unserved=found.unserved
+    )
     template = "whatif/near_misses.html#misses" if is_partial(request) else "whatif/near_misses.html"
     return render(request, template, context)

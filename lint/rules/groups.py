@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from matching import ObjectKey, key_dict, key_text, model_size_value
 
@@ -20,6 +21,9 @@ from .fixes import Fix
 from .quirks import quirks_in
 from .report import SEVERITIES, Finding
 from .selections import Rows
+
+if TYPE_CHECKING:
+    from .proofs import Proof
 
 _RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
 # Findings that name one runtime and may repeat per entry or field: one group per runtime.
@@ -49,6 +53,14 @@ class FindingGroup:
     models: list[ObjectKey]
     fix: Fix | None
     no_fix: str
+    proof: Proof | None = None
+    """What the what-if finds for the fix alone (proofs.py); None before it is proven."""
+    pair: Proof | None = None
+    """The what-if of the fix together with `partner`, another group's fix that it interacts with."""
+    partner: Fix | None = None
+    alternative: Fix | None = None
+    """Another fix a person might make instead (a priority where a runtime loses on score)."""
+    alternative_proof: Proof | None = None
 
     @property
     def count(self) -> int:
@@ -75,6 +87,16 @@ class FindingGroup:
             "models": [key_dict(key) for key in self.models],
             "quirks": [{"code": code, "meaning": text} for code, text in self.quirks],
             "fix": self.fix.to_dict() if self.fix is not None else None,
+            "proof": self.proof.to_dict() if self.proof is not None else None,
+            "alternative": None
+            if self.alternative is None
+            else {
+                "fix": self.alternative.to_dict(),
+                "proof": None if self.alternative_proof is None else self.alternative_proof.to_dict(),
+            },
+            "together": None
+            if self.pair is None or self.partner is None
+            else {"fix": self.partner.to_dict(), "proof": self.pair.to_dict()},
             "no_fix": self.no_fix or None,
             "findings": [finding.to_dict() for finding in self.findings],
         }
@@ -122,6 +144,7 @@ def _group(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], 
     models = sorted({model for finding in members for model in finding.models})
     involved = sorted({runtime for finding in members for runtime in finding.runtimes} - set(runtimes))
     fix, no_fix = _fix(cause, runtimes, members, rows)
+    alternative = _priority_fix(runtimes[0], rows) if cause == "shadowed" else None
     return FindingGroup(
         key=f"{cause}:{'|'.join(key_text(runtime) for runtime in runtimes)}",
         cause=cause,
@@ -132,6 +155,7 @@ def _group(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], 
         models=models,
         fix=fix,
         no_fix=no_fix,
+        alternative=alternative,
     )
 
 
@@ -174,10 +198,7 @@ def _range_fix(runtime: ObjectKey, rows: Rows) -> tuple[Fix | None, str]:
     if not sizes:
         return None, "no model it is picked for has a size: set a modelSizeRange that fits the models it is meant for"
     low, high = sizes[0][1], sizes[-1][1]
-    summary = (
-        f"set modelSizeRange {{min: {low}, max: {high}}} (the sizes of the models it is picked for): on a tie, "
-        "a runtime with a narrower range that fits the model then wins (Q16)"
-    )
+    summary = f"set modelSizeRange {{min: {low}, max: {high}}} (the sizes of the models it is picked for, Q16)"
     return Fix(runtime, summary, patch={"spec": {"modelSizeRange": {"min": low, "max": high}}}), ""
 
 
@@ -186,7 +207,7 @@ def _fix(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], ro
     if cause == NO_SIZE_RANGE:
         return _range_fix(runtime, rows)
     if cause in ("shadowed", "matches-no-model"):
-        summary = "disable it: OME never picks it, so no pick should change (the what-if shows whether one does)"
+        summary = "disable it (OME picks it for no model today)"
         return Fix(runtime, summary, patch={"spec": {"disabled": True}}), ""
     if cause == "half-open-size-range":
         return _half_open_fix(runtime, rows)
@@ -198,6 +219,26 @@ def _fix(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], ro
     if cause == "pipeline-missing-on-model":
         return _pipeline_fix(runtime, members), ""
     return None, "no single change can be worked out for this one: see the findings for what to change"
+
+
+def _priority_fix(runtime: ObjectKey, rows: Rows) -> Fix | None:
+    """For a runtime that loses only on score, in its own scope kind: the priority each of its
+    matching entries needs to outscore every runtime that beats it (OME multiplies the entry's
+    weights by its priority, spec 4.1). None when it loses for another reason."""
+    found = rows.inventory.runtimes[runtime]
+    needed: dict[int, int] = {}
+    for item in rows.ranked.get(runtime, ()):
+        winner = item.row.ranked[0]
+        same_kind = rows.inventory.runtimes[winner.key].is_cluster == found.is_cluster
+        if not same_kind or item.score <= 0 or winner.score <= item.score:
+            return None
+        priority = found.entries[item.entry].effective_priority
+        needed[item.entry] = max(needed.get(item.entry, 0), winner.score * priority // item.score + 1)
+    if not needed:
+        return None
+    words = ", ".join(f"entry {index} to {value}" for index, value in sorted(needed.items()))
+    summary = f"raise the priority of {words} (above the scores of the runtimes that beat it)"
+    return Fix(runtime, summary, entries={index: {"priority": value} for index, value in needed.items()})
 
 
 def _entries_of(members: list[Finding], name: str) -> list[int]:

@@ -27,6 +27,7 @@ from ..freshness import STATES, Freshness, cluster_freshness
 from ..models import MatrixBuild
 from ..paging import CellList
 from ..selectors import rows_visible
+from ..updates import ome_behaviour_label
 from .serializers import build_data
 
 OME_HEADER = "X-OME-Behaviour"
@@ -50,6 +51,26 @@ def ome_header(cluster: Cluster | None) -> str:
     if cluster is not None:
         return cluster_ome_header(cluster)
     return f"profile={matching.DEFAULT_BEHAVIOUR}; commit={matching.OME_BEHAVIOUR['commit']}; source=default"
+
+
+def build_ome(build: MatrixBuild) -> dict[str, object]:
+    """The `ome` of verdicts from `build`: the profile that produced them. When the cluster is
+    judged by another profile now (set or detected since, the rebuild not done yet), that one
+    is `pending`, never the label of the old verdicts."""
+    current = ome_description(build.cluster)
+    built = next(
+        (item for item in matching.BEHAVIOURS.values() if ome_behaviour_label(item) == build.ome_behaviour), None
+    )
+    if built is None or built.name == current["profile"]:
+        return current
+    why = f"these verdicts were built with profile {built.name}; profile {current['profile']} is pending (the matrix is being rebuilt)"
+    return {**built.to_dict(), "profile": built.name, "source": "build", "why": why, "pending": current}
+
+
+def build_header(build: MatrixBuild) -> str:
+    """The X-OME-Behaviour header of verdicts from `build` (see build_ome)."""
+    ome = build_ome(build)
+    return f"profile={ome['profile']}; commit={ome['commit']}; source={ome['source']}"
 
 
 def query_flag(request: Request, name: str, *, default: bool) -> bool:
@@ -87,7 +108,7 @@ class MatrixPagination(Pagination):
 
     def get_paginated_response(self, data: Any) -> Response:
         response = super().get_paginated_response(data)
-        ome = ome_description(self.build.cluster) if self.build else dict(matching.OME_BEHAVIOUR)
+        ome = build_ome(self.build) if self.build else dict(matching.OME_BEHAVIOUR)
         if self.build is not None and self.freshness is None:
             self.freshness = cluster_freshness(self.build.cluster)
         assert self.request is not None  # set by paginate_queryset
@@ -125,7 +146,7 @@ class MatrixHeaders(APIView):
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
         response = super().finalize_response(request, response, *args, **kwargs)
-        response[OME_HEADER] = ome_header(self.build.cluster if self.build is not None else None)
+        response[OME_HEADER] = build_header(self.build) if self.build is not None else ome_header(None)
         if self.build is not None:
             response[BUILD_HEADER] = str(self.build.pk)
         return response

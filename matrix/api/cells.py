@@ -11,7 +11,6 @@ from rest_framework.response import Response
 
 from access.current import scope_of
 from core.api import ApiError, api_keys
-from inventory.ome_release import ome_description
 
 from .. import filters
 from ..freshness import cluster_freshness
@@ -30,6 +29,7 @@ from .base import (
     MatrixHeaders,
     MatrixPagination,
     MatrixView,
+    build_ome,
     query_flag,
     query_namespace,
     reasons_parameter,
@@ -104,7 +104,7 @@ class MatrixCellDetail(MatrixView):
         trace = cell_trace(model.cluster, model.key, runtime.key)
         return Response(
             {
-                "ome": ome_description(self.build.cluster),
+                "ome": build_ome(self.build),
                 "build": build_data(self.build, scope_of(request)),
                 "freshness": cluster_freshness(self.build.cluster).to_dict(),
                 **cell_data(cell, cell_reasoner(self.build)),

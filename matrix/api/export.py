@@ -19,14 +19,14 @@ from rest_framework.request import Request
 from access.current import scope_of
 from access.scope import Scope
 from core.web import scope_token
-from inventory.ome_release import judge, ome_description
+from inventory.ome_release import judge
 
 from ..cells import Cell
 from ..freshness import cluster_freshness
 from ..models import MatrixBuild
 from ..paging import CellList
 from ..selectors import cell_reasoner
-from .base import CellFilterView, query_flag, reasons_parameter
+from .base import CellFilterView, build_ome, query_flag, reasons_parameter
 from .serializers import Reasoner, build_data, cell_data
 
 
@@ -116,7 +116,7 @@ def csv_lines(cells: Iterable[Cell], cluster: str, reason: Reasoner | None) -> I
 
 def json_lines(cells: Iterable[Cell], build: MatrixBuild, reason: Reasoner | None, scope: Scope) -> Iterator[str]:
     head = {
-        "ome": ome_description(build.cluster),
+        "ome": build_ome(build),
         "build": build_data(build, scope),
         "freshness": cluster_freshness(build.cluster).to_dict(),
         "cluster": build.cluster.name,

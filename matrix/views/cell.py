@@ -11,10 +11,10 @@ from access.current import scope_of
 from access.scope import Scope
 from core.web import poll_seconds, read_access, scope_namespace, scope_token
 from inventory.models import Resource
+from inventory.parsed import pipeline_plan
 from inventory.selectors import model_or_404, runtime_or_404
 
 from ..cells import MATCH_STATUSES, ranked_of
-from ..rankings import pipeline_plan
 from ..selectors import cell_get, cell_reason, cell_trace, current_build, matrix_version
 
 

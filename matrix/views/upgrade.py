@@ -11,6 +11,7 @@ import matching
 from access.current import scope_of
 from core.web import read_access
 from inventory.selectors import cluster_or_404, clusters_visible
+from inventory.views import RESYNC_PERMISSION
 
 from ..upgrade import UnknownBehaviour, upgrade_report
 
@@ -32,5 +33,6 @@ def upgrade(request: HttpRequest) -> HttpResponse:
         "clusters": clusters,
         "report": report,
         "profiles": list(matching.BEHAVIOURS.values()),
+        "may_set_version": scope.may_admin(cluster.name) or request.user.has_perm(RESYNC_PERMISSION),
     }
     return render(request, "matrix/upgrade.html", context)

@@ -57,6 +57,7 @@ def test_a_cells_page_names_the_ome_behaviour_and_the_build(api: APIClient, demo
         "source": "registration",
         "version": "",
         "why": "a manifest snapshot registered without an OME version: judged by the newest profile, 078c923f",
+        "version_known": False,
     }
     assert body["build"]["id"] == build.pk
     assert body["build"]["finished_at"]

@@ -29,7 +29,7 @@ def test_a_json_patch_adds_replaces_and_removes_without_touching_the_input() -> 
     [
         ({"op": "remove", "path": "/spec/missing"}, "nothing to remove"),
         ({"op": "add", "path": "/spec/nope/x", "value": 1}, "'nope' is not there"),
-        ({"op": "add", "path": "/spec/entries/1", "value": 1}, "address list items by index"),
+        ({"op": "add", "path": "/spec/entries/1", "value": 1}, "change list items by index, or append with -"),
         ({"op": "move", "path": "/spec/b", "from": "/spec/a"}, "is not add, remove or replace"),
         ({"op": "add", "path": "spec", "value": 1}, "is not a JSON pointer"),
     ],

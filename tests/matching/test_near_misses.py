@@ -43,11 +43,20 @@ def _applied(fix: matching.Fix, objects: dict[tuple[str, str, str], dict[str, An
     return changed
 
 
+def _holds(obj: Any, path: str) -> bool:
+    """Whether the JSON pointer leads to a value in obj."""
+    for part in path.strip("/").split("/"):
+        if not isinstance(obj, dict) or part not in obj:
+            return False
+        obj = obj[part]
+    return True
+
+
 def _fixes(model_obj: dict[str, Any], runtime_obj: dict[str, Any]) -> list[matching.Fix]:
     return list(matching.propose_fixes(model_obj, runtime_obj))
 
 
-def test_a_version_one_patch_release_off_is_one_check_away_with_fixes_on_both_sides() -> None:
+def test_a_version_one_patch_release_off_is_fixed_on_the_runtime_never_by_changing_the_models_version() -> None:
     llama = model(LLAMA)
     off = runtime([_entry(modelFramework={"name": "transformers", "version": "4.51.1"})], name="sglang")
 
@@ -63,10 +72,10 @@ def test_a_version_one_patch_release_off_is_one_check_away_with_fixes_on_both_si
         for fix in fixes
         for patch in fix.patches
     }
-    assert operations == {
-        ("runtime", "/spec/supportedModelFormats/0/modelFramework/version", "4.51.0"),
-        ("runtime", "/spec/supportedModelFormats/0/modelFramework/operator", "GreaterThanOrEqual"),
-        ("model", "/spec/modelFramework/version", "4.51.1"),
+    assert {(side, path) for side, path, _value in operations} == {
+        ("runtime", "/spec/supportedModelFormats/0/modelFramework/version"),
+        ("runtime", "/spec/supportedModelFormats/0/modelFramework/operator"),
+        ("runtime", "/spec/supportedModelFormats/-"),  # a new entry for the model as it is
     }
     for fix in fixes:
         changed = _applied(fix, {matching.parse_model(llama).key: llama, matching.parse_runtime(off).key: off})
@@ -81,9 +90,10 @@ def test_a_newer_model_version_is_not_fixed_by_widening_the_operator() -> None:
 
     # GreaterThanOrEqual means runtime >= model in OME: it does not help a newer model.
     assert all("operator" not in text for fix in fixes for text in fix.changes)
-    assert [fix.changes for fix in fixes if fix.side == "runtime"] == [
-        ("runtime: set modelFramework.version 4.52.0 on entry 0",)
-    ]
+    assert next(fix.changes for fix in fixes if fix.side == "runtime") == (
+        "runtime: set modelFramework.version 4.52.0 on entry 0",
+    )
+    assert all(fix.side == "runtime" for fix in fixes)
 
 
 def test_an_entry_without_auto_select_is_one_check_away() -> None:
@@ -110,30 +120,45 @@ def test_a_size_range_that_excludes_the_model_moves_the_bound_it_misses() -> Non
     assert fix.patches[0].operations == ({"op": "add", "path": "/spec/modelSizeRange/max", "value": "70B"},)
 
 
-def test_a_missing_quantization_is_fixed_on_either_side() -> None:
+def test_a_recorded_quantization_is_never_removed_from_the_model() -> None:
     fp8 = model({**LLAMA, "quantization": "fp8"})
     plain = runtime([_entry()])
 
-    fixes = {fix.side: fix for fix in _fixes(fp8, plain)}
+    fixes = _fixes(fp8, plain)
 
-    assert {side: fix.patches[0].operations for side, fix in fixes.items()} == {
-        "runtime": ({"op": "add", "path": "/spec/supportedModelFormats/0/quantization", "value": "fp8"},),
-        "model": ({"op": "remove", "path": "/spec/quantization"},),
-    }
-    assert fixes["runtime"].caveats == ()
-    # OME's model agent records quantization again when it processes the model again (6.5).
-    assert fixes["model"].caveats == (
-        "OME's model agent records spec.quantization again when it processes the model again (re-download or restart)",
+    assert {fix.side for fix in fixes} == {"runtime"}
+    assert fixes[0].patches[0].operations == (
+        {"op": "add", "path": "/spec/supportedModelFormats/0/quantization", "value": "fp8"},
     )
 
 
-def test_a_removed_architecture_is_refilled_at_the_next_reconcile() -> None:
-    untyped = runtime([_entry(modelArchitecture=None)])
+def test_a_recorded_architecture_is_never_changed_to_fit_a_runtime() -> None:
+    other = runtime([_entry(modelArchitecture="Qwen2ForCausalLM")])
 
-    model_fix = next(fix for fix in _fixes(model(LLAMA), untyped) if fix.side == "model")
+    fixes = _fixes(model(LLAMA), other)
 
-    assert model_fix.patches[0].operations == ({"op": "remove", "path": "/spec/modelArchitecture"},)
-    assert model_fix.caveats[0].startswith("OME's BaseModel controller fills spec.modelArchitecture in again")
+    assert fixes
+    assert all(patch.target[0] == "ClusterServingRuntime" for fix in fixes for patch in fix.patches)
+
+
+def test_a_fact_ome_could_not_record_may_be_filled_in_on_the_model() -> None:
+    pvc = {**LLAMA, "storage": {"storageUri": "pvc://models/llama"}}
+    del pvc["modelArchitecture"]
+    typed = runtime([_entry()])
+
+    model_fix = next(fix for fix in _fixes(model(pvc), typed) if fix.side == "model")
+
+    assert model_fix.patches[0].operations == (
+        {"op": "add", "path": "/spec/modelArchitecture", "value": "LlamaForCausalLM"},
+    )
+    assert model_fix.changes == ("model: fill in spec.modelArchitecture LlamaForCausalLM (OME could not record it)",)
+
+
+def test_an_unquantized_model_that_ome_recorded_is_not_given_a_quantization() -> None:
+    recorded = model({**LLAMA, "storage": {"storageUri": "hf://meta/llama"}})
+    fp8_only = runtime([_entry(quantization="fp8")])
+
+    assert all(fix.side == "runtime" for fix in _fixes(recorded, fp8_only))
 
 
 def test_a_pipeline_miss_offers_the_one_click_model_patch_and_a_relaxed_requirement() -> None:
@@ -144,7 +169,8 @@ def test_a_pipeline_miss_offers_the_one_click_model_patch_and_a_relaxed_requirem
     image = model({"modelFormat": {"name": "safetensors"}, "diffusionPipeline": {"className": "QwenImagePipeline"}})
     strict = runtime([{"modelFormat": {"name": "safetensors"}, "diffusionPipeline": pipeline, "autoSelect": True}])
 
-    fixes = {fix.side: fix for fix in _fixes(image, strict)}
+    fixes = {(fix.side, fix.patches[0].operations[0]["path"].endswith("/-")): fix for fix in _fixes(image, strict)}
+    fixes = {"model": fixes["model", False], "runtime": fixes["runtime", False]}
 
     assert fixes["model"].pipeline == matching.pipeline_patch(image, strict).patch
     assert fixes["model"].patches[0].operations == (
@@ -201,6 +227,9 @@ def test_every_proposed_fix_makes_ome_auto_select_the_runtime(spec: dict[str, An
         return
     keys = {matching.parse_model(model_obj).key: model_obj, matching.parse_runtime(runtime_obj).key: runtime_obj}
     for fix in fixes:
+        for patch in fix.patches:
+            if patch.target[0] == "ClusterBaseModel":  # a model fix only fills in what is absent
+                assert all(op["op"] == "add" and not _holds(model_obj, op["path"]) for op in patch.operations)
         changed = _applied(fix, keys)
         new_model, new_runtime = (
             changed[("ClusterBaseModel", "", "m")],

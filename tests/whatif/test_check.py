@@ -170,7 +170,10 @@ def test_bad_input_exits_2_naming_the_file_and_field(demo: Cluster, tmp_path: Pa
     code, out, err = whatif("--cluster", "demo", tmp_path / "rt.yaml")
 
     assert (code, out) == (2, "")
-    assert err.startswith(f"{tmp_path / 'rt.yaml'}: document 0: ClusterServingRuntime vllm-e5-mistral-7b-instruct: ")
+    line = (tmp_path / "rt.yaml").read_text().splitlines().index("    priority: high") + 1
+    assert err.startswith(
+        f"{tmp_path / 'rt.yaml'}: document 0, line {line}: ClusterServingRuntime vllm-e5-mistral-7b-instruct: "
+    )
     assert "spec.supportedModelFormats[0].priority" in err
 
 

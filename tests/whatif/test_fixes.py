@@ -56,7 +56,7 @@ def version_off_runtime(name: str = "sglang-llama") -> dict[str, Any]:
 
 @pytest.mark.django_db
 def test_a_model_without_runtime_lists_its_near_misses_one_check_away_first(demo: Cluster) -> None:
-    misses = model_near_misses(resource(demo, AFM), "", scope=SYSTEM)
+    misses = model_near_misses(resource(demo, AFM), "", scope=SYSTEM).misses
 
     distances = [item.miss.distance for item in misses]
     assert distances == sorted(distances)
@@ -77,7 +77,7 @@ def test_a_model_without_runtime_lists_its_near_misses_one_check_away_first(demo
 
 @pytest.mark.django_db
 def test_fixes_that_take_a_runtime_from_no_other_model_come_first(demo: Cluster) -> None:
-    misses = model_near_misses(resource(demo, AFM), "", scope=SYSTEM)
+    misses = model_near_misses(resource(demo, AFM), "", scope=SYSTEM).misses
     measured = [proposal for item in misses for proposal in item.proposals if proposal.impact is not None]
     assert 0 < len(measured) <= MAX_IMPACTS  # the panel's what-ifs are bounded
     for item in misses:
@@ -123,7 +123,7 @@ def test_the_cell_page_asks_for_the_fixes_of_its_runtime_only(client: Client, de
 def test_a_fix_opens_the_runtime_whatif_filled_in_and_evaluated(client: Client, demo: Cluster) -> None:
     model = resource(demo, AFM)
     runtime = resource(demo, ("ClusterServingRuntime", "", "srt-afm-4-5b-base"))
-    (proposal,) = model_near_misses(model, "", scope=SYSTEM)[0].proposals
+    (proposal,) = model_near_misses(model, "", scope=SYSTEM).misses[0].proposals
 
     response = client.post(f"/runtimes/{runtime.pk}/what-if/", {"fix": proposal.patches_json})
 
@@ -191,9 +191,12 @@ def test_every_kubectl_command_shown_for_a_version_mismatch_works_against_the_ap
         cluster_resync(cluster)
         matrix_rebuild(cluster)
         stored = resource(cluster, ("ClusterBaseModel", "", "llama-8b"))
-        (miss,) = model_near_misses(stored, "", scope=SYSTEM)
+        (miss,) = model_near_misses(stored, "", scope=SYSTEM).misses
         assert miss.miss.checks == ("framework",)
-        assert {proposal.fix.side for proposal in miss.proposals} == {"model", "runtime"}
+        # The model's recorded framework version is a fact: only the runtime changes, by a
+        # version, an operator or a new entry appended with "-".
+        assert {proposal.fix.side for proposal in miss.proposals} == {"runtime"}
+        assert any("/supportedModelFormats/-" in command for p in miss.proposals for command in p.commands)
 
         for proposal in miss.proposals:
             fake.apply(copy.deepcopy(model))
@@ -220,7 +223,7 @@ def test_the_impact_of_each_fix_equals_comparing_every_row_of_the_matrix(demo: C
     inventory = load_inventory(demo)
     checked = 0
     for model_key in (AFM, ("ClusterBaseModel", "", "baichuan2-13b-chat")):
-        for item in model_near_misses(resource(demo, model_key), "", scope=SYSTEM)[:4]:
+        for item in model_near_misses(resource(demo, model_key), "", scope=SYSTEM).misses[:4]:
             objects = {key: resource(demo, key).obj for key in (model_key, item.miss.runtime)}
             for proposal in item.proposals:
                 documents = patched_documents(objects, proposal.fix)
@@ -269,3 +272,61 @@ def test_a_bad_fix_is_a_clear_error_in_place(client: Client, demo: Cluster, fix:
 
     assert response.status_code == 400
     assert message in response.content.decode()
+
+
+GEMMA = ("ClusterBaseModel", "", "gemma-2b")
+FACT_PATHS = ("/spec/modelArchitecture", "/spec/modelFormat", "/spec/modelFramework", "/spec/quantization")
+
+
+@pytest.mark.django_db
+def test_gemma_2b_gets_no_change_to_its_facts_and_a_new_runtime_that_picks_it(client: Client, demo: Cluster) -> None:
+    found = model_near_misses(resource(demo, GEMMA), "", scope=SYSTEM)
+
+    assert found.unserved == "GemmaForCausalLM"
+    model_operations = [
+        op for p in found.ranked for patch in p.fix.patches if patch.target == GEMMA for op in patch.operations
+    ]
+    assert not [op for op in model_operations if op["path"].startswith(FACT_PATHS)]
+    (derived,) = [proposal for proposal in found.ranked if proposal.fix.created]
+    assert derived.impact is not None
+    assert derived.impact.pick_of_target() == derived.fix.runtime  # the what-if: OME would pick it
+    assert derived.commands[0].startswith("kubectl apply -f - <<'EOF'\n")
+    assert "GemmaForCausalLM" in derived.commands[0]
+
+    html = client.get(f"/models/{resource(demo, GEMMA).pk}/near-misses/", {"namespace": "_cluster"}).content.decode()
+    assert "No runtime serves GemmaForCausalLM in this cluster" in html
+    assert "set spec.modelArchitecture" not in html
+    assert "spec.modelFramework.version to" not in html
+
+
+@pytest.mark.django_db
+def test_gpt_oss_20b_is_offered_the_fix_that_changes_no_other_model_first(demo: Cluster) -> None:
+    found = model_near_misses(resource(demo, ("ClusterBaseModel", "", "gpt-oss-20b")), "", scope=SYSTEM)
+
+    first = found.ranked[0]
+    assert first.impact is not None
+    assert not first.impact.others
+    harmful = next(p for p in found.ranked if p.fix.runtime[2] == "srt-gpt-oss-120b-grpc")
+    assert harmful.impact is not None
+    assert harmful.impact.moves_others
+    assert found.ranked.index(harmful) > found.ranked.index(first)
+    moved = [(p.impact is None, p.impact is not None and p.impact.moves_others) for p in found.ranked]
+    assert moved == sorted(moved)  # one ranking across all runtimes
+
+
+@pytest.mark.django_db
+def test_the_wording_names_only_real_changes_and_the_runtime_ome_would_pick(client: Client, demo: Cluster) -> None:
+    model = resource(demo, ("ClusterBaseModel", "", "deepseek-r1-distill-qwen-32b"))
+    found = model_near_misses(model, "", scope=SYSTEM)
+    html = client.get(f"/models/{model.pk}/near-misses/", {"namespace": "_cluster"}).content.decode()
+
+    for proposal in found.ranked:
+        for change in [] if proposal.impact is None else proposal.impact.changes:
+            if change.old_selected == change.new_selected:
+                kept = "none" if change.old_selected is None else change.old_selected[2]
+                assert change.summary.startswith(f"keeps {kept}")
+                assert f"{kept} → {kept}" not in change.summary
+    assert "srt-deepseek-r1-distill-qwen-14b → srt-deepseek-r1-distill-qwen-14b" not in html
+    instead = [p for p in found.ranked if p.picked_instead is not None]
+    assert instead  # srt-qwen2-5-14b-instruct matches but srt-deepseek-r1-distill-qwen-14b still ranks higher
+    assert f"but OME would pick {instead[0].picked_instead[2]}, which ranks higher" in html  # type: ignore[index]

@@ -11,8 +11,8 @@ import yaml
 
 from access.scope import SYSTEM
 from inventory.models import Cluster, Resource
+from matching import schema_problems
 from whatif.errors import WhatIfError
-from whatif.schema import schema_problems
 from whatif.services import whatif
 
 RUNTIME = ("ClusterServingRuntime", "", "srt-qwen-image")

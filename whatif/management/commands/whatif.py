@@ -32,6 +32,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--prune", action="store_true", help="objects the paths do not hold count as deleted (as load_manifests)"
         )
+        matching.add_lenient_option(parser)
         matching.add_report_options(parser)
 
     exit_code = 0
@@ -48,7 +49,9 @@ class Command(BaseCommand):
     def run_check(self, args: argparse.Namespace) -> int:
         try:
             matching.fail_on_of(args)
-            items, origins = items_from_paths(args.paths)
+            items, origins, warnings = items_from_paths(args.paths, lenient=args.lenient)
+            for warning in warnings:
+                self.stderr.write(str(warning))
             # The operator's command reads every cluster.
             clusters = (
                 list(cluster_list(SYSTEM))

@@ -1,0 +1,161 @@
+"""Lint fixes proven before they are shown: each group's fix is run through the what-if
+(`matching.diff` of the inventory with and without the fix), and what is said about it is
+what the what-if found: who moves where. A fix that moves models to a runtime that has the same
+problem is proven again together with that runtime's fix, and the pair is shown together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import matching
+from inventory.parsed import Inventory
+from matching import ObjectKey, Objects
+
+from .fixes import Fix
+from .groups import NO_SIZE_RANGE, FindingGroup
+
+
+@dataclass(frozen=True)
+class Move:
+    """Rows of one model whose pick changes alike: from `old` to `new` (None: no runtime)."""
+
+    model: ObjectKey
+    old: ObjectKey | None
+    new: ObjectKey | None
+    rows: int
+
+
+@dataclass(frozen=True)
+class Proof:
+    """What the what-if found for a fix: the moves, how many rows change at all, and the keys
+    of the groups whose fixes it was proven together with (`together`)."""
+
+    moves: tuple[Move, ...]
+    rows_changed: int
+    together: tuple[str, ...] = ()
+    destinations: tuple[ObjectKey, ...] = field(default=(), compare=False)
+    unranged: tuple[ObjectKey, ...] = field(default=(), compare=False)
+    """The destinations without a modelSizeRange: the same problem as a no-range winner's."""
+
+    @property
+    def text(self) -> str:
+        """The what-if's finding in words."""
+        if not self.moves:
+            return f"the what-if: no model's pick changes ({self.rows_changed} row(s) change their cells)"
+        by_path: dict[tuple[ObjectKey | None, ObjectKey | None], list[Move]] = {}
+        for move in self.moves:
+            by_path.setdefault((move.old, move.new), []).append(move)
+        parts = []
+        for (old, new), moves in sorted(by_path.items(), key=lambda item: (-len(item[1]), _name(item[0][1]))):
+            rows = sum(move.rows for move in moves)
+            parts.append(f"{len(moves)} model(s) ({rows} row(s)) move from {_name(old)} to {_name(new)}")
+        same = f"; {', '.join(key[2] for key in self.unranged)} has no modelSizeRange either" if self.unranged else ""
+        return "the what-if: " + "; ".join(parts) + same
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "text": self.text,
+            "rows_changed": self.rows_changed,
+            "together_with": list(self.together),
+            "moves": [
+                {
+                    "model": matching.key_dict(move.model),
+                    "from": matching.key_dict(move.old),
+                    "to": matching.key_dict(move.new),
+                    "rows": move.rows,
+                }
+                for move in self.moves
+            ],
+        }
+
+
+def _name(key: ObjectKey | None) -> str:
+    return "no runtime" if key is None else key[2]
+
+
+def _objects(inventory: Inventory, changed: Mapping[ObjectKey, Any] | None = None) -> Objects:
+    models, runtimes = dict(inventory.models), dict(inventory.runtimes)
+    for key, value in (changed or {}).items():
+        (runtimes if key[0].endswith("ServingRuntime") else models)[key] = value
+    return Objects(models=models, runtimes=runtimes, isvcs=inventory.isvcs, behaviour=inventory.behaviour)
+
+
+def prove(
+    inventory: Inventory, raw: Mapping[ObjectKey, Mapping[str, Any]], fixes: Iterable[Fix], base: Objects | None = None
+) -> Proof | None:
+    """The what-if of the fixes applied together to the stored objects `raw` (`base`: the
+    inventory as Objects, when already built); None when an object is missing or a fixed
+    object no longer parses."""
+    changed: dict[ObjectKey, Any] = {}
+    for fix in fixes:
+        for key in fix.changed:
+            if key not in raw:
+                return None
+            try:
+                changed[key] = matching.parse_object(matching.as_applied(fix.apply_to(key, raw[key])))
+            except matching.ManifestError:
+                return None
+    result = matching.diff(base or _objects(inventory), _objects(inventory, changed))
+    moves: dict[tuple[ObjectKey, ObjectKey | None, ObjectKey | None], int] = {}
+    for row in result.rows:
+        if row.old_pick != row.new_pick:
+            path = (row.model, row.old_pick, row.new_pick)
+            moves[path] = moves.get(path, 0) + 1
+    found = tuple(Move(model, old, new, rows) for (model, old, new), rows in sorted(moves.items(), key=str))
+    destinations = tuple(sorted({move.new for move in found if move.new is not None}))
+    unranged = tuple(
+        key for key in destinations if key in inventory.runtimes and inventory.runtimes[key].size_range is None
+    )
+    return Proof(found, len(result.rows), destinations=destinations, unranged=unranged)
+
+
+def proven_groups(
+    groups: list[FindingGroup], inventory: Inventory, raw: Mapping[ObjectKey, Mapping[str, Any]]
+) -> list[FindingGroup]:
+    """The groups with their fixes proven; a fix whose moves land on the runtime of another
+    group (which has a problem of its own, often the same one) is proven again together with
+    that group's fix: the fixes interact, and both groups show the pair."""
+    base = _objects(inventory)
+    proofs = {
+        group.key: _same_problem(group, prove(inventory, raw, [group.fix], base))
+        for group in groups
+        if group.fix is not None
+    }
+    by_runtime = {group.runtimes[0]: group for group in groups if group.fix is not None}
+    paired: dict[str, tuple[FindingGroup, Proof]] = {}
+    for group in groups:
+        proof = proofs.get(group.key)
+        if proof is None or group.fix is None:
+            continue
+        partner = next((by_runtime[key] for key in proof.destinations if key in by_runtime), None)
+        if partner is None or partner.key == group.key or partner.fix is None:
+            continue
+        pair = _same_problem(group, prove(inventory, raw, [group.fix, partner.fix], base))
+        if pair is not None:
+            paired[group.key] = (partner, replace(pair, together=(partner.key,)))
+            paired.setdefault(partner.key, (group, replace(pair, together=(group.key,))))
+    result = []
+    for group in groups:
+        proof = proofs.get(group.key)
+        partner, pair = paired.get(group.key, (None, None))
+        other = None if group.alternative is None else prove(inventory, raw, [group.alternative], base)
+        result.append(
+            replace(
+                group,
+                proof=proof,
+                pair=pair,
+                partner=None if partner is None else partner.fix,
+                alternative_proof=other,
+            )
+        )
+    return result
+
+
+def _same_problem(group: FindingGroup, proof: Proof | None) -> Proof | None:
+    """A no-range winner's proof names destinations without a range; others' do not."""
+    if proof is None or group.cause == NO_SIZE_RANGE:
+        return proof
+    return replace(proof, unranged=())

@@ -1,0 +1,135 @@
+"""Lint fixes proven before they are shown: every suggested fix is run through the what-if,
+and its text states what the what-if found. A property over two realistic clusters (the
+bundled demo, and the OME catalog's runtimes with its models): no fix's text disagrees with
+an independent what-if of the fix (`whatif.services.whatif_inventory`)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+
+from inventory.sources import read_manifests
+from lint.rules import lint_inventory
+from lint.rules.fixes import Fix
+from lint.rules.proofs import Proof, proven_groups
+from matching import ObjectKey
+from tests.support.demo import DEMO_FOLDERS
+from tests.support.inventory import inventory_from_objects
+from whatif.services import whatif_inventory
+
+CLUSTERS = {"demo": DEMO_FOLDERS, "ome-catalog": ("catalog/runtimes", "catalog/models")}
+# Words of a prediction: a fix's own text says only what it changes; what follows is the proof's.
+PREDICTIONS = re.compile(r"\b(wins?|should|then|no pick)\b")
+
+
+def objects_of(folders: tuple[str, ...]) -> dict[ObjectKey, dict[str, Any]]:
+    snapshot = read_manifests([Path(settings.BASE_DIR) / folder for folder in folders])
+    return {key: obj for objects in snapshot.objects.values() for key, obj in objects.items()}
+
+
+@pytest.fixture(scope="module", params=sorted(CLUSTERS))
+def proven(request: pytest.FixtureRequest) -> tuple[Any, dict[ObjectKey, dict[str, Any]], list[Any]]:
+    raw = objects_of(CLUSTERS[request.param])
+    inventory = inventory_from_objects(raw.values())
+    groups = proven_groups(lint_inventory(inventory).groups, inventory, raw)
+    return inventory, raw, groups
+
+
+def whatif_moves(inventory: Any, raw: dict[ObjectKey, dict[str, Any]], fixes: list[Fix]) -> Counter[tuple[Any, ...]]:
+    """(model, old pick, new pick) -> rows, by the what-if of the dashboard (not the lint's)."""
+    documents = {key: raw[key] for fix in fixes for key in fix.changed}
+    for fix in fixes:
+        for key in fix.changed:
+            documents[key] = fix.apply_to(key, documents[key])
+    result = whatif_inventory(inventory, list(documents.values()), explain=False)
+    return Counter((row.model, row.old_selected, row.new_selected) for row in result.rows if row.pick_changed)
+
+
+def text_moves(proof: Proof) -> set[tuple[str, str]]:
+    return set(re.findall(r"move from (\S+) to (\S+?)(?:;|$)", proof.text))
+
+
+def test_every_fix_is_proven_and_its_text_agrees_with_the_whatif(proven: Any) -> None:
+    inventory, raw, groups = proven
+    checked = 0
+    for group in groups:
+        if group.fix is None:
+            continue
+        assert not PREDICTIONS.search(group.fix.summary), group.fix.summary
+        assert group.proof is not None, group.key
+        expected = whatif_moves(inventory, raw, [group.fix])
+        assert Counter({(m.model, m.old, m.new): m.rows for m in group.proof.moves}) == expected, group.key
+        named = {
+            ("no runtime" if old is None else old[2], "no runtime" if new is None else new[2])
+            for _m, old, new in expected
+        }
+        assert text_moves(group.proof) == named, group.proof.text
+        assert ("no model's pick changes" in group.proof.text) == (not expected)
+        if group.pair is not None:
+            assert group.partner is not None
+            together = whatif_moves(inventory, raw, [group.fix, group.partner])
+            assert Counter({(m.model, m.old, m.new): m.rows for m in group.pair.moves}) == together, group.key
+        if group.alternative is not None:
+            assert not PREDICTIONS.search(group.alternative.summary), group.alternative.summary
+            assert group.alternative_proof is not None
+            instead = whatif_moves(inventory, raw, [group.alternative])
+            moves = group.alternative_proof.moves
+            assert Counter({(m.model, m.old, m.new): m.rows for m in moves}) == instead, group.key
+        checked += 1
+    assert checked >= 10
+
+
+def test_fixes_that_move_models_onto_another_flagged_runtime_are_shown_together(proven: Any) -> None:
+    _inventory, _raw, groups = proven
+    by_key = {group.key: group for group in groups}
+    subjects = {group.runtimes[0]: group for group in groups if group.fix is not None}
+    for group in groups:
+        if group.proof is None:
+            continue
+        partners = [subjects[key] for key in group.proof.destinations if key in subjects and subjects[key] is not group]
+        # The relation goes both ways: the runtime the models move onto shows the pair too.
+        partners += [
+            other
+            for other in groups
+            if other is not group and other.proof is not None and group.runtimes[0] in other.proof.destinations
+        ]
+        assert (group.pair is not None) == bool(partners), group.key
+        if group.pair is not None:
+            (partner_key,) = group.pair.together
+            assert by_key[partner_key].fix == group.partner
+
+
+def test_the_demos_range_fix_says_its_models_move_to_a_runtime_without_a_range_and_shows_the_pair() -> None:
+    raw = objects_of(DEMO_FOLDERS)
+    inventory = inventory_from_objects(raw.values())
+    groups = proven_groups(lint_inventory(inventory).groups, inventory, raw)
+
+    top = next(
+        group for group in groups if group.key == "no-size-range:ClusterServingRuntime srt-deepseek-r1-distill-qwen-14b"
+    )
+
+    assert top.proof is not None
+    assert "move from srt-deepseek-r1-distill-qwen-14b to srt-deepseek-r1-distill-qwen-32b" in top.proof.text
+    assert "srt-deepseek-r1-distill-qwen-32b has no modelSizeRange either" in top.proof.text
+    assert top.partner is not None
+    assert top.partner.target[2] == "srt-deepseek-r1-distill-qwen-32b"
+    assert top.pair is not None
+    assert "srt-deepseek-r1-distill-qwen-32b" not in {move.new[2] for move in top.pair.moves if move.new}
+
+
+def test_a_runtime_that_loses_only_on_score_is_offered_a_priority_too(proven: Any) -> None:
+    """Not only "disable it": where a shadowed runtime loses on score alone, the priority that
+    makes it outscore its winners, proven: the models it matches move onto it."""
+    _inventory, _raw, groups = proven
+    offered = [group for group in groups if group.alternative is not None]
+
+    assert offered
+    for group in offered:
+        assert group.cause == "shadowed"
+        assert group.alternative_proof is not None
+        assert group.runtimes[0] in {move.new for move in group.alternative_proof.moves}, group.alternative_proof.text
