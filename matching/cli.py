@@ -7,6 +7,8 @@ the same files give the same verdicts and scores in both places; `--raw` reads t
 written. `--behaviour` picks the OME whose rules judge them.
 
 `python -m matching diff BASE_PATH HEAD_PATH`: see `cli_diff`.
+
+`python -m matching check --policy FILE... TREE...`: see `cli_policy`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 
 from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .cli_diff import add_diff_command
+from .cli_policy import add_check_command
 from .crd import as_applied
 from .errors import ManifestError
 from .files import read_documents
@@ -165,6 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     command.set_defaults(run=explain)
     add_diff_command(commands)
+    add_check_command(commands)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))

@@ -33,17 +33,22 @@ def render(sections: Sequence[Section], result: Verdict, fmt: str) -> str:
 
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:
-    shown = parser.add_mutually_exclusive_group()
-    shown.add_argument("--json", dest="format", action="store_const", const="json", help="print JSON")
-    shown.add_argument("--markdown", dest="format", action="store_const", const="markdown", help="print Markdown")
-    parser.set_defaults(format="text")
-    parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+    add_format_options(parser)
     parser.add_argument(
         "--fail-on",
         metavar="CONDITIONS",
         default="",
         help="comma-separated; exit 1 when one occurs: " + "; ".join(f"{k}: {v}" for k, v in CONDITIONS.items()),
     )
+
+
+def add_format_options(parser: argparse.ArgumentParser) -> None:
+    """--json, --markdown (text otherwise) and --junit FILE."""
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--json", dest="format", action="store_const", const="json", help="print JSON")
+    shown.add_argument("--markdown", dest="format", action="store_const", const="markdown", help="print Markdown")
+    parser.set_defaults(format="text")
+    parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
 
 
 def fail_on_of(args: argparse.Namespace) -> frozenset[str]:
