@@ -43,7 +43,13 @@ def add_policy_option(parser: argparse.ArgumentParser, *, required: bool = False
 
 def add_check_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     command = commands.add_parser("check", help="check policies against a manifest tree", description=__doc__)
-    command.add_argument("tree", metavar="TREE", nargs="+", help="manifest files or folders")
+    command.add_argument(
+        "tree",
+        metavar="TREE",
+        nargs="*",
+        help="manifest files or folders; when none follows the --policy list, its last path is the tree "
+        "(`check --policy P1.yaml P2.yaml TREE`)",
+    )
     add_policy_option(command, required=True)
     command.add_argument("--behaviour", metavar="NAME", default=DEFAULT_BEHAVIOUR, choices=sorted(BEHAVIOURS))
     add_format_options(command)
@@ -62,8 +68,17 @@ def _assertions(paths: Sequence[str]) -> list[Assertion]:
     return [assertion for policy in load_policies(paths) for assertion in policy.assertions]
 
 
+def _split_tree(args: argparse.Namespace) -> None:
+    """`--policy FILE... TREE`: argparse gives every path to --policy; the last is the tree."""
+    if not args.tree:
+        if len(args.policy) < 2:
+            raise PolicyError(["matching check: give the manifest TREE after the --policy files"])
+        args.tree = [args.policy.pop()]
+
+
 def run_check(args: argparse.Namespace) -> int:
     try:
+        _split_tree(args)
         assertions = _assertions(args.policy)
         objects, labels = read_labeled_tree(args.tree, behaviour=args.behaviour)
         outcomes = evaluate(assertions, Verdicts(objects), cluster=args.cluster, labels=labels)

@@ -223,20 +223,25 @@ def _pick_count(assertion: Assertion, context: _Context) -> Outcome:
 
 
 def _not_shadowed(assertion: Assertion, context: _Context) -> Outcome:
-    """Runtimes (named by the scope's `names`) that rank among the compatible ones for some
-    model in the scope's namespaces yet are never first."""
+    """Runtimes (named by the scope's `names`; namespaced ones of the scope's namespaces) that
+    rank among the compatible ones for some model in the scope's namespaces yet are never first."""
     scope = assertion.scope
     ranks: dict[ObjectKey, list[Row]] = defaultdict(list)
     won: set[ObjectKey] = set()
     for (_model, namespace), row in context.verdicts.rows.items():
-        if scope.namespaces and not scope.covers(namespace, "", NO_LABELS):
+        if not scope.covers_namespace(namespace):
             continue
         if row.ranked:
             won.add(row.ranked[0].key)
         for match in row.ranked[1:]:
             ranks[match.key].append(row)
     runtimes = context.verdicts.objects.runtimes
-    in_scope = [key for key in runtimes if scope.covers(key[1] or "", key[2], context.labels.get(key, NO_LABELS))]
+    in_scope = [
+        key
+        for key in runtimes
+        if (not key[1] or scope.covers_namespace(key[1]))
+        and scope.covers_name(key[2], context.labels.get(key, NO_LABELS))
+    ]
     failures = [
         Failure(
             key_text(key),

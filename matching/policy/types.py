@@ -64,9 +64,13 @@ class Scope:
         """A tree checked without a cluster name (`matching check`) is in every cluster's scope."""
         return cluster is None or _any(self.clusters, cluster)
 
+    def covers_namespace(self, namespace: str) -> bool:
+        return not self.namespaces or bool(namespace and _any(self.namespaces, namespace))
+
     def covers(self, namespace: str, name: str, labels: Mapping[str, str]) -> bool:
-        if self.namespaces and not (namespace and _any(self.namespaces, namespace)):
-            return False
+        return self.covers_namespace(namespace) and self.covers_name(name, labels)
+
+    def covers_name(self, name: str, labels: Mapping[str, str]) -> bool:
         if not _any(self.names, name):
             return False
         if any(labels.get(key) != value for key, value in self.match_labels):
