@@ -79,6 +79,12 @@ def check_cluster(cluster: Cluster, items: Sequence[Item], *, prune: bool = Fals
     `prune`: objects of the five kinds that the items lack are deleted too. A reader of some
     namespaces checks against those (and the cluster-scoped objects), with items of theirs only.
     Both sides are judged by the cluster's own OME profile, as its matrix is."""
+    return matching.diff(*check_views(cluster, items, prune=prune))
+
+
+def check_views(cluster: Cluster, items: Sequence[Item], *, prune: bool = False) -> tuple[Objects, Objects]:
+    """(the cluster's objects as the reader sees them, the same with `items` applied), as
+    `check_cluster` compares them."""
     refuse_unreadable(cluster, [value.key for _obj, value in items])
     inventory = readable_inventory(cluster)
     base_pinned = _pinned(cluster)
@@ -97,7 +103,7 @@ def check_cluster(cluster: Cluster, items: Sequence[Item], *, prune: bool = Fals
         held = set(inventory.models) | set(inventory.runtimes) | set(inventory.isvcs) | set(inventory.invalid)
         deletions = sorted(held - set(changes))
     head = replaced_inventory(inventory, changes, deletions)
-    return matching.diff(_objects(inventory, base_pinned), _objects(head, pinned - set(deletions)))
+    return _objects(inventory, base_pinned), _objects(head, pinned - set(deletions))
 
 
 def check_clusters(

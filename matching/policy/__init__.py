@@ -11,9 +11,9 @@ from typing import Any
 from ..types import ObjectKey
 from .evaluate import Failure, Labels, Outcome, blocking, evaluate
 from .load import PolicyError, field_path, load_policies, policies_from_text
-from .report import PolicySection, exit_code, render, summary
+from .report import PolicySection, exit_code, json_report, render, summary
 from .schema import SCHEMA_FILE, policy_schema, problems
-from .types import API_VERSION, ASSERTIONS, ERROR, KIND, WARNING, Assertion, Policy, Scope
+from .types import API_VERSION, ASSERTIONS, BASELINE_ASSERTIONS, ERROR, KIND, WARNING, Assertion, Policy, Scope
 from .verdicts import Baseline, Row, Verdicts, baseline_from_dict
 
 
@@ -31,6 +31,7 @@ def labels_of(items: Iterable[tuple[Mapping[str, Any], Any]]) -> dict[ObjectKey,
 __all__ = [
     "API_VERSION",
     "ASSERTIONS",
+    "BASELINE_ASSERTIONS",
     "ERROR",
     "KIND",
     "SCHEMA_FILE",
@@ -51,6 +52,7 @@ __all__ = [
     "evaluate",
     "exit_code",
     "field_path",
+    "json_report",
     "labels_of",
     "load_policies",
     "policies_from_text",

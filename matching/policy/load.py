@@ -81,7 +81,7 @@ def policies_from_text(text: str, *, source: str, json_text: bool = False) -> li
         if bad:
             errors += [_where(source, index, positions, path) + f": {field_path(path)}: {text}" for path, text in bad]
         else:
-            found.append(_policy(document, partial(_where, source, index, positions)))
+            found.append(_policy(document, partial(_where, source, index, positions), source))
     errors += _duplicates(found)
     if errors:
         raise PolicyError(errors)
@@ -136,7 +136,7 @@ def _scope(raw: Mapping[str, Any], inherited: Scope) -> Scope:
     )
 
 
-def _policy(document: Mapping[str, Any], where: Callable[[FieldPath], str]) -> Policy:
+def _policy(document: Mapping[str, Any], where: Callable[[FieldPath], str], source: str) -> Policy:
     name = document["metadata"]["name"]
     spec = document["spec"]
     scope = _scope(spec.get("scope", {}), Scope())
@@ -157,4 +157,4 @@ def _policy(document: Mapping[str, Any], where: Callable[[FieldPath], str]) -> P
         )
         for index, item in enumerate(spec["assertions"])
     )
-    return Policy(name, assertions, where(()))
+    return Policy(name, assertions, where(()), source, document)

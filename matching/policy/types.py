@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from typing import Any
 
 API_VERSION = "compat.ome.io/v1alpha1"
 KIND = "RuntimePolicy"
@@ -124,6 +125,11 @@ class Assertion:
 
 @dataclass(frozen=True, slots=True)
 class Policy:
+    """A policy document: its assertions, where it was read (`file:line`) and the document as
+    written (for a dashboard to store)."""
+
     name: str
     assertions: tuple[Assertion, ...] = field(default_factory=tuple)
     where: str = ""
+    file: str = ""
+    document: Mapping[str, Any] = field(default_factory=dict, compare=False)

@@ -1,0 +1,159 @@
+"""Evaluating every enabled policy on a cluster after its matrix changes, and recording each
+assertion's state: passing or failing since when, and the inventory change that broke or fixed
+it. State changes and pick changes become webhook events (policies.notify).
+
+Reads the whole cluster by design: it runs in a task (no reader), and an assertion's state is
+the cluster's, whoever looks at it later; pages and the API filter what a reader sees.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+import matching
+import matching.policy
+from inventory.models import Cluster
+from inventory.selectors import resources_visible
+from whatif.check import check_views
+
+from .models import AssertionState, PickSnapshot, Policy, PolicyBaseline
+from .notify import Event, assertion_event, events_deliver, pick_events
+from .services import assertions_enabled
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class EvaluationResult:
+    cluster: str
+    evaluated: int = 0
+    failing: int = 0
+    changed: list[str] = field(default_factory=list)
+    picks_changed: int = 0
+
+
+def cluster_labels(cluster: Cluster) -> dict[matching.ObjectKey, Mapping[str, str]]:
+    """metadata.labels of the cluster's objects, for label selectors."""
+    rows = resources_visible().filter(cluster=cluster).values_list("kind", "namespace", "name", "obj__metadata__labels")
+    return {
+        (kind, namespace, name): {str(k): v for k, v in labels.items() if isinstance(v, str)}
+        for kind, namespace, name, labels in rows
+        if isinstance(labels, dict)
+    }
+
+
+def _baseline(cluster: Cluster, policy: Policy, verdicts: matching.policy.Verdicts) -> matching.policy.Baseline:
+    """The picks when this policy version was first evaluated on the cluster (recorded now if never)."""
+    stored, _created = PolicyBaseline.objects.get_or_create(
+        cluster=cluster, policy=policy, version=policy.version, defaults={"data": verdicts.baseline().to_dict()}
+    )
+    return matching.policy.baseline_from_dict(stored.data)
+
+
+def failure_records(outcome: matching.policy.Outcome) -> list[dict[str, Any]]:
+    return [{**failure.to_dict(), "keys": [list(key) for key in failure.objects]} for failure in outcome.failures]
+
+
+def _outcomes(cluster: Cluster, verdicts: matching.policy.Verdicts) -> list[tuple[Policy, matching.policy.Outcome]]:
+    by_policy: dict[int, list[matching.policy.Assertion]] = defaultdict(list)
+    policies: dict[int, Policy] = {}
+    for policy, assertion in assertions_enabled():
+        by_policy[policy.pk].append(assertion)
+        policies[policy.pk] = policy
+    labels = cluster_labels(cluster)
+    found = []
+    for pk, assertions in by_policy.items():
+        needs_baseline = any(a.kind in matching.policy.BASELINE_ASSERTIONS for a in assertions)
+        baseline = _baseline(cluster, policies[pk], verdicts) if needs_baseline else None
+        outcomes = matching.policy.evaluate(
+            assertions, verdicts, cluster=cluster.name, labels=labels, baseline=baseline
+        )
+        found += [(policies[pk], outcome) for outcome in outcomes]
+    return found
+
+
+def _record(
+    cluster: Cluster, policy: Policy, outcome: matching.policy.Outcome, causes: Sequence[Any], version: int
+) -> tuple[AssertionState, bool]:
+    """Store the outcome; True when its passing state changed (or is new and failing)."""
+    now = timezone.now()
+    state = AssertionState.objects.filter(cluster=cluster, policy=policy, assertion=outcome.assertion.name).first()
+    created = state is None
+    values = {
+        "kind": outcome.assertion.kind,
+        "severity": outcome.assertion.severity,
+        "policy_version": policy.version,
+        "checked": outcome.checked,
+        "failures": failure_records(outcome),
+        "note": outcome.note or "",
+        "evaluated_at": now,
+    }
+    if state is not None and state.passing == outcome.passed:
+        AssertionState.objects.filter(pk=state.pk).update(**values)
+        return state, False
+    change = {"passing": outcome.passed, "since": now, "inventory_version": version, "causes": list(causes)}
+    state, _created = AssertionState.objects.update_or_create(
+        cluster=cluster, policy=policy, assertion=outcome.assertion.name, defaults={**values, **change}
+    )
+    return state, not (created and outcome.passed)
+
+
+def policies_evaluate(cluster: Cluster, *, causes: Sequence[Any] = ()) -> EvaluationResult:
+    """Evaluate every enabled policy on the cluster as its inventory stands, record each
+    assertion's state and queue the notifications of what changed. `causes`: the inventory
+    changes of the matrix update that asked for it (named on states that change)."""
+    cluster.refresh_from_db(fields=["inventory_version"])
+    version = cluster.inventory_version
+    objects, _same = check_views(cluster, [])
+    verdicts = matching.policy.Verdicts(objects)
+    result = EvaluationResult(cluster.name)
+    events: list[Event] = []
+    with transaction.atomic():
+        kept = []
+        for policy, outcome in _outcomes(cluster, verdicts):
+            state, changed = _record(cluster, policy, outcome, causes, version)
+            kept.append(state.pk)
+            result.evaluated += 1
+            result.failing += 0 if outcome.passed else 1
+            if changed:
+                result.changed.append(outcome.assertion.ident)
+                events.append(assertion_event(cluster, state, outcome))
+        AssertionState.objects.filter(cluster=cluster).exclude(pk__in=kept).delete()
+        picks = pick_events(cluster, _picks_now(cluster, verdicts, version), version, causes)
+        result.picks_changed = len(picks)
+        events += picks
+    transaction.on_commit(lambda: events_deliver(events))
+    logger.info(
+        "cluster %s: %d assertion(s) evaluated, %d failing, %d changed, %d pick change(s)",
+        cluster.name, result.evaluated, result.failing, len(result.changed), result.picks_changed,
+    )  # fmt: skip
+    return result
+
+
+def _picks_now(cluster: Cluster, verdicts: matching.policy.Verdicts, version: int) -> dict[str, dict[str, Any]]:
+    """Row -> pick of this evaluation, stored as the cluster's PickSnapshot; returns the previous
+    snapshot's picks ({} the first time, when nothing counts as changed)."""
+    now = {
+        f"{matching.key_text(model)}@{namespace}": {
+            "model": list(model), "namespace": namespace, "pick": list(row.pick) if row.pick else None,
+            "score": row.score,
+        }
+        for (model, namespace), row in verdicts.rows.items()
+    }  # fmt: skip
+    snapshot = PickSnapshot.objects.select_for_update().filter(cluster=cluster).first()
+    before: dict[str, dict[str, Any]] = snapshot.picks if snapshot is not None else {}
+    PickSnapshot.objects.update_or_create(
+        cluster=cluster, defaults={"picks": now, "evaluated_at": timezone.now(), "inventory_version": version}
+    )
+    return {
+        key: {"before": before[key], "after": value}
+        for key, value in now.items()
+        if key in before and before[key]["pick"] != value["pick"]
+    }
