@@ -72,12 +72,13 @@ class AssertionStateAdmin(admin.ModelAdmin):
 
 
 class ReceiverForm(forms.ModelForm):
+    # The URL (Slack's carries its token) is written, never shown back.
+    url = forms.URLField(max_length=2000, assume_scheme="https", widget=forms.PasswordInput(render_value=False))
+
     class Meta:
         model = Receiver
         fields = ["name", "url", "format", "secret_file", "cluster", "namespaces", "on_assertion_change",
                   "on_pick_change", "enabled"]  # fmt: skip
-        # The URL (Slack's carries its token) is written, never shown back.
-        widgets = {"url": forms.PasswordInput(render_value=False)}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -19,6 +19,9 @@ class Received:
     body: bytes
     at: float
 
+    def header(self, name: str) -> str:
+        return self.headers[name.lower()]
+
     @property
     def payload(self) -> Any:
         return json.loads(self.body)
@@ -55,7 +58,9 @@ def running_receiver(*, fail_first: int = 0) -> Iterator[WebhookReceiver]:
                 state.answered += 1
                 failing = state.answered <= state.fail_first
                 if not failing:
-                    state.requests.append(Received(dict(self.headers.items()), body, time.monotonic()))
+                    state.requests.append(
+                        Received({k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
+                    )
             self.send_response(500 if failing else 204)
             self.end_headers()
 
