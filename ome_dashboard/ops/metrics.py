@@ -36,6 +36,7 @@ from inventory.models import Cluster, SyncState
 from matrix.models import MatrixAudit, MatrixBuild, MatrixRow
 from matrix.selectors import cell_status_counts, current_build
 from patches.models import PatchAttempt
+from policies.metrics import policy_families
 
 logger = logging.getLogger(__name__)
 
@@ -201,6 +202,7 @@ class DatabaseCollector(Collector):
         yield from _matrix_families(self.scope)
         yield from _matrix_check_families(self.scope)
         yield from _patch_families(self.scope)
+        yield from policy_families(self.scope)
 
 
 def registry_for(scope: Scope) -> CollectorRegistry:
