@@ -111,7 +111,8 @@ def test_the_grafana_dashboard_is_well_formed() -> None:
         assert not cells & area, f"{panel['title']} overlaps another panel"
         cells |= area
         assert panel["type"] in {"stat", "timeseries", "table"}
-        assert panel["targets"] and all(target["datasource"]["uid"] == "${datasource}" for target in panel["targets"])
+        assert panel["targets"], panel["title"]
+        assert all(target["datasource"]["uid"] == "${datasource}" for target in panel["targets"])
 
 
 def queried_series() -> set[str]:

@@ -142,7 +142,8 @@ def test_deliveries_are_retried_after_500s_and_not_repeated_after_a_worker_resta
             assert webhooks_retry_due_task.delay().get(timeout=10) == 0
 
         assert (delivery.status, delivery.attempts, server.answered) == (Delivery.Status.DELIVERED, 3, 3)
-        assert len(server.requests) == 1 and valid(server.requests[0])
+        assert len(server.requests) == 1
+        assert valid(server.requests[0])
 
 
 @pytest.fixture
@@ -181,7 +182,8 @@ def test_a_signed_delivery_follows_a_pick_change_made_by_the_one_click_patch_wit
 
     assert outcome.result == "applied"
     assert pick.at - started < 5.0
-    assert valid(pick) and valid(fixed)
+    assert valid(pick)
+    assert valid(fixed)
     assert (pick.payload["model"], pick.payload["before"]["runtime"], pick.payload["after"]["runtime"]) == (
         "ClusterBaseModel qwen-image-pvc", "ClusterServingRuntime srt-qwen-image", "ClusterServingRuntime srt-qwen-image-pipeline",
     )  # fmt: skip

@@ -52,7 +52,7 @@ def running_receiver(*, fail_first: int = 0) -> Iterator[WebhookReceiver]:
     state = WebhookReceiver(fail_first=fail_first)
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             with state.lock:
                 state.answered += 1
