@@ -102,7 +102,7 @@ def test_a_bad_policy_file_exits_2_naming_file_line_and_field(tmp_path: Path) ->
     result = matching("check", "--policy", bad, ROOT / "demo/seed")
 
     assert result.returncode == 2
-    assert result.stderr.startswith(f"{bad}:22: spec.assertions[1].assert: 'hasRuntim' is not one of servedBy")
+    assert result.stderr.startswith(f"{bad}:21: spec.assertions[1].assert: 'hasRuntim' is not one of servedBy")
 
 
 def test_check_needs_a_policy() -> None:
