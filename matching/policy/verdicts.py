@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..isvc import IsvcOutcome, evaluate_isvc, invalid_isvc
-from ..results import Match
+from ..results import Match, Selection
 from ..select import model_error
 from ..tree import Objects
 from ..types import ObjectKey
@@ -20,13 +20,23 @@ Decision = tuple[str, ObjectKey | None, ObjectKey | None]
 """An InferenceService's (verdict, model, runtime)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Row:
+    """A matrix row's verdict. OME's error text (for no runtime) is composed only when asked
+    for: composing it lists every excluded runtime's reason, most of a row's cost."""
+
     model: ObjectKey
     namespace: str
     ranked: tuple[Match, ...] = ()
-    error: str | None = None
-    """OME's error when it picks nothing (no runtime, or an invalid model)."""
+    invalid: str | None = None
+    selection: Selection | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def error(self) -> str | None:
+        """OME's error when it picks nothing (no runtime, or an invalid model)."""
+        if self.invalid is not None:
+            return self.invalid
+        return None if self.ranked or self.selection is None else self.selection.error
 
     @property
     def pick(self) -> ObjectKey | None:
@@ -94,12 +104,12 @@ class Verdicts:
 
     def _row(self, key: ObjectKey, namespace: str) -> Row:
         if key in self.objects.invalid:
-            return Row(key, namespace, error=self.objects.invalid[key])
+            return Row(key, namespace, invalid=self.objects.invalid[key])
         error = model_error(self.objects.models[key])
         if error is not None:
-            return Row(key, namespace, error=error)
+            return Row(key, namespace, invalid=error)
         selection = self.objects.grid.select(key, namespace)
-        return Row(key, namespace, tuple(selection.compatible), selection.error)
+        return Row(key, namespace, tuple(selection.compatible), selection=selection)
 
     @cached_property
     def isvcs(self) -> dict[ObjectKey, IsvcOutcome]:
