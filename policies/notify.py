@@ -47,7 +47,7 @@ def _stamp(moment: datetime) -> str:
 
 def assertion_event(cluster: Cluster, state: AssertionState, outcome: matching.policy.Outcome) -> Event:
     assertion = outcome.assertion
-    namespaces = sorted({key[1] for failure in outcome.failures for key in failure.objects}) or [""]
+    namespaces = sorted({failure.namespace for failure in outcome.failures}) or [""]
     payload = {
         "type": "assertion.failing" if not outcome.passed else "assertion.passing",
         "cluster": cluster.name,

@@ -55,7 +55,12 @@ class StateView:
 def _visible(scope: Scope, cluster: Cluster, failures: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     if scope.reads_whole(cluster.name):
         return list(failures)
-    return [item for item in failures if scope.keys_visible(cluster.name, [tuple(key) for key in item["keys"]])]
+    return [
+        item
+        for item in failures
+        if scope.reads(cluster.name, item.get("namespace", ""))
+        and scope.keys_visible(cluster.name, [tuple(key) for key in item["keys"]])
+    ]
 
 
 def _patches(cluster: Cluster, causes: Sequence[dict[str, Any]]) -> list[PatchAttempt]:

@@ -61,18 +61,24 @@ def _key(receiver: Receiver) -> bytes:
     return path.read_bytes().strip()
 
 
+def _slack(text: object) -> str:
+    """Text from clusters and policies, inert in Slack's markup (no links, no mentions)."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def slack_text(payload: dict[str, Any]) -> str:
     if payload["type"] == "pick.changed":
         before, after = payload["before"]["runtime"] or "no runtime", payload["after"]["runtime"] or "no runtime"
         scope = payload["namespace"] or "cluster scope"
-        return f"[{payload['cluster']}] OME's pick for {payload['model']} in {scope} changed: {before} -> {after}"
+        text = f"[{payload['cluster']}] OME's pick for {payload['model']} in {scope} changed: {before} -> {after}"
+        return _slack(text)
     assertion = payload["assertion"]
     state = "FAILING" if payload["type"] == "assertion.failing" else "passing again"
     lines = [f"[{payload['cluster']}] policy {assertion['id']} ({assertion['severity']}) is {state}"]
     if assertion.get("owner"):
         lines.append(f"owner: {assertion['owner']}")
     lines += [f"• {failure['message']}" for failure in payload["failures"][:5]]
-    return "\n".join(lines)
+    return _slack("\n".join(lines))
 
 
 def body_of(delivery: Delivery) -> bytes:

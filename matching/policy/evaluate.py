@@ -21,15 +21,17 @@ NO_LABELS: Mapping[str, str] = {}
 @dataclass(frozen=True, slots=True)
 class Failure:
     """One subject that breaks an assertion. `subject` identifies it stably (to compare runs
-    and to deduplicate notifications); `objects`: the objects involved (model, runtimes, service)."""
+    and to deduplicate notifications); `objects`: the objects involved (model, runtimes, service);
+    `namespace`: where it happens ("" cluster scope, or a count over several namespaces)."""
 
     subject: str
     message: str
     reason: str | None = None
     objects: tuple[ObjectKey, ...] = ()
+    namespace: str = ""
 
     def to_dict(self) -> dict[str, object]:
-        return {"subject": self.subject, "message": self.message, "reason": self.reason,
+        return {"subject": self.subject, "namespace": self.namespace, "message": self.message, "reason": self.reason,
                 "objects": [key_text(key) for key in self.objects]}  # fmt: skip
 
 
@@ -113,6 +115,7 @@ def _served_by(assertion: Assertion, context: _Context) -> Outcome:
             f"{_row_subject(row)}: OME picks {_pick_text(row)}, not {assertion.runtime}",
             _why_not(context, row, str(assertion.runtime)),
             tuple(key for key in (row.model, row.pick) if key),
+            row.namespace,
         )
         for row in rows
         if row.pick is None or row.pick[2] != assertion.runtime
@@ -140,7 +143,7 @@ def _why_not(context: _Context, row: Row, runtime: str) -> str | None:
 def _has_runtime(assertion: Assertion, context: _Context) -> Outcome:
     rows = context.rows(assertion)
     failures = [
-        Failure(_row_subject(row), f"{_row_subject(row)}: OME picks no runtime", row.error, (row.model,))
+        Failure(_row_subject(row), f"{_row_subject(row)}: OME picks no runtime", row.error, (row.model,), row.namespace)
         for row in rows
         if row.pick is None
     ]
@@ -162,6 +165,7 @@ def _pick_unchanged(assertion: Assertion, context: _Context) -> Outcome:
                     f"{_row_subject(row)}: OME's pick drifted from {was} to {_pick_text(row)}",
                     row.error if row.pick is None else _why_not(context, row, before[2]) if before else None,
                     tuple(key for key in (row.model, before, row.pick) if key),
+                    row.namespace,
                 )
             )
     return _outcome(assertion, len(rows), failures)
@@ -176,7 +180,7 @@ def _not_blocked(assertion: Assertion, context: _Context) -> Outcome:
     keys = _isvcs_in_scope(assertion, context)
     outcomes = context.verdicts.isvcs
     failures = [
-        Failure(key_text(key), f"{key_text(key)}: OME blocks it", outcomes[key].error, (key,))
+        Failure(key_text(key), f"{key_text(key)}: OME blocks it", outcomes[key].error, (key,), key[1])
         for key in keys
         if outcomes[key].verdict == BLOCKED
     ]
@@ -198,6 +202,7 @@ def _decision_unchanged(assertion: Assertion, context: _Context) -> Outcome:
                     f"{key_text(key)}: OME decides it differently: {_decision_text(before[key])} -> {_decision_text(now)}",
                     outcome.error or "; ".join(outcome.notes) or None,
                     tuple(k for k in (key, before[key][2], outcome.runtime) if k),
+                    key[1],
                 )
             )
     return _outcome(assertion, len(keys), failures)
@@ -248,6 +253,7 @@ def _not_shadowed(assertion: Assertion, context: _Context) -> Outcome:
             f"{key_text(key)} matches {len(ranks[key])} row(s) but OME never picks it",
             f"{_pick_text(ranks[key][0])} ranks first for {_row_subject(ranks[key][0])}",
             (key, *sorted({row.model for row in ranks[key]})[:10]),
+            key[1],
         )
         for key in in_scope
         if ranks.get(key) and key not in won
@@ -264,6 +270,7 @@ def _min_score(assertion: Assertion, context: _Context) -> Outcome:
             f"{_row_subject(row)}: the pick {_pick_text(row)} scores below {floor}",
             None,
             (row.model, row.pick) if row.pick else (row.model,),
+            row.namespace,
         )
         for row in rows
         if (row.score or 0) < floor

@@ -19,6 +19,7 @@ from inventory.sync import event_apply
 from policies.evaluation import policies_evaluate
 from policies.models import AssertionState, Policy, PolicyRevision
 from policies.services import policies_load_files
+from tests.support.access import grant
 
 ROOT = Path(django_settings.BASE_DIR)
 POLICIES = ROOT / "demo/policies"
@@ -210,3 +211,39 @@ def test_a_bad_policy_in_a_check_is_a_400_naming_line_and_field(demo: Cluster) -
     assert answer.status_code == 400
     assert answer.json()["code"] == "invalid_policy"
     assert answer.json()["detail"].startswith("policies:16: spec.assertions[0].assert: 'servedby' is not one of")
+
+
+@pytest.mark.django_db
+def test_a_reader_of_one_namespace_sees_only_its_failures_and_how_many_others(
+    demo: Cluster, django_user_model: Any, settings: Any
+) -> None:
+    settings.API_ANONYMOUS_READ = False
+    policies_load_files([POLICIES])
+    policies_evaluate(demo)
+    reader = django_user_model.objects.create_user("team-b-reader")
+    grant(reader, "viewer", cluster="demo", namespace="team-b")
+    client = APIClient()
+    client.force_login(reader)
+
+    body = client.get("/api/v1/policies/states/", {"cluster": "demo"}).json()
+
+    seed = next(item for item in body["results"] if item["assertion"] == SEED_ASSERTION)
+    assert (seed["state"], seed["failures"], seed["failures_hidden"]) == ("failing", [], 1)
+
+
+@pytest.mark.django_db
+def test_the_admin_validates_a_policy_and_versions_each_change(admin_client: Client) -> None:
+    text = (POLICIES / "seed-pipeline.yaml").read_text()
+    form = {"name": "research-diffusion", "text": text.replace("assert: servedBy", "assert: servedby"), "enabled": "on"}
+
+    refused = admin_client.post("/admin/policies/policy/add/", form)
+    form["text"] = text
+    admin_client.post("/admin/policies/policy/add/", form)
+    policy = Policy.objects.get(name="research-diffusion")
+    form["text"] = text.replace("severity: warning", "severity: error")
+    admin_client.post(f"/admin/policies/policy/{policy.pk}/change/", form)
+
+    assert "text:16: spec.assertions[0].assert: &#x27;servedby&#x27; is not one of" in refused.content.decode()
+    policy.refresh_from_db()
+    assert (policy.version, policy.source) == (2, "admin")
+    assert PolicyRevision.objects.filter(policy=policy).count() == 2

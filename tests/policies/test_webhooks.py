@@ -126,6 +126,17 @@ def test_the_url_and_key_never_show(db: None, secret_dir: Path, admin_client: An
     assert all(b"tokenpart" not in page and KEY not in page for page in pages)
 
 
+def delivered(delivery_id: int, *, timeout: float = 10.0) -> Delivery:
+    """The delivery once the worker has recorded its outcome."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        delivery = Delivery.objects.get(pk=delivery_id)
+        if delivery.status not in (Delivery.Status.PENDING, Delivery.Status.SENDING):
+            return delivery
+        time.sleep(0.02)
+    raise AssertionError(f"delivery {delivery_id} still {delivery.status} after {timeout} s")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_deliveries_are_retried_after_500s_and_not_repeated_after_a_worker_restart(
     secret_dir: Path, celery_app: Celery
@@ -137,7 +148,7 @@ def test_deliveries_are_retried_after_500s_and_not_repeated_after_a_worker_resta
         with running_worker(celery_app):
             webhook_deliver_task.delay(delivery_id)
             server.wait_for(lambda request: True, timeout=10)
-            delivery = Delivery.objects.get(pk=delivery_id)
+            delivery = delivered(delivery_id)
         with running_worker(celery_app):
             assert webhooks_retry_due_task.delay().get(timeout=10) == 0
 
@@ -188,3 +199,15 @@ def test_a_signed_delivery_follows_a_pick_change_made_by_the_one_click_patch_wit
         "ClusterBaseModel qwen-image-pvc", "ClusterServingRuntime srt-qwen-image", "ClusterServingRuntime srt-qwen-image-pipeline",
     )  # fmt: skip
     assert [cause["name"] for cause in fixed.payload["causes"]] == ["qwen-image-pvc"]
+
+
+def test_slack_text_from_clusters_is_inert(db: None, secret_dir: Path, receiver_server: WebhookReceiver) -> None:
+    make_receiver(receiver_server.url, format=Receiver.Format.SLACK)
+    hostile = Event(
+        "assertion", "c1", ("team-a",), {**EVENT.payload, "failures": [{"message": "<!channel> <https://x|y> & co"}]}
+    )
+    (delivery_id,) = deliveries_create([hostile])
+
+    webhook_deliver_task.apply(args=(delivery_id,))
+
+    assert receiver_server.requests[0].payload["text"].endswith("• &lt;!channel&gt; &lt;https://x|y&gt; &amp; co")
