@@ -104,11 +104,11 @@ def _freshness_family(clusters: Sequence[Cluster]) -> Metric:
         "1 for the cluster's freshness state (fresh, stale, unknown).",
         labels=["cluster", "state"],
     )
-    states: dict[int, list[SyncState]] = {cluster.pk: [] for cluster in clusters}
-    for state in SyncState.objects.filter(cluster__in=clusters):
-        states[state.cluster_id].append(state)
+    sync_states: dict[int, list[SyncState]] = {cluster.pk: [] for cluster in clusters}
+    for sync_state in SyncState.objects.filter(cluster__in=clusters):
+        sync_states[sync_state.cluster_id].append(sync_state)
     for cluster in clusters:
-        now = cluster_freshness(states[cluster.pk])
+        now = cluster_freshness(sync_states[cluster.pk])
         for state in FRESHNESS_STATES:
             family.add_metric([cluster.name, state], 1 if state == now else 0)
     return family
