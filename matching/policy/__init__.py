@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..types import ObjectKey
-from .evaluate import Failure, Labels, Outcome, blocking, evaluate
+from .evaluate import Failure, Labels, Outcome, evaluate
 from .load import PolicyError, field_path, load_policies, policies_from_text
 from .report import PolicySection, exit_code, json_report, render, summary
 from .schema import SCHEMA_FILE, policy_schema, problems
@@ -48,7 +48,6 @@ __all__ = [
     "Scope",
     "Verdicts",
     "baseline_from_dict",
-    "blocking",
     "evaluate",
     "exit_code",
     "field_path",

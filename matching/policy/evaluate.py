@@ -5,7 +5,7 @@ objects' labels and, for the assertions that compare, a baseline."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from ..isvc import BLOCKED
@@ -288,8 +288,3 @@ _CHECKS: Mapping[str, Callable[[Assertion, _Context], Outcome]] = {
     "notShadowed": _not_shadowed,
     "minScore": _min_score,
 }
-
-
-def blocking(outcomes: Sequence[Outcome]) -> bool:
-    """True when an error-severity assertion fails."""
-    return any(outcome.blocking for outcome in outcomes)
