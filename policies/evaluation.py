@@ -108,14 +108,16 @@ def _record(
 def policies_evaluate(cluster: Cluster, *, causes: Sequence[Any] = ()) -> EvaluationResult:
     """Evaluate every enabled policy on the cluster as its inventory stands, record each
     assertion's state and queue the notifications of what changed. `causes`: the inventory
-    changes of the matrix update that asked for it (named on states that change)."""
-    cluster.refresh_from_db(fields=["inventory_version"])
-    version = cluster.inventory_version
-    objects, _same = check_views(cluster, [])
-    verdicts = matching.policy.Verdicts(objects)
+    changes of the matrix update that asked for it (named on states that change).
+
+    Evaluations of one cluster run one at a time (a lock on its row, taken before the inventory
+    is read), so an evaluation of an older inventory never records its states after a newer one."""
     result = EvaluationResult(cluster.name)
     events: list[Event] = []
     with transaction.atomic():
+        version = Cluster.objects.select_for_update().values_list("inventory_version", flat=True).get(pk=cluster.pk)
+        objects, _same = check_views(cluster, [])
+        verdicts = matching.policy.Verdicts(objects)
         kept = []
         for policy, outcome in _outcomes(cluster, verdicts):
             state, changed = _record(cluster, policy, outcome, causes, version)
@@ -126,7 +128,7 @@ def policies_evaluate(cluster: Cluster, *, causes: Sequence[Any] = ()) -> Evalua
                 result.changed.append(outcome.assertion.ident)
                 events.append(assertion_event(cluster, state, outcome))
         AssertionState.objects.filter(cluster=cluster).exclude(pk__in=kept).delete()
-        picks = pick_events(cluster, _picks_now(cluster, verdicts, version), version, causes)
+        picks = pick_events(cluster, _pick_changes(cluster, verdicts, version), version, causes)
         result.picks_changed = len(picks)
         events += picks
     transaction.on_commit(lambda: events_deliver(events))
@@ -137,9 +139,9 @@ def policies_evaluate(cluster: Cluster, *, causes: Sequence[Any] = ()) -> Evalua
     return result
 
 
-def _picks_now(cluster: Cluster, verdicts: matching.policy.Verdicts, version: int) -> dict[str, dict[str, Any]]:
-    """Row -> pick of this evaluation, stored as the cluster's PickSnapshot; returns the previous
-    snapshot's picks ({} the first time, when nothing counts as changed)."""
+def _pick_changes(cluster: Cluster, verdicts: matching.policy.Verdicts, version: int) -> dict[str, dict[str, Any]]:
+    """Store this evaluation's picks as the cluster's PickSnapshot and return the rows whose pick
+    differs from the previous snapshot's (row -> before, after); none the first time."""
     now = {
         f"{matching.key_text(model)}@{namespace}": {
             "model": list(model), "namespace": namespace, "pick": list(row.pick) if row.pick else None,
