@@ -110,12 +110,15 @@ def policies_evaluate(cluster: Cluster, *, causes: Sequence[Any] = ()) -> Evalua
     assertion's state and queue the notifications of what changed. `causes`: the inventory
     changes of the matrix update that asked for it (named on states that change).
 
-    Evaluations of one cluster run one at a time (a lock on its row, taken before the inventory
-    is read), so an evaluation of an older inventory never records its states after a newer one."""
+    Evaluations of one cluster run one at a time (a lock on its PickSnapshot, taken before the
+    inventory is read; not on the cluster's row, which every inventory write updates), so an
+    evaluation of an older inventory never records its states after a newer one."""
     result = EvaluationResult(cluster.name)
     events: list[Event] = []
+    PickSnapshot.objects.get_or_create(cluster=cluster, defaults={"evaluated_at": timezone.now()})
     with transaction.atomic():
-        version = Cluster.objects.select_for_update().values_list("inventory_version", flat=True).get(pk=cluster.pk)
+        snapshot = PickSnapshot.objects.select_for_update().get(cluster=cluster)
+        version = Cluster.objects.values_list("inventory_version", flat=True).get(pk=cluster.pk)
         objects, _same = check_views(cluster, [])
         verdicts = matching.policy.Verdicts(objects)
         kept = []
@@ -128,7 +131,7 @@ def policies_evaluate(cluster: Cluster, *, causes: Sequence[Any] = ()) -> Evalua
                 result.changed.append(outcome.assertion.ident)
                 events.append(assertion_event(cluster, state, outcome))
         AssertionState.objects.filter(cluster=cluster).exclude(pk__in=kept).delete()
-        picks = pick_events(cluster, _pick_changes(cluster, verdicts, version), version, causes)
+        picks = pick_events(cluster, _pick_changes(snapshot, verdicts, version), version, causes)
         result.picks_changed = len(picks)
         events += picks
     transaction.on_commit(lambda: events_deliver(events))
@@ -139,9 +142,11 @@ def policies_evaluate(cluster: Cluster, *, causes: Sequence[Any] = ()) -> Evalua
     return result
 
 
-def _pick_changes(cluster: Cluster, verdicts: matching.policy.Verdicts, version: int) -> dict[str, dict[str, Any]]:
-    """Store this evaluation's picks as the cluster's PickSnapshot and return the rows whose pick
-    differs from the previous snapshot's (row -> before, after); none the first time."""
+def _pick_changes(
+    snapshot: PickSnapshot, verdicts: matching.policy.Verdicts, version: int
+) -> dict[str, dict[str, Any]]:
+    """Store this evaluation's picks in the cluster's snapshot and return the rows whose pick
+    differs from the previous evaluation's (row -> before, after); none the first time."""
     now = {
         f"{matching.key_text(model)}@{namespace}": {
             "model": list(model), "namespace": namespace, "pick": list(row.pick) if row.pick else None,
@@ -149,11 +154,9 @@ def _pick_changes(cluster: Cluster, verdicts: matching.policy.Verdicts, version:
         }
         for (model, namespace), row in verdicts.rows.items()
     }  # fmt: skip
-    snapshot = PickSnapshot.objects.select_for_update().filter(cluster=cluster).first()
-    before: dict[str, dict[str, Any]] = snapshot.picks if snapshot is not None else {}
-    PickSnapshot.objects.update_or_create(
-        cluster=cluster, defaults={"picks": now, "evaluated_at": timezone.now(), "inventory_version": version}
-    )
+    before: dict[str, dict[str, Any]] = snapshot.picks
+    snapshot.picks, snapshot.evaluated_at, snapshot.inventory_version = now, timezone.now(), version
+    snapshot.save()
     return {
         key: {"before": before[key], "after": value}
         for key, value in now.items()
