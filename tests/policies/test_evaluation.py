@@ -52,6 +52,16 @@ def test_load_policies_stores_each_document_and_versions_a_changed_one(db: None,
     assert list(PolicyRevision.objects.filter(policy=policy).values_list("version", flat=True)) == [2, 1]
 
 
+@pytest.mark.django_db
+def test_load_policies_can_evaluate_them_at_once(demo: Cluster) -> None:
+    out = io.StringIO()
+
+    call_command("load_policies", str(POLICIES), "--evaluate", stdout=out)
+
+    assert out.getvalue().endswith("cluster demo: 12 evaluated, 1 failing\n")
+    assert AssertionState.objects.filter(cluster=demo).count() == 12
+
+
 def test_a_bad_policy_file_changes_nothing_and_names_file_line_and_field(db: None, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text((POLICIES / "seed-pipeline.yaml").read_text().replace("names: [qwen-image-pvc]", "name: x", 1))

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 import matching.policy
+from inventory.models import Cluster
+from policies.evaluation import policies_evaluate
 from policies.services import policies_load_files
 
 
@@ -17,6 +19,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="*", metavar="PATH")
+        parser.add_argument(
+            "--evaluate",
+            action="store_true",
+            help="then evaluate them on every cluster now (otherwise after each cluster's next matrix update)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         paths = options["paths"] or settings.POLICY_FILES
@@ -33,3 +40,9 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{len(result.created)} created, {len(result.changed)} changed, {len(result.unchanged)} unchanged"
         )
+        if options["evaluate"]:
+            for cluster in Cluster.objects.order_by("name"):
+                evaluated = policies_evaluate(cluster)
+                self.stdout.write(
+                    f"cluster {cluster.name}: {evaluated.evaluated} evaluated, {evaluated.failing} failing"
+                )
