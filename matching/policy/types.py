@@ -115,12 +115,8 @@ class Assertion:
             "owner": self.owner,
             "description": self.description,
         }
-        for key, value in (("runtime", self.runtime), ("atLeast", self.at_least), ("atMost", self.at_most)):
-            if value is not None:
-                found[key] = value
-        if self.score is not None:
-            found["score"] = self.score
-        return found
+        options = {"runtime": self.runtime, "atLeast": self.at_least, "atMost": self.at_most, "score": self.score}
+        return found | {key: value for key, value in options.items() if value is not None}
 
 
 @dataclass(frozen=True, slots=True)
