@@ -4,7 +4,6 @@ registered clusters, as `whatif/check/` checks them against `--fail-on` conditio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from django.urls import path
@@ -20,12 +19,11 @@ import matching.policy
 from core.api import api_keys, scope_tokens
 from core.errors import DomainError
 from core.permissions import CanRead
-from inventory.models import Cluster
 from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
-from whatif.check import Item, check_views, items_from_text
+from whatif.check import items_from_text
 from whatif.errors import WhatIfError
 
-from .evaluation import cluster_labels
+from .evaluation import policy_check
 from .selectors import assertion_state_list
 from .services import assertions_enabled
 
@@ -60,24 +58,6 @@ def _assertions(text: str) -> list[matching.policy.Assertion]:
     return [assertion for policy in parsed for assertion in policy.assertions]
 
 
-def policy_check_section(
-    cluster: Cluster, items: Sequence[Item], assertions: Sequence[matching.policy.Assertion], *, prune: bool
-) -> matching.policy.PolicySection:
-    """The assertions on the cluster with the items applied, compared with the cluster as it is
-    (which also is the baseline of pickUnchanged and decisionUnchanged)."""
-    base, head = check_views(cluster, items, prune=prune)
-    labels = cluster_labels(cluster)
-    head_labels = {**labels, **matching.policy.labels_of(items)}
-    base_verdicts = matching.policy.Verdicts(base)
-    before = matching.policy.evaluate(assertions, base_verdicts, cluster=cluster.name, labels=labels)
-    after = matching.policy.evaluate(
-        assertions, matching.policy.Verdicts(head), cluster=cluster.name, labels=head_labels,
-        baseline=base_verdicts.baseline(),
-    )  # fmt: skip
-    changed = frozenset(value.key for _obj, value in items)
-    return matching.policy.PolicySection(f"cluster {cluster.name}", after, before, changed)
-
-
 class PolicyCheckView(APIView):
     """Policies over manifests applied to one or every cluster, with a pass/fail verdict for CI:
     exit_code 1 when an error-severity assertion fails."""
@@ -98,7 +78,7 @@ class PolicyCheckView(APIView):
             raise ClusterChoiceError("no cluster to check: none is registered, or you may read none")
         try:
             items = items_from_text(documents)
-            sections = [policy_check_section(cluster, items, assertions, prune=values["prune"]) for cluster in clusters]
+            sections = [policy_check(cluster, items, assertions, prune=values["prune"]) for cluster in clusters]
         except WhatIfError as error:
             error.field = error.field or "manifests"
             raise

@@ -2,8 +2,9 @@
 assertion's state: passing or failing since when, and the inventory change that broke or fixed
 it. State changes and pick changes become webhook events (policies.notify).
 
-Reads the whole cluster by design: it runs in a task (no reader), and an assertion's state is
-the cluster's, whoever looks at it later; pages and the API filter what a reader sees.
+`policies_evaluate` reads the whole cluster by design: it runs in a task (no reader), and an
+assertion's state is the cluster's, whoever looks at it later; pages and the API filter what a
+reader sees. `policy_check` (the check API) reads what its caller may read, as the what-if does.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import matching
 import matching.policy
 from inventory.models import Cluster
 from inventory.selectors import resources_visible
-from whatif.check import check_views
+from whatif.check import Item, check_views
 
 from .models import AssertionState, PickSnapshot, Policy, PolicyBaseline
 from .notify import Event, assertion_event, events_deliver, pick_events
@@ -162,3 +163,22 @@ def _pick_changes(
         for key, value in now.items()
         if key in before and before[key]["pick"] != value["pick"]
     }
+
+
+def policy_check(
+    cluster: Cluster, items: Sequence[Item], assertions: Sequence[matching.policy.Assertion], *, prune: bool
+) -> matching.policy.PolicySection:
+    """`POST policies/check/`: the assertions on the cluster with the items applied, compared
+    with the cluster as the reader sees it (also the baseline of pickUnchanged and
+    decisionUnchanged)."""
+    base, head = check_views(cluster, items, prune=prune)
+    labels = cluster_labels(cluster)
+    head_labels = {**labels, **matching.policy.labels_of(items)}
+    base_verdicts = matching.policy.Verdicts(base)
+    before = matching.policy.evaluate(assertions, base_verdicts, cluster=cluster.name, labels=labels)
+    after = matching.policy.evaluate(
+        assertions, matching.policy.Verdicts(head), cluster=cluster.name, labels=head_labels,
+        baseline=base_verdicts.baseline(),
+    )  # fmt: skip
+    changed = frozenset(value.key for _obj, value in items)
+    return matching.policy.PolicySection(f"cluster {cluster.name}", after, before, changed)
