@@ -22,7 +22,6 @@ from .behaviour import (
     changes_between,
 )
 from .candidates import CandidateIndex, entry_could_match, in_scope, runtime_could_match
-from .cli_diff import add_lenient_option
 from .crd import DEFAULT_NAMESPACE, as_applied, with_crd_defaults
 from .derived import derived_runtime
 from .diff import diff
@@ -53,7 +52,7 @@ from .pipeline import model_index_problem, pipeline_from_model_index
 from .positions import Origin, Positions
 from .problems import Problem
 from .report import Section, Verdict, json_report, parse_conditions, verdict
-from .reporting import EXIT_BAD_INPUT, add_report_options, emit, fail_on_of, render
+from .reporting import EXIT_BAD_INPUT, add_lenient_option, add_report_options, emit, fail_on_of, render
 from .reporting import FORMATS as REPORT_FORMATS
 from .results import CheckOutcome, CheckReport, EntryReport, Match, PatchPlan, Selection
 from .rules import SHARDED, entry_passes

@@ -7,6 +7,8 @@ the same files give the same verdicts and scores in both places; `--raw` reads t
 written. `--behaviour` picks the OME whose rules judge them.
 
 `ome-compat diff BASE_PATH HEAD_PATH`: see `cli_diff`. `python -m matching` is the same command.
+
+`ome-compat check --policy FILE... TREE...`: see `cli_policy`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 from ._version import __version__
 from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .cli_diff import add_diff_command
+from .cli_policy import add_check_command
 from .crd import as_applied
 from .errors import ManifestError
 from .files import read_documents
@@ -168,6 +171,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "ome-compat") -> int:
     )
     command.set_defaults(run=explain)
     add_diff_command(commands)
+    add_check_command(commands)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))

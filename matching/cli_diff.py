@@ -8,9 +8,11 @@ import argparse
 import sys
 
 from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR
+from .cli_policy import add_policy_option, emit_with_policies, policy_section, read_labeled_tree
 from .diff import diff
-from .reporting import EXIT_BAD_INPUT, add_report_options, emit, fail_on_of
-from .tree import TreeError, read_tree
+from .policy import PolicyError
+from .reporting import EXIT_BAD_INPUT, add_lenient_option, add_report_options, emit, fail_on_of
+from .tree import TreeError
 
 
 def add_diff_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,16 +30,8 @@ def add_diff_command(commands: argparse._SubParsersAction) -> None:  # type: ign
     )
     add_lenient_option(command)
     add_report_options(command)
+    add_policy_option(command)
     command.set_defaults(run=run_diff)
-
-
-def add_lenient_option(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--lenient",
-        action="store_true",
-        help="report fields OME's CRD schemas do not declare, wrong types and values outside an enum as "
-        "warnings, not errors (for trees that carry fields of another OME version)",
-    )
 
 
 def run_diff(args: argparse.Namespace) -> int:
@@ -48,18 +42,21 @@ def run_diff(args: argparse.Namespace) -> int:
         trees = []
         for label, path in (("BASE_PATH", args.base), ("HEAD_PATH", args.head)):
             try:
-                trees.append(read_tree([path], behaviour=args.behaviour, lenient=args.lenient))
+                trees.append(read_labeled_tree([path], behaviour=args.behaviour, lenient=args.lenient))
             except TreeError as error:
                 raise TreeError([f"{label} {line}" for line in error.problems]) from None
-        for warning in (warning for tree in trees for warning in tree.warnings):
+        for warning in (warning for tree, _labels in trees for warning in tree.warnings):
             print(warning, file=sys.stderr)
-        if not any(tree.model_keys or tree.runtimes or tree.isvc_keys for tree in trees):
+        if not any(tree.model_keys or tree.runtimes or tree.isvc_keys for tree, _labels in trees):
             raise TreeError(
                 [f"neither {args.base} nor {args.head} holds an OME object (BaseModel, ServingRuntime, ...)"]
             )
-        sections = [(f"{args.base} -> {args.head}", diff(trees[0], trees[1]))]
+        title = f"{args.base} -> {args.head}"
+        sections = [(title, diff(trees[0][0], trees[1][0]))]
+        if args.policy:
+            return emit_with_policies(sections, policy_section(args, title, trees), args)
         return emit(sections, args, sys.stdout)
-    except (TreeError, ValueError) as error:
+    except (TreeError, PolicyError, ValueError) as error:
         print(str(error), file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as error:

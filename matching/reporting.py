@@ -37,11 +37,7 @@ def render(sections: Sequence[Section], result: Verdict, fmt: str, *, link: str 
 
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:
-    shown = parser.add_mutually_exclusive_group()
-    shown.add_argument("--json", dest="format", action="store_const", const="json", help="print JSON")
-    shown.add_argument("--markdown", dest="format", action="store_const", const="markdown", help="print Markdown")
-    parser.set_defaults(format="text")
-    parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+    add_format_options(parser)
     parser.add_argument("--sarif", metavar="FILE", help="also write a SARIF 2.1.0 report to FILE")
     parser.add_argument(
         "--link",
@@ -55,6 +51,24 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         default="",
         help="comma-separated; exit 1 when one occurs: " + "; ".join(f"{k}: {v}" for k, v in CONDITIONS.items()),
     )
+
+
+def add_lenient_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--lenient",
+        action="store_true",
+        help="report fields OME's CRD schemas do not declare, wrong types and values outside an enum as "
+        "warnings, not errors (for trees that carry fields of another OME version)",
+    )
+
+
+def add_format_options(parser: argparse.ArgumentParser) -> None:
+    """--json, --markdown (text otherwise) and --junit FILE."""
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--json", dest="format", action="store_const", const="json", help="print JSON")
+    shown.add_argument("--markdown", dest="format", action="store_const", const="markdown", help="print Markdown")
+    parser.set_defaults(format="text")
+    parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
 
 
 def fail_on_of(args: argparse.Namespace) -> frozenset[str]:

@@ -145,6 +145,11 @@ def read_tree(
     `behaviour`, with the schema warnings. A path that does not exist, a file that is not YAML
     or JSON, or an object OME's API server would refuse raises TreeError (see read_checked)."""
     found, warnings = read_checked(paths, lenient=lenient)
+    return tree_of(found, warnings, behaviour=behaviour)
+
+
+def tree_of(found: Found, warnings: Iterable[Problem], *, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR) -> Objects:
+    """The Objects of what read_checked found, with each object's origin and the warnings."""
     objects = objects_of([(obj, value) for _origin, obj, value in found], behaviour=behaviour)
     return replace(objects, origins={value.key: origin for origin, _obj, value in found}, warnings=tuple(warnings))
 

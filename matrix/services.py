@@ -25,6 +25,7 @@ from .cell_changes import record_build_history
 from .models import MatrixBuild, MatrixRow
 from .rows import compute_rows
 from .selectors import current_build
+from .signals import matrix_updated
 from .updates import inventory_version, matrix_level, matrix_staleness, ome_behaviour_label, scope_digest
 
 logger = logging.getLogger(__name__)
@@ -99,6 +100,7 @@ def matrix_build_finish(build_id: int) -> MatrixBuild:
         ).delete()
     matrix_level(build.cluster, build)
     isvc_verdicts_refresh(build.cluster)
+    matrix_updated.send(sender=None, cluster_id=build.cluster_id, causes=[])
     build.refresh_from_db()
     return build
 
@@ -139,6 +141,7 @@ def matrix_apply_changes(cluster: Cluster, changes: list[dict[str, Any]]) -> int
     written = matrix_level(cluster, build, cause=changes)
     if written is not None:
         isvc_verdicts_refresh(cluster)
+        matrix_updated.send(sender=None, cluster_id=cluster.pk, causes=changes)
     return written
 
 

@@ -45,16 +45,18 @@ def startup_commands(*, production: bool = False) -> list[list[str]]:
     """The manage.py commands run once, in order, after Redis answers and before the worker starts."""
     if production:
         # The image collects static files when it is built; the compose file's `migrate` service
-        # runs the other two before the long-running services start.
+        # runs the others before the long-running services start.
         return [
             ["collectstatic", "--noinput", "--verbosity=0"],
             ["migrate", "--noinput"],
             ["register_clusters", "--sync"],
+            ["load_policies"],
         ]
     return [
         ["migrate", "--noinput"],
         # OME_CLUSTERS (by default the bundled demo), each synced once, then their matrices.
         ["register_clusters", "--sync"],
+        ["load_policies"],  # POLICY_FILES (docs/policies.md)
         ["recompute_matrix", "--all"],
         ["demo_admin"],  # a demo superuser with a new random password, and how to sign in
     ]

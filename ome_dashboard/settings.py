@@ -103,6 +103,7 @@ INSTALLED_APPS = [
     "whatif",
     "fleet",
     "patches",
+    "policies",
 ]
 
 MIDDLEWARE = [
@@ -365,6 +366,8 @@ CELERY_TASK_ROUTES = {
     "matrix.matrix_catch_up_all": {"queue": "control"},
     "matrix.matrix_audit_all": {"queue": "control"},
     "matrix.*": {"queue": "matrix"},
+    "policies.policies_evaluate": {"queue": "matrix"},
+    "policies.*": {"queue": "control"},
 }
 # A worker takes one task at a time per slot, so a long matrix build never holds short ones back.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -400,6 +403,26 @@ CELERY_BEAT_SCHEDULE["matrix.matrix_audit_all"] = {
 }
 # How often pages poll the matrix version, so that a sync or a patch shows up by itself (seconds).
 MATRIX_POLL_SECONDS: float = env.float("MATRIX_POLL_SECONDS", default=3.0)
+
+# Policies and alerts (docs/policies.md). POLICY_FILES: RuntimePolicy files or folders that
+# `manage.py load_policies` (run by `make run`/`make up` after migrate) stores, comma-separated.
+# Every matrix update queues an evaluation of its cluster unless POLICY_EVALUATE_ON_UPDATE is off.
+POLICY_FILES: list[str] = env.list("POLICY_FILES", default=[])
+POLICY_EVALUATE_ON_UPDATE: bool = env.bool("POLICY_EVALUATE_ON_UPDATE", default=True)
+# Webhooks: signing keys are files of WEBHOOK_SECRET_DIR (a mounted Secret), named by each
+# receiver; a POST waits WEBHOOK_TIMEOUT seconds; a failed one is tried again after
+# WEBHOOK_RETRY_BASE * 2^(attempt-1) seconds, WEBHOOK_MAX_ATTEMPTS times in all. Beat queues
+# due deliveries every WEBHOOK_RETRY_INTERVAL seconds (a task lost with a worker or the broker).
+WEBHOOK_SECRET_DIR = env.path("WEBHOOK_SECRET_DIR", default=BASE_DIR / "webhook-secrets")
+WEBHOOK_TIMEOUT: float = env.float("WEBHOOK_TIMEOUT", default=5.0)
+WEBHOOK_RETRY_BASE: float = env.float("WEBHOOK_RETRY_BASE", default=10.0)
+WEBHOOK_MAX_ATTEMPTS: int = env.int("WEBHOOK_MAX_ATTEMPTS", default=8)
+WEBHOOK_RETRY_INTERVAL: int = env.int("WEBHOOK_RETRY_INTERVAL", default=60)
+CELERY_BEAT_SCHEDULE["policies.webhooks_retry_due"] = {
+    "task": "policies.webhooks_retry_due",
+    "schedule": WEBHOOK_RETRY_INTERVAL,
+    "options": {"expires": WEBHOOK_RETRY_INTERVAL * 0.9},
+}
 
 # What-if input limits (whatif.parse): the text of pasted manifests, the documents in it, and
 # the YAML/JSON nodes (scalars, mappings, lists) of all of them together.

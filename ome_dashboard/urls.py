@@ -14,6 +14,7 @@ import isvcs.api
 import lint.api
 import matrix.api
 import patches.api
+import policies.api
 import whatif.api
 import whatif.check_api
 
@@ -25,7 +26,7 @@ router.registry.extend(inventory.api.router.registry)
 router.registry.extend(access.api.router.registry)
 router.registry.extend(matrix.api.router.registry)
 router.registry.extend(patches.api.router.registry)
-_VIEW_APIS = (matrix.api, whatif.api, lint.api, isvcs.api, whatif.check_api, fleet.api)
+_VIEW_APIS = (matrix.api, whatif.api, lint.api, isvcs.api, whatif.check_api, fleet.api, policies.api)
 router.APIRootView.extra_endpoints = {key: name for api in _VIEW_APIS for key, name in api.ROOT_ENDPOINTS.items()}
 api_urls = [*(pattern for api in _VIEW_APIS for pattern in api.urlpatterns), *router.urls]
 
@@ -47,6 +48,7 @@ urlpatterns = [
     path("", include("whatif.urls")),
     path("", include("lint.urls")),
     path("", include("fleet.urls")),
+    path("", include("policies.urls")),
     path("", include("inventory.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
 ]

@@ -28,7 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("access", "core", "fleet", "inventory", "isvcs", "lint", "matrix", "ome_dashboard", "patches", "whatif")
+PACKAGES = (
+    "access",
+    "core",
+    "fleet",
+    "inventory",
+    "isvcs",
+    "lint",
+    "matrix",
+    "ome_dashboard",
+    "patches",
+    "policies",
+    "whatif",
+)
 TEMPLATES = ROOT / "templates"
 # Writes that read nothing; `restrict` is the read path itself.
 MANAGER_USES = frozenset({"restrict", "create", "bulk_create"})
@@ -92,6 +104,10 @@ ALLOWED: dict[str, str] = {
     "to say why its OME version is unknown",
     "matrix/freshness.py": "the freshness of a cluster the caller already read (clusters_visible(scope)): "
     "one state per cluster, judged from all of its sync states and builds",
+    "policies/tasks.py": "Celery tasks: the system's own work, no reader",
+    "policies/evaluation.py:policies_evaluate": "continuous evaluation judges the whole cluster for the system; "
+    "readers see its states through assertion_state_list(scope)",
+    "policies/metrics.py": "the scrape's families, of the clusters the metrics reader reads whole (scope.q_whole)",
     "ome_dashboard/ops": "probes and /metrics: answer for the deployment (i19b/i22 decide what they show)",
     "patches/apply.py": "the one write door: looks the target up in the user's scope (model_get with scope), "
     "then stores what the cluster returned",

@@ -22,6 +22,7 @@ PACKAGES = (
     "matrix",
     "ome_dashboard",
     "patches",
+    "policies",
     "whatif",
 )
 MAX_MODULE_LINES = 400

@@ -93,6 +93,7 @@ def test_devrun_serves_the_dashboard_and_stops_every_child_on_a_signal(devrun: D
         "redis",
         "migrate",
         "register_clusters",
+        "load_policies",
         "recompute_matrix",
         "demo_admin",
         "worker",

@@ -99,6 +99,15 @@ def check_cluster(
     the items were read from, so that findings point at their manifest lines. A reader of some
     namespaces checks against those (and the cluster-scoped objects), with items of theirs only.
     Both sides are judged by the cluster's own OME profile, as its matrix is."""
+    base, head = check_views(cluster, items, prune=prune, scope=scope)
+    return matching.diff(base, replace(head, origins=origins or {}))
+
+
+def check_views(
+    cluster: Cluster, items: Sequence[Item], *, prune: bool = False, scope: Scope
+) -> tuple[Objects, Objects]:
+    """(the cluster's objects as the reader sees them, the same with `items` applied), as
+    `check_cluster` compares them."""
     refuse_unreadable(cluster, [value.key for _obj, value in items], scope=scope)
     inventory = readable_inventory(cluster, scope=scope)
     base_pinned = _pinned(cluster, scope)
@@ -117,8 +126,7 @@ def check_cluster(
         held = set(inventory.models) | set(inventory.runtimes) | set(inventory.isvcs) | set(inventory.invalid)
         deletions = sorted(held - set(changes))
     head = replaced_inventory(inventory, changes, deletions)
-    after = replace(_objects(head, pinned - set(deletions)), origins=origins or {})
-    return matching.diff(_objects(inventory, base_pinned), after)
+    return _objects(inventory, base_pinned), _objects(head, pinned - set(deletions))
 
 
 def check_clusters(

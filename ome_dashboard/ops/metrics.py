@@ -37,6 +37,7 @@ from matrix.freshness import STATES, freshness_of
 from matrix.models import MatrixAudit, MatrixBuild, MatrixRow
 from matrix.selectors import cell_status_counts, current_build
 from patches.models import PatchAttempt
+from policies.metrics import policy_families
 
 logger = logging.getLogger(__name__)
 
@@ -222,6 +223,7 @@ class DatabaseCollector(Collector):
         yield from _matrix_check_families(self.scope)
         yield from _freshness_families(self.scope)
         yield from _patch_families(self.scope)
+        yield from policy_families(self.scope)
 
 
 def registry_for(scope: Scope) -> CollectorRegistry:

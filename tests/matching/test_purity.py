@@ -23,7 +23,7 @@ def _imported_roots(path: Path) -> set[str]:
     return roots
 
 
-@pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda path: path.name)
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda path: str(path.relative_to(PACKAGE)))
 def test_matching_imports_only_the_standard_library(path: Path) -> None:
     outside = _imported_roots(path) - set(sys.stdlib_module_names) - {"__future__"}
 

@@ -1,0 +1,117 @@
+"""Policies, their revisions and states, webhook receivers and the delivery log in the admin.
+A policy's text is validated as the files are (line and field named); a receiver's URL is
+shown as its host only, and its signing key is never here (WEBHOOK_SECRET_DIR)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.http import HttpRequest
+
+import matching.policy
+
+from .models import AssertionState, Delivery, Policy, PolicyRevision, Receiver
+from .services import policy_upsert, policy_validate
+from .webhooks import url_shown
+
+
+class PolicyForm(forms.ModelForm):
+    class Meta:
+        model = Policy
+        fields = ["name", "text", "enabled"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("name") and data.get("text"):
+            try:
+                policy_validate(data["text"], source="text", name=data["name"])
+            except matching.policy.PolicyError as error:
+                raise forms.ValidationError(error.problems) from None
+        return data
+
+
+@admin.register(Policy)
+class PolicyAdmin(admin.ModelAdmin):
+    form = PolicyForm
+    list_display = ["name", "version", "source", "path", "enabled", "updated_at"]
+    list_filter = ["source", "enabled"]
+    readonly_fields = ["version", "source", "path", "updated_at"]
+
+    def save_model(self, request: HttpRequest, obj: Policy, form: Any, change: bool) -> None:
+        # One path for every write: a changed text is a new version with its revision.
+        stored, _outcome = policy_upsert(name=obj.name, text=obj.text, source=Policy.Source.ADMIN)
+        if stored.enabled != obj.enabled:
+            Policy.objects.filter(pk=stored.pk).update(enabled=obj.enabled)
+        obj.pk, obj.version = stored.pk, stored.version
+
+
+@admin.register(PolicyRevision)
+class PolicyRevisionAdmin(admin.ModelAdmin):
+    list_display = ["policy", "version", "source", "created_at"]
+    readonly_fields = ["policy", "version", "text", "source", "created_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(AssertionState)
+class AssertionStateAdmin(admin.ModelAdmin):
+    list_display = ["cluster", "policy", "assertion", "severity", "passing", "since", "inventory_version"]
+    list_filter = ["passing", "severity", "cluster"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class ReceiverForm(forms.ModelForm):
+    # The URL (Slack's carries its token) is written, never shown back.
+    url = forms.URLField(max_length=2000, assume_scheme="https", widget=forms.PasswordInput(render_value=False))
+
+    class Meta:
+        model = Receiver
+        fields = ["name", "url", "format", "secret_file", "cluster", "namespaces", "on_assertion_change",
+                  "on_pick_change", "enabled"]  # fmt: skip
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["url"].required = False
+            self.fields["url"].help_text = f"Now {url_shown(self.instance.url)}; leave empty to keep it."
+
+    def clean_url(self) -> str:
+        return str(self.cleaned_data.get("url") or (self.instance.url if self.instance.pk else ""))
+
+
+@admin.register(Receiver)
+class ReceiverAdmin(admin.ModelAdmin):
+    form = ReceiverForm
+    list_display = ["name", "target", "format", "cluster", "namespaces", "on_assertion_change", "on_pick_change",
+                    "enabled"]  # fmt: skip
+
+    @admin.display(description="URL")
+    def target(self, obj: Receiver) -> str:
+        return url_shown(obj.url)
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(admin.ModelAdmin):
+    """The delivery log, for admins: what was sent where and what came of it."""
+
+    list_display = ["created_at", "receiver", "event", "cluster_name", "status", "attempts", "last_status_code",
+                    "last_error", "delivered_at"]  # fmt: skip
+    list_filter = ["status", "event", "receiver"]
+    readonly_fields = [field.name for field in Delivery._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -1,0 +1,129 @@
+"""The policies API: `GET policies/states/?cluster=` (each assertion's state on a cluster, as
+the Policies page shows it) and `POST policies/check/` (manifests checked against policies on
+registered clusters, as `whatif/check/` checks them against `--fail-on` conditions)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+import matching
+import matching.policy
+from access.current import scope_of
+from core.api import api_keys, scope_tokens
+from core.errors import DomainError
+from core.permissions import CanRead
+from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
+from whatif.check import items_from_text
+from whatif.errors import WhatIfError, problems_body
+
+from .evaluation import policy_check
+from .selectors import assertion_state_list
+from .services import assertions_enabled
+
+
+class InvalidPolicy(DomainError):
+    code = "invalid_policy"
+
+
+class PolicyCheckInputSerializer(serializers.Serializer):
+    cluster = serializers.CharField(required=False, help_text="Cluster name; defaults to the only cluster.")
+    all_clusters = serializers.BooleanField(default=False, help_text="Check every cluster the caller may read.")
+    manifests = serializers.CharField(
+        required=False, allow_blank=True, help_text="Manifests: YAML or JSON, several documents; other kinds skipped."
+    )
+    objects = serializers.ListField(child=serializers.DictField(), required=False, help_text="The same, as objects.")
+    prune = serializers.BooleanField(default=False, help_text="Objects the manifests lack count as deleted.")
+    lenient = serializers.BooleanField(
+        default=False,
+        help_text="Schema errors of the manifests (fields of another OME version) are warnings (in `problems`), "
+        "not a 400.",
+    )
+    policies = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text="RuntimePolicy documents (YAML); default: the dashboard's enabled policies.",
+    )
+    format = serializers.ChoiceField(choices=matching.REPORT_FORMATS, default="json")
+
+
+def _assertions(text: str) -> list[matching.policy.Assertion]:
+    if not text:
+        return [assertion for _policy, assertion in assertions_enabled()]
+    try:
+        parsed = matching.policy.policies_from_text(text, source="policies")
+    except matching.policy.PolicyError as error:
+        raise InvalidPolicy("; ".join(error.problems), field="policies") from None
+    return [assertion for policy in parsed for assertion in policy.assertions]
+
+
+class PolicyCheckView(APIView):
+    """Policies over manifests applied to one or every cluster, with a pass/fail verdict for CI:
+    exit_code 1 when an error-severity assertion fails."""
+
+    permission_classes = [CanRead]
+
+    @extend_schema(request=PolicyCheckInputSerializer, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request) -> Response:
+        data = PolicyCheckInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        assertions = _assertions(values.get("policies") or "")
+        documents: Any = values.get("objects") or values.get("manifests") or ()
+        scope = scope_of(request)
+        clusters = (
+            list(cluster_list(scope))
+            if values["all_clusters"]
+            else [cluster_choose(values.get("cluster"), default="only", scope=scope)]
+        )
+        if not clusters:
+            raise ClusterChoiceError("no cluster to check: none is registered, or you may read none")
+        try:
+            items, warnings = items_from_text(documents, lenient=values["lenient"])
+            sections = [
+                policy_check(cluster, items, assertions, prune=values["prune"], scope=scope) for cluster in clusters
+            ]
+        except WhatIfError as error:
+            error.field = error.field or "manifests"
+            if not error.problems:
+                raise
+            return Response(problems_body(error), status=400)
+        body: dict[str, Any] = {
+            **scope_tokens(api_keys(matching.policy.json_report(sections))),
+            "exit_code": matching.policy.exit_code(sections),
+            "problems": [warning.to_dict() for warning in warnings],
+        }
+        if values["format"] != "json":
+            body["rendered"] = matching.policy.render(sections, values["format"])
+        return Response(body)
+
+
+class PolicyStatesView(APIView):
+    """Each assertion's state on a cluster: passing or failing since when, the failures the
+    caller may read, and the change that broke or fixed it."""
+
+    permission_classes = [CanRead]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("cluster", str, description="Cluster name; defaults to the first by name.")],
+        responses=OpenApiTypes.OBJECT,
+    )
+    def get(self, request: Request) -> Response:
+        scope = scope_of(request)
+        cluster = cluster_choose(request.query_params.get("cluster"), default="first", scope=scope)
+        states = [view.to_dict() for view in assertion_state_list(cluster, scope=scope, user=request.user)]
+        return Response({"cluster": cluster.name, "count": len(states), "results": scope_tokens(states)})
+
+
+urlpatterns = [
+    path("policies/check/", PolicyCheckView.as_view(), name="policies-check"),
+    path("policies/states/", PolicyStatesView.as_view(), name="policies-states"),
+]
+ROOT_ENDPOINTS = {"policies/check": "policies-check", "policies/states": "policies-states"}

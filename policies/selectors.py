@@ -1,0 +1,91 @@
+"""What a reader sees of a cluster's assertion states: every state of a cluster they may read,
+with the failures among objects they may read (a reader of some namespaces sees how many
+others there are, not which), the changes that flipped each state and, where a patch made
+that change, its audit record. Scoped by the reader's scope, given explicitly."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Q
+
+from access.scope import Scope
+from inventory.models import Cluster
+from matrix.history import cause_key, cause_versions
+from patches.models import PatchAttempt
+from patches.selectors import patch_records_list
+
+from .models import AssertionState
+
+
+@dataclass
+class StateView:
+    state: AssertionState
+    failures: list[dict[str, Any]]
+    hidden: int
+    causes: list[dict[str, Any]]
+    patches: list[PatchAttempt] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        state = self.state
+        return {
+            "id": state.ident,
+            "policy": state.policy.name,
+            "policy_version": state.policy_version,
+            "assertion": state.assertion,
+            "kind": state.kind,
+            "severity": state.severity,
+            "state": "passing" if state.passing else "failing",
+            "since": state.since,
+            "checked": state.checked,
+            "note": state.note,
+            "failures": [{k: v for k, v in item.items() if k != "keys"} for item in self.failures],
+            "failures_hidden": self.hidden,
+            "changed_by": {
+                "inventory_version": state.inventory_version,
+                "changes": self.causes,
+                "patches": [patch.pk for patch in self.patches],
+            },
+            "evaluated_at": state.evaluated_at,
+        }
+
+
+def _visible(scope: Scope, cluster: Cluster, failures: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    if scope.reads_whole(cluster.name):
+        return list(failures)
+    return [
+        item
+        for item in failures
+        if scope.reads(cluster.name, item.get("namespace", ""))
+        and scope.keys_visible(cluster.name, [tuple(key) for key in item["keys"]])
+    ]
+
+
+def _patches(cluster: Cluster, causes: Sequence[dict[str, Any]], scope: Scope, user: Any) -> list[PatchAttempt]:
+    """The applied patches behind `causes` whose record the user may see (patch_records_list)."""
+    wanted = Q(pk__in=[])
+    for item in causes:
+        kind, namespace, name = cause_key(item)
+        if cause_versions(item):
+            wanted |= Q(model_kind=kind, model_namespace=namespace, model_name=name,
+                        new_resource_version__in=cause_versions(item))  # fmt: skip
+    records = patch_records_list(scope, user)
+    return list(records.filter(cluster_name=cluster.name, result=PatchAttempt.Result.APPLIED).filter(wanted))
+
+
+def assertion_state_list(cluster: Cluster, *, scope: Scope, user: Any) -> list[StateView]:
+    """The states of a cluster the scope reads (none of a cluster it does not), with the patch
+    records behind their changes that `user` may see."""
+    if not scope.reads_cluster(cluster.name):
+        return []
+    found = []
+    for state in AssertionState.objects.filter(cluster=cluster).select_related("policy"):
+        failures = _visible(scope, cluster, state.failures)
+        causes = [item for item in state.causes if scope.keys_visible(cluster.name, [cause_key(item)])]
+        found.append(StateView(state, failures, len(state.failures) - len(failures), causes))
+    for view in found:
+        if view.causes:
+            view.patches = _patches(cluster, view.causes, scope, user)
+    return found
