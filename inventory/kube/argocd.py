@@ -7,8 +7,8 @@ with data keys `name`, `server` and `config`, a JSON object: `bearerToken`, `tls
 `args`, `env`, `apiVersion`) or `awsAuthConfig` (`clusterName`, `roleARN`; run as `aws eks
 get-token`). Anything else (basic auth, a proxy, unknown keys) is refused with a message naming
 the Secret and the key, never a value. An exec command must be one of
-settings.OME_ARGOCD_EXEC_COMMANDS: whoever may write Argo CD's Secrets must not choose what
-the dashboard runs.
+settings.OME_ARGOCD_EXEC_COMMANDS, and its environment may not set PATH or the loader's
+variables: whoever may write Argo CD's Secrets must not choose what the dashboard runs.
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
 EXEC_API_VERSION = "client.authentication.k8s.io/v1beta1"
 _CONFIG_KEYS = frozenset({"bearerToken", "tlsClientConfig", "execProviderConfig", "awsAuthConfig"})
 _TLS_KEYS = frozenset({"insecure", "caData", "certData", "keyData", "serverName"})
+# Variables of an exec command's environment that would change which program runs (PATH: the
+# child looks its command up there) or load other code into it; a Secret may not set them.
+_RUN_CHANGING_ENV = ("PATH", "BASH_ENV")
+_RUN_CHANGING_ENV_PREFIXES = ("LD_", "DYLD_", "PYTHON")
 
 
 class ArgoCDSecretInvalid(KubeConfigError):
@@ -191,6 +195,9 @@ def _exec(exec_config: Any, refuse: Any) -> dict[str, Any]:
     env = exec_config.get("env") or {}
     if not isinstance(env, dict):
         raise refuse("config.execProviderConfig.env is not a mapping")
+    for name in map(str, env):
+        if name.upper() in _RUN_CHANGING_ENV or name.upper().startswith(_RUN_CHANGING_ENV_PREFIXES):
+            raise refuse(f"config.execProviderConfig.env.{name} would change what runs")
     return {
         "apiVersion": exec_config.get("apiVersion") or EXEC_API_VERSION,
         "command": command,

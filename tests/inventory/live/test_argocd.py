@@ -179,6 +179,15 @@ def test_the_kinds_of_credentials_become_a_kubeconfig() -> None:
         ),
         ({"tlsClientConfig": {"certData": "Q0VSVA=="}}, "certData and keyData go together"),
         ({"awsAuthConfig": {"roleARN": "arn:r"}}, "awsAuthConfig.clusterName is required"),
+        # The child's PATH would choose which `kubelogin` runs; loader variables inject code into it.
+        (
+            {"execProviderConfig": {"command": "kubelogin", "env": {"PATH": "/tmp/elsewhere"}}},
+            "config.execProviderConfig.env.PATH would change what runs",
+        ),
+        (
+            {"execProviderConfig": {"command": "kubelogin", "env": {"LD_PRELOAD": "/tmp/x.so"}}},
+            "config.execProviderConfig.env.LD_PRELOAD would change what runs",
+        ),
     ],
 )
 def test_unsupported_credentials_are_refused_naming_the_secret(config: dict[str, Any], why: str) -> None:
