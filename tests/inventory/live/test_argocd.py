@@ -216,3 +216,20 @@ def test_the_asyncio_client_of_the_watch_hub_reads_a_member_through_its_secret(
 
     assert run_alone(runtimes()) == ["srt-qwen-image-pipeline"]
     assert {headers.get("authorization") for _m, _p, _q, headers in members[1].requests} == {"Bearer lab-token"}
+
+
+@pytest.mark.django_db
+def test_a_secret_already_registered_is_not_registered_twice_from_the_page(
+    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI], admin_client: Client
+) -> None:
+    serve_both(hub, *members)
+    argocd_clusters_sync()
+    form = {"name": "zz-prod", "source": "argocd", "argocd": f"{NAMESPACE}/cluster-prod", "confirm": "1"}
+
+    response = admin_client.post("/clusters/add/", form)
+    found = argocd_clusters_sync()
+
+    assert response.status_code == 400
+    assert f"The Secret {NAMESPACE}/cluster-prod is registered already, as cluster prod-eu." in response.content.decode()
+    assert sorted(found.kept) == ["lab-cluster", "prod-eu"]
+    assert Cluster.objects.filter(argocd_secret=f"{NAMESPACE}/cluster-prod").count() == 1
