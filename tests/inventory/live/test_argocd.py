@@ -226,10 +226,13 @@ def test_a_secret_already_registered_is_not_registered_twice_from_the_page(
     argocd_clusters_sync()
     form = {"name": "zz-prod", "source": "argocd", "argocd": f"{NAMESPACE}/cluster-prod", "confirm": "1"}
 
+    listed_before = len(hub.requests)
     response = admin_client.post("/clusters/add/", form)
+    lists_for_the_page = len(hub.requests) - listed_before
     found = argocd_clusters_sync()
 
     assert response.status_code == 400
     assert f"The Secret {NAMESPACE}/cluster-prod is registered already, as cluster prod-eu." in response.content.decode()
     assert sorted(found.kept) == ["lab-cluster", "prod-eu"]
     assert Cluster.objects.filter(argocd_secret=f"{NAMESPACE}/cluster-prod").count() == 1
+    assert lists_for_the_page == 1  # the form checks the choice among those the page listed
