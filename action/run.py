@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -158,6 +159,20 @@ def comment_body(markdown: str) -> str:
     return f"{MARKER}\n{markdown}"
 
 
+def comment(env: Mapping[str, str], number: int, body: str) -> None:
+    """Post or update the sticky comment. A comment GitHub refuses (a pull request from a fork
+    gets a read-only token) or cannot take is a warning: the check's verdict stands."""
+    github = GitHub(env.get("GITHUB_API_URL", "https://api.github.com"), env["GITHUB_REPOSITORY"], env["GITHUB_TOKEN"])
+    try:
+        print(f"ome-compat: pull-request comment {github.sticky_comment(number, body)}")
+        return
+    except urllib.error.HTTPError as error:
+        why = f"{error.code} {error.reason} (the token needs pull-requests: write; or set comment: false)"
+    except OSError as error:  # URLError, timeouts
+        why = str(error)
+    print(f"::warning title=ome-compat could not comment on the pull request::{_data(why)}")
+
+
 def main(env: Mapping[str, str]) -> int:
     inputs = Inputs.from_env(env)
     out = Path(env.get("RUNNER_TEMP") or ".").resolve()
@@ -196,10 +211,7 @@ def main(env: Mapping[str, str]) -> int:
         with open(env["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
             summary.write(markdown)
     if inputs.comment and number is not None:
-        github = GitHub(
-            env.get("GITHUB_API_URL", "https://api.github.com"), env["GITHUB_REPOSITORY"], env["GITHUB_TOKEN"]
-        )
-        print(f"ome-compat: pull-request comment {github.sticky_comment(int(number), comment_body(markdown))}")
+        comment(env, int(number), comment_body(markdown))
     return json_run.returncode
 
 

@@ -12,6 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from sarif_kit.validate import validation_errors
@@ -118,3 +119,30 @@ def test_inputs_become_the_command_line_with_policies_passed_on() -> None:
     ]  # fmt: skip
     assert inputs.comment is False
     assert action_run.diff_argv("ome-compat", action_run.Inputs.from_env({"INPUT_BASE": "/w"}))[-1] != "--policy"
+
+
+def test_a_comment_github_refuses_is_a_warning_and_the_verdict_stands(tmp_path: Path, capsys: Any) -> None:
+    base, head, _line = write_trees(tmp_path)
+    command = tmp_path / "ome-compat"
+    command.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m matching "$@"\n')
+    command.chmod(0o755)
+
+    with fake_github(REPOSITORY) as github:
+        github.read_only = True
+        env = github_env(github.url, tmp_path) | {
+            "OME_COMPAT": str(command),
+            "RUNNER_TEMP": str(tmp_path),
+            "GITHUB_OUTPUT": str(tmp_path / "output"),
+            "GITHUB_TOKEN": "test-token",
+            "INPUT_BASE": str(base),
+            "INPUT_HEAD": str(head),
+            "INPUT_ROOT": str(head),
+            "INPUT_FAIL_ON": "lost-runtime",
+        }
+        code = action_run.main(env)
+
+    printed = capsys.readouterr().out
+    assert code == 1
+    assert "::warning title=ome-compat could not comment on the pull request::403" in printed
+    assert "verdict=failed" in (tmp_path / "output").read_text()
+    assert [method for method, _path, _auth in github.calls] == ["GET", "POST"]
