@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from django.test import Client
 from pytest_django import Settings
 from rest_framework.test import APIClient
@@ -232,7 +233,33 @@ def test_a_secret_already_registered_is_not_registered_twice_from_the_page(
     found = argocd_clusters_sync()
 
     assert response.status_code == 400
-    assert f"The Secret {NAMESPACE}/cluster-prod is registered already, as cluster prod-eu." in response.content.decode()
+    assert (
+        f"The Secret {NAMESPACE}/cluster-prod is registered already, as cluster prod-eu." in response.content.decode()
+    )
     assert sorted(found.kept) == ["lab-cluster", "prod-eu"]
     assert Cluster.objects.filter(argocd_secret=f"{NAMESPACE}/cluster-prod").count() == 1
     assert lists_for_the_page == 1  # the form checks the choice among those the page listed
+
+
+@pytest.mark.django_db
+def test_the_hub_role_grants_exactly_the_verbs_the_dashboard_uses(
+    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+) -> None:
+    serve_both(hub, *members)
+    argocd_clusters_sync()
+    cluster_resync(Cluster.objects.get(name="prod-eu"))
+    secrets = f"/api/v1/namespaces/{NAMESPACE}/secrets"
+
+    def verb(path: str, query: dict[str, Any]) -> str:
+        if path == secrets:
+            return "watch" if query.get("watch") else "list"
+        assert path.startswith(secrets + "/"), path
+        return "get"
+
+    used = {verb(path, query) for _method, path, query, _headers in hub.requests}
+    (role,) = [
+        doc for doc in yaml.safe_load_all((ROOT / "deploy/argocd-hub/rbac.yaml").read_text()) if doc["kind"] == "Role"
+    ]
+    (rule,) = role["rules"]
+    assert rule["resources"] == ["secrets"]
+    assert set(rule["verbs"]) == used == {"get", "list"}
