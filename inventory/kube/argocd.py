@@ -79,6 +79,11 @@ def _text(secret: str, data: Mapping[str, bytes | str], key: str) -> str:
         raise ArgoCDSecretInvalid(f"Argo CD cluster Secret {secret}: data.{key} is not base64 of UTF-8 text") from None
 
 
+def _is_cluster_secret(secret: client.V1Secret) -> bool:
+    labels = (secret.metadata.labels if secret.metadata else None) or {}
+    return bool(labels.get(SECRET_TYPE_LABEL) == "cluster")
+
+
 def cluster_secrets(namespace: str) -> list[ArgoCluster]:
     """The member clusters registered by the cluster Secrets of `namespace` on the hub (the
     `name` key, else the server, names one). Reads names and servers only."""
@@ -93,10 +98,9 @@ def cluster_secrets(namespace: str) -> list[ArgoCluster]:
         api.api_client.close()
     found = []
     for item in listed.items or []:
-        metadata = item.metadata
-        if metadata is None or (metadata.labels or {}).get(SECRET_TYPE_LABEL) != "cluster":
+        if item.metadata is None or not _is_cluster_secret(item):
             continue
-        ref = f"{namespace}/{metadata.name}"
+        ref = f"{namespace}/{item.metadata.name}"
         data = item.data or {}
         server = _text(ref, data, "server")
         found.append(ArgoCluster(ref, _text(ref, data, "name") or server, server))
@@ -105,7 +109,8 @@ def cluster_secrets(namespace: str) -> list[ArgoCluster]:
 
 def member_kubeconfig(cluster: Cluster) -> dict[str, Any]:
     """The kubeconfig (a dict, in memory only) of the member cluster that `cluster`'s Secret
-    registers, read from the hub now."""
+    registers, read from the hub now. Only a cluster Secret is read (the hub's Role can read
+    every Secret of the namespace; `argocd_secret` can be edited in the admin)."""
     namespace, _, name = cluster.argocd_secret.partition("/")
     api = _core_api()
     try:
@@ -114,6 +119,10 @@ def member_kubeconfig(cluster: Cluster) -> dict[str, Any]:
         raise _translated(error, plural="secrets", collection=False) from None
     finally:
         api.api_client.close()
+    if not _is_cluster_secret(secret):
+        raise ArgoCDSecretInvalid(
+            f"Argo CD cluster Secret {cluster.argocd_secret}: not labelled {SECRET_TYPE_LABEL}: cluster"
+        )
     data = secret.data or {}
     server = _text(cluster.argocd_secret, data, "server")
     try:

@@ -263,3 +263,22 @@ def test_the_hub_role_grants_exactly_the_verbs_the_dashboard_uses(
     (rule,) = role["rules"]
     assert rule["resources"] == ["secrets"]
     assert set(rule["verbs"]) == used == {"get", "list"}
+
+
+@pytest.mark.django_db
+def test_a_secret_without_the_cluster_label_gives_no_client(
+    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+) -> None:
+    prod, lab = members
+    serve_both(hub, prod, lab)
+    argocd_clusters_sync()
+    cluster = Cluster.objects.get(name="prod-eu")
+    hub.serve_secrets(NAMESPACE, {"cluster-prod": secret("prod-eu", prod.url, {"bearerToken": "prod-token"})}, {})
+    requests_before = len(prod.requests)
+
+    result = cluster_resync(cluster)
+
+    assert {error.message for error in result.errors.values()} == {
+        f"Argo CD cluster Secret {NAMESPACE}/cluster-prod: not labelled {SECRET_TYPE_LABEL}: cluster"
+    }
+    assert len(prod.requests) == requests_before
