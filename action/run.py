@@ -75,23 +75,31 @@ def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _where(at: Mapping[str, Any] | None) -> tuple[str, str]:
+    """(the annotation's file and line properties, a note for the message): a place in HEAD's
+    tree is annotated there; one only in BASE's (a deleted object) is named in the message."""
+    if not at:
+        return "", ""
+    if at["side"] != "head":
+        line = f":{at['line']}" if at["line"] else ""
+        return "", f" (was at {at['file']}{line} in the base tree)"
+    return f"file={_property(at['file'])}" + (f",line={at['line']}" if at["line"] else "") + ",", ""
+
+
 def annotations(report: Mapping[str, Any]) -> list[str]:
-    """One workflow command per finding placed in HEAD's tree: an error for a `fail-on`
+    """One workflow command per finding, at its line in HEAD's tree: an error for a `fail-on`
     condition, a notice otherwise."""
     fail_on = set(report["failOn"])
     found = []
     for section in report["sections"]:
         for item in [*section["rows"], *section["isvcs"]]:
-            at = item.get("at")
-            if not at or at["side"] != "head":
-                continue
             failing = sorted(fail_on & set(item["conditions"]))
             level = "error" if failing else "notice"
             subject = item["model"] if "model" in item else item["isvc"]
             title = f"OME: {', '.join(failing or item['conditions'])}"
-            message = f"{subject['kind']} {subject['name']}: {item.get('reason') or item.get('error') or 'decided differently'}"
-            where = f"file={_property(at['file'])}" + (f",line={at['line']}" if at["line"] else "")
-            found.append(f"::{level} {where},title={_property(title)}::{_data(message)}")
+            where, note = _where(item.get("at"))
+            message = f"{subject['kind']} {subject['name']}: {item.get('reason') or item.get('error') or 'decided differently'}{note}"
+            found.append(f"::{level} {where}title={_property(title)}::{_data(message)}")
     return found
 
 

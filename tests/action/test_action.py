@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from sarif_kit.validate import validation_errors
 
+from matching.cli import main as matching_main
 from tests.action.github import fake_github, run_composite
 from tests.support.manifest_trees import HEAD_FILE, ROOT, write_trees
 
@@ -146,3 +147,17 @@ def test_a_comment_github_refuses_is_a_warning_and_the_verdict_stands(tmp_path: 
     assert "::warning title=ome-compat could not comment on the pull request::403" in printed
     assert "verdict=failed" in (tmp_path / "output").read_text()
     assert [method for method, _path, _auth in github.calls] == ["GET", "POST"]
+
+
+def test_a_finding_caused_by_a_deleted_object_is_annotated_without_a_file(tmp_path: Path, capsys: Any) -> None:
+    base, head, line = write_trees(tmp_path)
+    model_only = (base / HEAD_FILE).read_text().split("\n---\n")[0]
+    (head / HEAD_FILE).write_text(model_only + "\n")
+    assert matching_main(["diff", str(base), str(head), "--json", "--fail-on", "lost-runtime"]) == 1
+    report = json.loads(capsys.readouterr().out)
+
+    found = action_run.annotations(report)
+
+    (error,) = [line for line in found if line.startswith("::error ")]
+    assert error.startswith("::error title=OME%3A lost-runtime::ClusterBaseModel qwen-image-pvc: ")
+    assert error.endswith(f" (was at {base / HEAD_FILE}:{line} in the base tree)")
