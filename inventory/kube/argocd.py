@@ -4,9 +4,9 @@ the member cluster it registers, read at use and kept in memory only.
 Argo CD registers a cluster as a Secret labelled `argocd.argoproj.io/secret-type: cluster`
 with data keys `name`, `server` and `config`, a JSON object: `bearerToken`, `tlsClientConfig`
 (`insecure`, `caData`, `certData`, `keyData`, `serverName`), `execProviderConfig` (`command`,
-`args`, `env`, `apiVersion`) or `awsAuthConfig` (`clusterName`, `roleARN`; run as `aws eks
-get-token`). Anything else (basic auth, a proxy, unknown keys) is refused with a message naming
-the Secret and the key, never a value. An exec command must be one of
+`args`, `env`, `apiVersion`) or `awsAuthConfig` (`clusterName`, `roleARN`, `profile`; run as
+`aws eks get-token`). Anything else (basic auth, a proxy, unknown keys) is refused with a
+message naming the Secret and the key, never a value. An exec command must be one of
 settings.OME_ARGOCD_EXEC_COMMANDS, and its environment may not set PATH or the loader's
 variables: whoever may write Argo CD's Secrets must not choose what the dashboard runs.
 """
@@ -32,6 +32,8 @@ SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
 EXEC_API_VERSION = "client.authentication.k8s.io/v1beta1"
 _CONFIG_KEYS = frozenset({"bearerToken", "tlsClientConfig", "execProviderConfig", "awsAuthConfig"})
 _TLS_KEYS = frozenset({"insecure", "caData", "certData", "keyData", "serverName"})
+# awsAuthConfig's keys and the options of `aws eks get-token` they become.
+_AWS_OPTIONS = {"clusterName": "--cluster-name", "roleARN": "--role-arn", "profile": "--profile"}
 # Variables of an exec command's environment that would change which program runs (PATH: the
 # child looks its command up there) or load other code into it; a Secret may not set them.
 _RUN_CHANGING_ENV = ("PATH", "BASH_ENV")
@@ -183,13 +185,21 @@ def _user(config: dict[str, Any], tls: dict[str, Any], refuse: Any) -> dict[str,
     if exec_config and aws:
         raise refuse("config.execProviderConfig and config.awsAuthConfig exclude each other")
     if aws:
-        if not isinstance(aws, dict) or not aws.get("clusterName"):
-            raise refuse("config.awsAuthConfig.clusterName is required")
-        role = ["--role-arn", str(aws["roleARN"])] if aws.get("roleARN") else []
-        exec_config = {"command": "aws", "args": ["eks", "get-token", "--cluster-name", str(aws["clusterName"]), *role]}
+        exec_config = _aws_exec(aws, refuse)
     if exec_config:
         user["exec"] = _exec(exec_config, refuse)
     return user
+
+
+def _aws_exec(aws: Any, refuse: Any) -> dict[str, Any]:
+    """`awsAuthConfig` as the exec command `aws eks get-token`."""
+    if not isinstance(aws, dict) or not aws.get("clusterName"):
+        raise refuse("config.awsAuthConfig.clusterName is required")
+    unknown = sorted(set(aws) - set(_AWS_OPTIONS))
+    if unknown:
+        raise refuse(f"config.awsAuthConfig.{unknown[0]} is not supported (supported: {', '.join(_AWS_OPTIONS)})")
+    options = [[_AWS_OPTIONS[key], str(aws[key])] for key in _AWS_OPTIONS if aws.get(key)]
+    return {"command": "aws", "args": ["eks", "get-token", *(word for option in options for word in option)]}
 
 
 def _exec(exec_config: Any, refuse: Any) -> dict[str, Any]:

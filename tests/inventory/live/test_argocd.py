@@ -148,7 +148,9 @@ def test_credentials_are_read_at_use_and_a_bad_secret_is_named(
 def test_the_kinds_of_credentials_become_a_kubeconfig() -> None:
     tls = {"caData": "Q0E=", "certData": "Q0VSVA==", "keyData": "S0VZ", "serverName": "api.internal"}
     by_cert = kubeconfig_of("argocd/a", "https://10.0.0.1", {"tlsClientConfig": tls})
-    by_aws = kubeconfig_of("argocd/b", "https://eks", {"awsAuthConfig": {"clusterName": "prod", "roleARN": "arn:r"}})
+    by_aws = kubeconfig_of(
+        "argocd/b", "https://eks", {"awsAuthConfig": {"clusterName": "prod", "roleARN": "arn:r", "profile": "hub"}}
+    )
     by_exec = kubeconfig_of(
         "argocd/c",
         "https://gke",
@@ -164,7 +166,7 @@ def test_the_kinds_of_credentials_become_a_kubeconfig() -> None:
     aws = by_aws["users"][0]["user"]["exec"]
     assert (aws["command"], aws["args"]) == (
         "aws",
-        ["eks", "get-token", "--cluster-name", "prod", "--role-arn", "arn:r"],
+        ["eks", "get-token", "--cluster-name", "prod", "--role-arn", "arn:r", "--profile", "hub"],
     )
     assert by_exec["users"][0]["user"]["exec"]["env"] == [{"name": "A", "value": "1"}]
 
@@ -180,6 +182,7 @@ def test_the_kinds_of_credentials_become_a_kubeconfig() -> None:
         ),
         ({"tlsClientConfig": {"certData": "Q0VSVA=="}}, "certData and keyData go together"),
         ({"awsAuthConfig": {"roleARN": "arn:r"}}, "awsAuthConfig.clusterName is required"),
+        ({"awsAuthConfig": {"clusterName": "p", "region": "x"}}, "config.awsAuthConfig.region is not supported"),
         # The child's PATH would choose which `kubelogin` runs; loader variables inject code into it.
         (
             {"execProviderConfig": {"command": "kubelogin", "env": {"PATH": "/tmp/elsewhere"}}},
