@@ -7,8 +7,9 @@ with data keys `name`, `server` and `config`, a JSON object: `bearerToken`, `tls
 `args`, `env`, `apiVersion`) or `awsAuthConfig` (`clusterName`, `roleARN`, `profile`; run as
 `aws eks get-token`). Anything else (basic auth, a proxy, unknown keys) is refused with a
 message naming the Secret and the key, never a value. An exec command must be one of
-settings.OME_ARGOCD_EXEC_COMMANDS, and its environment may not set PATH or the loader's
-variables: whoever may write Argo CD's Secrets must not choose what the dashboard runs.
+settings.OME_ARGOCD_EXEC_COMMANDS (by default not `aws`, whose arguments can copy files
+anywhere), and its environment may not set PATH or the loader's variables: whoever may write
+Argo CD's Secrets must not choose what the dashboard runs.
 """
 
 from __future__ import annotations
@@ -185,21 +186,23 @@ def _user(config: dict[str, Any], tls: dict[str, Any], refuse: Any) -> dict[str,
     if exec_config and aws:
         raise refuse("config.execProviderConfig and config.awsAuthConfig exclude each other")
     if aws:
-        exec_config = _aws_exec(aws, refuse)
-    if exec_config:
+        user["exec"] = _aws_exec(aws, refuse)
+    elif exec_config:
         user["exec"] = _exec(exec_config, refuse)
     return user
 
 
 def _aws_exec(aws: Any, refuse: Any) -> dict[str, Any]:
-    """`awsAuthConfig` as the exec command `aws eks get-token`."""
+    """`awsAuthConfig` as the exec command `aws eks get-token`: its arguments are built here,
+    so `aws` need not (and by default may not) be an exec command a Secret chooses."""
     if not isinstance(aws, dict) or not aws.get("clusterName"):
         raise refuse("config.awsAuthConfig.clusterName is required")
     unknown = sorted(set(aws) - set(_AWS_OPTIONS))
     if unknown:
         raise refuse(f"config.awsAuthConfig.{unknown[0]} is not supported (supported: {', '.join(_AWS_OPTIONS)})")
     options = [[_AWS_OPTIONS[key], str(aws[key])] for key in _AWS_OPTIONS if aws.get(key)]
-    return {"command": "aws", "args": ["eks", "get-token", *(word for option in options for word in option)]}
+    args = ["eks", "get-token", *(word for option in options for word in option)]
+    return _exec_user("aws", args, {})
 
 
 def _exec(exec_config: Any, refuse: Any) -> dict[str, Any]:
@@ -217,10 +220,15 @@ def _exec(exec_config: Any, refuse: Any) -> dict[str, Any]:
     for name in map(str, env):
         if name.upper() in _RUN_CHANGING_ENV or name.upper().startswith(_RUN_CHANGING_ENV_PREFIXES):
             raise refuse(f"config.execProviderConfig.env.{name} would change what runs")
+    args = [str(arg) for arg in exec_config.get("args") or []]
+    return _exec_user(command, args, env, exec_config.get("apiVersion"))
+
+
+def _exec_user(command: str, args: list[str], env: dict[Any, Any], api_version: str | None = None) -> dict[str, Any]:
     return {
-        "apiVersion": exec_config.get("apiVersion") or EXEC_API_VERSION,
+        "apiVersion": api_version or EXEC_API_VERSION,
         "command": command,
-        "args": [str(arg) for arg in exec_config.get("args") or []],
+        "args": args,
         "env": [{"name": str(key), "value": str(value)} for key, value in env.items()],
         "interactiveMode": "Never",
     }

