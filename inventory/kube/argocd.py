@@ -119,7 +119,13 @@ def member_kubeconfig(cluster: Cluster) -> dict[str, Any]:
     try:
         secret = api.read_namespaced_secret(name, namespace, _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT))
     except _CLIENT_ERRORS as error:
-        raise _translated(error, plural="secrets", collection=False) from None
+        # Of the same class (a hub that is down is worth retrying), naming the hub's Secret.
+        found = _translated(error, plural="secrets", collection=False)
+        raise type(found)(
+            f"Argo CD cluster Secret {cluster.argocd_secret}: the hub: {found.message}",
+            http_status=found.http_status,
+            cluster_wide=found.cluster_wide,
+        ) from None
     finally:
         api.api_client.close()
     if not _is_cluster_secret(secret):

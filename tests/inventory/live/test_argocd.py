@@ -18,7 +18,7 @@ from pytest_django import Settings
 from rest_framework.test import APIClient
 
 from inventory.argocd import argocd_clusters_sync
-from inventory.kube import aio
+from inventory.kube import KubeUnavailable, aio
 from inventory.kube.argocd import SECRET_TYPE_LABEL, ArgoCDSecretInvalid, kubeconfig_of
 from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Resource
@@ -291,3 +291,22 @@ def test_a_secret_without_the_cluster_label_gives_no_client(
         f"Argo CD cluster Secret {NAMESPACE}/cluster-prod: not labelled {SECRET_TYPE_LABEL}: cluster"
     }
     assert len(prod.requests) == requests_before
+
+
+@pytest.mark.django_db
+def test_a_hub_that_cannot_be_reached_is_named_as_such(
+    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+) -> None:
+    serve_both(hub, *members)
+    argocd_clusters_sync()
+    cluster = Cluster.objects.get(name="prod-eu")
+    hub.stop()
+
+    result = cluster_resync(cluster)
+
+    assert result.errors
+    for error in result.errors.values():
+        assert isinstance(error, KubeUnavailable)  # retried, not a bad Secret
+        assert error.message.startswith(
+            f"Argo CD cluster Secret {NAMESPACE}/cluster-prod: the hub: API server unreachable"
+        )
