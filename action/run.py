@@ -98,7 +98,8 @@ def annotations(report: Mapping[str, Any]) -> list[str]:
             subject = item["model"] if "model" in item else item["isvc"]
             title = f"OME: {', '.join(failing or item['conditions'])}"
             where, note = _where(item.get("at"))
-            message = f"{subject['kind']} {subject['name']}: {item.get('reason') or item.get('error') or 'decided differently'}{note}"
+            why = item.get("reason") or item.get("error") or "decided differently"
+            message = f"{subject['kind']} {subject['name']}: {why}{note}"
             found.append(f"::{level} {where}title={_property(title)}::{_data(message)}")
     return found
 

@@ -218,7 +218,8 @@ def _exec(exec_config: Any, refuse: Any) -> dict[str, Any]:
     allowed = settings.OME_ARGOCD_EXEC_COMMANDS
     if os.path.basename(command) != command or command not in allowed:
         raise refuse(
-            f"config.execProviderConfig.command {command!r} is not one of OME_ARGOCD_EXEC_COMMANDS ({', '.join(allowed) or 'none'})"
+            f"config.execProviderConfig.command {command!r} is not one of OME_ARGOCD_EXEC_COMMANDS "
+            f"({', '.join(allowed) or 'none'})"
         )
     env = exec_config.get("env") or {}
     if not isinstance(env, dict):
