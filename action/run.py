@@ -140,11 +140,12 @@ class GitHub:
             return json.loads(response.read() or b"null")
 
     def sticky_comment(self, number: int, body: str) -> str:
-        """Update the comment that carries MARKER, or create it; "updated" or "created"."""
+        """Update the comment that starts with MARKER (as the action writes it; one that only
+        quotes it is someone else's), or create it; "updated" or "created"."""
         for page in range(1, 100):
             comments = self.call("GET", f"/repos/{self.repository}/issues/{number}/comments?per_page=100&page={page}")
             for comment in comments:
-                if MARKER in (comment.get("body") or ""):
+                if (comment.get("body") or "").startswith(MARKER):
                     self.call("PATCH", f"/repos/{self.repository}/issues/comments/{comment['id']}", {"body": body})
                     return "updated"
             if len(comments) < 100:

@@ -161,3 +161,16 @@ def test_a_finding_caused_by_a_deleted_object_is_annotated_without_a_file(tmp_pa
     (error,) = [line for line in found if line.startswith("::error ")]
     assert error.startswith("::error title=OME%3A lost-runtime::ClusterBaseModel qwen-image-pvc: ")
     assert error.endswith(f" (was at {base / HEAD_FILE}:{line} in the base tree)")
+
+
+def test_a_comment_that_only_quotes_the_marker_is_not_taken_over() -> None:
+    quoting = {"id": 5, "body": f"Why does this fail?\n> {action_run.MARKER}\n> ❌ OME runtime selection"}
+
+    with fake_github(REPOSITORY) as github:
+        github.comments[PR] = [quoting]
+        client = action_run.GitHub(github.url, REPOSITORY, "test-token")
+        done = client.sticky_comment(PR, action_run.comment_body("report"))
+
+    assert done == "created"
+    assert github.comments[PR][0] == quoting
+    assert github.comments[PR][1]["body"] == f"{action_run.MARKER}\nreport"
