@@ -25,6 +25,7 @@ from typing import Any
 MARKER = "<!-- ome-compat: OME runtime selection check -->"
 MAX_COMMENT = 60_000  # GitHub refuses comment bodies over 65,536 characters
 VERDICTS = {0: "passed", 1: "failed"}
+EXIT_ERROR = 2  # as `ome-compat diff` exits for bad input
 
 
 @dataclass(frozen=True)
@@ -183,46 +184,51 @@ def comment(env: Mapping[str, str], number: int, body: str) -> None:
     print(f"::warning title=ome-compat could not comment on the pull request::{_data(why)}")
 
 
+def run_diff(command: str, inputs: Inputs, *options: str) -> subprocess.CompletedProcess[str]:
+    argv = diff_argv(command, inputs, *options)
+    return subprocess.run(argv, cwd=inputs.root, capture_output=True, text=True, check=False)
+
+
+def verdict_report(checked: subprocess.CompletedProcess[str]) -> dict[str, Any] | None:
+    """The JSON report of a run that reached a verdict; None for bad input (exit 2) or a crash
+    (exit 1 like "failed", but no report)."""
+    if checked.returncode not in VERDICTS:
+        return None
+    try:
+        report = json.loads(checked.stdout)
+    except ValueError:
+        return None
+    return report if isinstance(report, dict) else None
+
+
 def main(env: Mapping[str, str]) -> int:
     inputs = Inputs.from_env(env)
     out = Path(env.get("RUNNER_TEMP") or ".").resolve()
     files = {"junit-file": str(out / "ome-compat.junit.xml"), "sarif-file": str(out / "ome-compat.sarif")}
     number, sha = pull_request(env)
     command = env.get("OME_COMPAT") or "ome-compat"
-    json_run = subprocess.run(
-        diff_argv(command, inputs, "--json", "--junit", files["junit-file"], "--sarif", files["sarif-file"]),
-        cwd=inputs.root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if json_run.returncode not in VERDICTS:
-        print(f"::error title=ome-compat could not read the manifests::{_data(json_run.stderr.strip())}")
+    checked = run_diff(command, inputs, "--json", "--junit", files["junit-file"], "--sarif", files["sarif-file"])
+    report = verdict_report(checked)
+    if report is None:
+        problem = checked.stderr.strip() or f"{command} exited with {checked.returncode}"
+        print(f"::error title=ome-compat could not check the manifests::{_data(problem)}")
         markdown = (
-            "### ⚠️ OME runtime selection: the manifests could not be read\n\n"
-            f"<pre>{html.escape(json_run.stderr.strip())}</pre>\n"
+            f"### ⚠️ OME runtime selection: the manifests could not be checked\n\n<pre>{html.escape(problem)}</pre>\n"
         )
-        write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": "error", "counts": "{}", **files})
+        outputs, code = {"verdict": "error", "counts": "{}"}, EXIT_ERROR
     else:
-        report = json.loads(json_run.stdout)
         print("\n".join(annotations(report)))
         link = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/{env.get('GITHUB_REPOSITORY', '')}/blob/{sha}/"
-        markdown_run = subprocess.run(
-            diff_argv(command, inputs, "--markdown", "--link", link),
-            cwd=inputs.root,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        markdown = markdown_run.stdout
-        outputs = {"verdict": VERDICTS[json_run.returncode], "counts": json.dumps(counts(report)), **files}
-        write_outputs(env.get("GITHUB_OUTPUT"), outputs)
+        markdown = run_diff(command, inputs, "--markdown", "--link", link).stdout
+        outputs = {"verdict": VERDICTS[checked.returncode], "counts": json.dumps(counts(report))}
+        code = checked.returncode
+    write_outputs(env.get("GITHUB_OUTPUT"), {**outputs, **files})
     if env.get("GITHUB_STEP_SUMMARY"):
         with open(env["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
             summary.write(markdown)
     if inputs.comment and number is not None:
         comment(env, int(number), comment_body(markdown))
-    return json_run.returncode
+    return code
 
 
 if __name__ == "__main__":

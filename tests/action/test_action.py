@@ -174,3 +174,25 @@ def test_a_comment_that_only_quotes_the_marker_is_not_taken_over() -> None:
     assert done == "created"
     assert github.comments[PR][0] == quoting
     assert github.comments[PR][1]["body"] == f"{action_run.MARKER}\nreport"
+
+
+def test_a_command_that_crashes_is_an_error_not_a_failed_check(tmp_path: Path, capsys: Any) -> None:
+    base, head, _line = write_trees(tmp_path)
+    command = tmp_path / "ome-compat"
+    command.write_text("#!/bin/sh\necho 'Traceback (most recent call last):' >&2\necho 'KeyError: boom' >&2\nexit 1\n")
+    command.chmod(0o755)
+    env = {
+        "OME_COMPAT": str(command),
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "INPUT_BASE": str(base),
+        "INPUT_HEAD": str(head),
+        "INPUT_ROOT": str(head),
+        "INPUT_COMMENT": "false",
+    }
+
+    code = action_run.main(env)
+
+    assert code == 2
+    assert "verdict=error" in (tmp_path / "output").read_text()
+    assert "KeyError: boom" in capsys.readouterr().out
