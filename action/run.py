@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import Any
 MARKER = "<!-- ome-compat: OME runtime selection check -->"
 MAX_COMMENT = 60_000  # GitHub refuses comment bodies over 65,536 characters
 VERDICTS = {0: "passed", 1: "failed"}
+EXIT_ERROR = 2  # as `ome-compat diff` exits for bad input
 
 
 @dataclass(frozen=True)
@@ -74,23 +76,32 @@ def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _where(at: Mapping[str, Any] | None) -> tuple[str, str]:
+    """(the annotation's file and line properties, a note for the message): a place in HEAD's
+    tree is annotated there; one only in BASE's (a deleted object) is named in the message."""
+    if not at:
+        return "", ""
+    if at["side"] != "head":
+        line = f":{at['line']}" if at["line"] else ""
+        return "", f" (was at {at['file']}{line} in the base tree)"
+    return f"file={_property(at['file'])}" + (f",line={at['line']}" if at["line"] else "") + ",", ""
+
+
 def annotations(report: Mapping[str, Any]) -> list[str]:
-    """One workflow command per finding placed in HEAD's tree: an error for a `fail-on`
+    """One workflow command per finding, at its line in HEAD's tree: an error for a `fail-on`
     condition, a notice otherwise."""
     fail_on = set(report["failOn"])
     found = []
     for section in report["sections"]:
         for item in [*section["rows"], *section["isvcs"]]:
-            at = item.get("at")
-            if not at or at["side"] != "head":
-                continue
             failing = sorted(fail_on & set(item["conditions"]))
             level = "error" if failing else "notice"
             subject = item["model"] if "model" in item else item["isvc"]
             title = f"OME: {', '.join(failing or item['conditions'])}"
-            message = f"{subject['kind']} {subject['name']}: {item.get('reason') or item.get('error') or 'decided differently'}"
-            where = f"file={_property(at['file'])}" + (f",line={at['line']}" if at["line"] else "")
-            found.append(f"::{level} {where},title={_property(title)}::{_data(message)}")
+            where, note = _where(item.get("at"))
+            why = item.get("reason") or item.get("error") or "decided differently"
+            message = f"{subject['kind']} {subject['name']}: {why}{note}"
+            found.append(f"::{level} {where}title={_property(title)}::{_data(message)}")
     return found
 
 
@@ -130,11 +141,12 @@ class GitHub:
             return json.loads(response.read() or b"null")
 
     def sticky_comment(self, number: int, body: str) -> str:
-        """Update the comment that carries MARKER, or create it; "updated" or "created"."""
+        """Update the comment that starts with MARKER (as the action writes it; one that only
+        quotes it is someone else's), or create it; "updated" or "created"."""
         for page in range(1, 100):
             comments = self.call("GET", f"/repos/{self.repository}/issues/{number}/comments?per_page=100&page={page}")
             for comment in comments:
-                if MARKER in (comment.get("body") or ""):
+                if (comment.get("body") or "").startswith(MARKER):
                     self.call("PATCH", f"/repos/{self.repository}/issues/comments/{comment['id']}", {"body": body})
                     return "updated"
             if len(comments) < 100:
@@ -158,49 +170,65 @@ def comment_body(markdown: str) -> str:
     return f"{MARKER}\n{markdown}"
 
 
+def comment(env: Mapping[str, str], number: int, body: str) -> None:
+    """Post or update the sticky comment. A comment GitHub refuses (a pull request from a fork
+    gets a read-only token) or cannot take is a warning: the check's verdict stands."""
+    github = GitHub(env.get("GITHUB_API_URL", "https://api.github.com"), env["GITHUB_REPOSITORY"], env["GITHUB_TOKEN"])
+    try:
+        print(f"ome-compat: pull-request comment {github.sticky_comment(number, body)}")
+        return
+    except urllib.error.HTTPError as error:
+        why = f"{error.code} {error.reason} (the token needs pull-requests: write; or set comment: false)"
+    except OSError as error:  # URLError, timeouts
+        why = str(error)
+    print(f"::warning title=ome-compat could not comment on the pull request::{_data(why)}")
+
+
+def run_diff(command: str, inputs: Inputs, *options: str) -> subprocess.CompletedProcess[str]:
+    argv = diff_argv(command, inputs, *options)
+    return subprocess.run(argv, cwd=inputs.root, capture_output=True, text=True, check=False)
+
+
+def verdict_report(checked: subprocess.CompletedProcess[str]) -> dict[str, Any] | None:
+    """The JSON report of a run that reached a verdict; None for bad input (exit 2) or a crash
+    (exit 1 like "failed", but no report)."""
+    if checked.returncode not in VERDICTS:
+        return None
+    try:
+        report = json.loads(checked.stdout)
+    except ValueError:
+        return None
+    return report if isinstance(report, dict) else None
+
+
 def main(env: Mapping[str, str]) -> int:
     inputs = Inputs.from_env(env)
     out = Path(env.get("RUNNER_TEMP") or ".").resolve()
     files = {"junit-file": str(out / "ome-compat.junit.xml"), "sarif-file": str(out / "ome-compat.sarif")}
     number, sha = pull_request(env)
     command = env.get("OME_COMPAT") or "ome-compat"
-    json_run = subprocess.run(
-        diff_argv(command, inputs, "--json", "--junit", files["junit-file"], "--sarif", files["sarif-file"]),
-        cwd=inputs.root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if json_run.returncode not in VERDICTS:
-        print(f"::error title=ome-compat could not read the manifests::{_data(json_run.stderr.strip())}")
+    checked = run_diff(command, inputs, "--json", "--junit", files["junit-file"], "--sarif", files["sarif-file"])
+    report = verdict_report(checked)
+    if report is None:
+        problem = checked.stderr.strip() or f"{command} exited with {checked.returncode}"
+        print(f"::error title=ome-compat could not check the manifests::{_data(problem)}")
         markdown = (
-            "### ⚠️ OME runtime selection: the manifests could not be read\n\n"
-            f"<pre>{html.escape(json_run.stderr.strip())}</pre>\n"
+            f"### ⚠️ OME runtime selection: the manifests could not be checked\n\n<pre>{html.escape(problem)}</pre>\n"
         )
-        write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": "error", "counts": "{}", **files})
+        outputs, code = {"verdict": "error", "counts": "{}"}, EXIT_ERROR
     else:
-        report = json.loads(json_run.stdout)
         print("\n".join(annotations(report)))
         link = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/{env.get('GITHUB_REPOSITORY', '')}/blob/{sha}/"
-        markdown_run = subprocess.run(
-            diff_argv(command, inputs, "--markdown", "--link", link),
-            cwd=inputs.root,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        markdown = markdown_run.stdout
-        outputs = {"verdict": VERDICTS[json_run.returncode], "counts": json.dumps(counts(report)), **files}
-        write_outputs(env.get("GITHUB_OUTPUT"), outputs)
+        markdown = run_diff(command, inputs, "--markdown", "--link", link).stdout
+        outputs = {"verdict": VERDICTS[checked.returncode], "counts": json.dumps(counts(report))}
+        code = checked.returncode
+    write_outputs(env.get("GITHUB_OUTPUT"), {**outputs, **files})
     if env.get("GITHUB_STEP_SUMMARY"):
         with open(env["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
             summary.write(markdown)
     if inputs.comment and number is not None:
-        github = GitHub(
-            env.get("GITHUB_API_URL", "https://api.github.com"), env["GITHUB_REPOSITORY"], env["GITHUB_TOKEN"]
-        )
-        print(f"ome-compat: pull-request comment {github.sticky_comment(int(number), comment_body(markdown))}")
-    return json_run.returncode
+        comment(env, int(number), comment_body(markdown))
+    return code
 
 
 if __name__ == "__main__":

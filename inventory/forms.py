@@ -27,6 +27,7 @@ class ClusterAddForm(forms.Form):
 
     def __init__(self, *args: Any, choices: Choices, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.choices = choices
         for field in ("kubeconfig", "argocd", "manifests"):
             self.fields[field].choices = [("", "—"), *getattr(choices, field)]  # type: ignore[attr-defined]
 
@@ -46,7 +47,7 @@ class ClusterAddForm(forms.Form):
             self.add_error(source, "Choose one.")
             return data
         try:
-            data["spec"] = spec_of(name, source, choice)
+            data["spec"] = spec_of(name, source, choice, self.choices)
         except (KubeconfigInvalid, ValueError) as error:
             self.add_error(source, getattr(error, "message", None) or str(error))
         return data

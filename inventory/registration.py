@@ -65,15 +65,19 @@ def registration_choices() -> Choices:
     return found
 
 
-def spec_of(name: str, source: str, choice: str) -> ClusterSpec:
-    """The registration of `name` from one offered choice of `source`; ValueError when the
-    choice is not offered (or a kubeconfig no longer defines the context)."""
+def spec_of(name: str, source: str, choice: str, offered: Choices) -> ClusterSpec:
+    """The registration of `name` from one choice of `source` in `offered`; ValueError when the
+    choice is not offered, a kubeconfig no longer defines the context, or the Secret has its
+    cluster already."""
     if source == Cluster.Source.KUBECONFIG:
         path, _, context = choice.partition("#")
         kubeconfig_read(path, context)
         return ClusterSpec(name, source, kubeconfig=path, context=context)
-    offered = registration_choices()
     if source == Cluster.Source.ARGOCD and choice in dict(offered.argocd):
+        # One cluster per Secret: discovery keeps the Secret's cluster named as Argo CD names it.
+        registered = Cluster.objects.filter(argocd_secret=choice).first()
+        if registered is not None:
+            raise ValueError(f"The Secret {choice} is registered already, as cluster {registered.name}.")
         return ClusterSpec(name, source, argocd_secret=choice)
     if source == Cluster.Source.MANIFESTS and choice in dict(offered.manifests):
         return ClusterSpec(name, source, manifests=(resolve_path(choice),))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from .keys import key_dict, key_text
 from .positions import Origin
@@ -53,6 +54,12 @@ class Place:
     @property
     def line(self) -> int | None:
         return self.origin.line
+
+    @property
+    def uri(self) -> str:
+        """The file as a relative URI reference (percent-encoded, no leading `./`), for links
+        and SARIF."""
+        return quote(self.origin.file.removeprefix("./"))
 
     @property
     def text(self) -> str:

@@ -1,6 +1,7 @@
 """A report as JUnit XML, which CI systems show as test results: one test suite per section,
 one test case per row or InferenceService that changes (with the `file` and `line` of the
-object that caused it), failed when it has a `--fail-on` condition. A section without changes holds one passing case, so that it is listed at all."""
+object that caused it), failed when it has a `--fail-on` condition. A section without changes
+holds one passing case, so that it is listed at all."""
 
 from __future__ import annotations
 

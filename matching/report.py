@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import quote
 
 from .diff_results import CONDITIONS, HEAD_SIDE, Diff, DiffCell, DiffIsvc, DiffRow, Place, key_label
 from .types import ObjectKey
@@ -176,7 +175,7 @@ def _at_markdown(place: Place | None, link: str | None) -> str:
         side = "" if place.side == HEAD_SIDE else f" ({place.side})"
         return f"{md(place.text)}{side}: "
     anchor = "" if place.line is None else f"#L{place.line}"
-    url = link + quote(place.origin.file.removeprefix("./")) + anchor
+    url = link + place.uri + anchor
     return f"[{md(place.text)}]({url}): "
 
 

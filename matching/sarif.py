@@ -22,7 +22,7 @@ def _location(place: Place | None) -> list[dict[str, object]]:
     if place is None or place.side != HEAD_SIDE:
         return []
     region = {} if place.line is None else {"region": {"startLine": place.line}}
-    artifact = {"artifactLocation": {"uri": place.origin.file.removeprefix("./")}, **region}
+    artifact = {"artifactLocation": {"uri": place.uri}, **region}
     return [{"physicalLocation": artifact}]
 
 

@@ -327,12 +327,13 @@ OME_MANIFEST_FOLDERS: list[str] = env.list("OME_MANIFEST_FOLDERS", default=["cat
 # Clusters registered in Argo CD (inventory.argocd): the hub cluster whose cluster Secrets of
 # OME_ARGOCD_NAMESPACE are read (`in-cluster` or `kubeconfig:PATH[#CONTEXT]`; empty: off), every
 # OME_ARGOCD_INTERVAL seconds; clusters appear, change and disappear as the Secrets do. A
-# Secret's exec credentials may run only the commands of OME_ARGOCD_EXEC_COMMANDS.
+# Secret's exec credentials may run only the commands of OME_ARGOCD_EXEC_COMMANDS (not `aws`,
+# whose arguments could copy the kubeconfigs anywhere: awsAuthConfig runs `aws eks get-token`).
 OME_ARGOCD_HUB: str = env.str("OME_ARGOCD_HUB", default="")
 OME_ARGOCD_NAMESPACE: str = env.str("OME_ARGOCD_NAMESPACE", default="argocd")
 OME_ARGOCD_INTERVAL: int = env.int("OME_ARGOCD_INTERVAL", default=60)
 OME_ARGOCD_EXEC_COMMANDS: list[str] = env.list(
-    "OME_ARGOCD_EXEC_COMMANDS", default=["argocd-k8s-auth", "aws", "gke-gcloud-auth-plugin", "kubelogin"]
+    "OME_ARGOCD_EXEC_COMMANDS", default=["argocd-k8s-auth", "gke-gcloud-auth-plugin", "kubelogin"]
 )
 if OME_ARGOCD_HUB:
     CELERY_BEAT_SCHEDULE["inventory.argocd_discover"] = {

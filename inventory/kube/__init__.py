@@ -97,12 +97,13 @@ def argocd_kubeconfig(cluster: Cluster) -> dict[str, Any]:
 @contextlib.contextmanager
 def configuring(cluster: Cluster) -> Iterator[None]:
     """Around building a client (blocking or asyncio): every loader error becomes a KubeConfigError
-    with a fixed text (config_failed), a kubeconfig refused by inventory.kubeconfigs says why."""
+    with a fixed text (config_failed), a kubeconfig refused by inventory.kubeconfigs says why,
+    and our own errors (an Argo CD hub's) pass unchanged."""
     try:
         yield
     except KubeconfigInvalid as error:
         raise KubeConfigError(error.message) from None
-    except KubeConfigError:
+    except KubeError:
         raise
     except Exception as error:
         raise config_failed(cluster, error) from None

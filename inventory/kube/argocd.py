@@ -4,11 +4,12 @@ the member cluster it registers, read at use and kept in memory only.
 Argo CD registers a cluster as a Secret labelled `argocd.argoproj.io/secret-type: cluster`
 with data keys `name`, `server` and `config`, a JSON object: `bearerToken`, `tlsClientConfig`
 (`insecure`, `caData`, `certData`, `keyData`, `serverName`), `execProviderConfig` (`command`,
-`args`, `env`, `apiVersion`) or `awsAuthConfig` (`clusterName`, `roleARN`; run as `aws eks
-get-token`). Anything else (basic auth, a proxy, unknown keys) is refused with a message naming
-the Secret and the key, never a value. An exec command must be one of
-settings.OME_ARGOCD_EXEC_COMMANDS: whoever may write Argo CD's Secrets must not choose what
-the dashboard runs.
+`args`, `env`, `apiVersion`) or `awsAuthConfig` (`clusterName`, `roleARN`, `profile`; run as
+`aws eks get-token`). Anything else (basic auth, a proxy, unknown keys) is refused with a
+message naming the Secret and the key, never a value. An exec command must be one of
+settings.OME_ARGOCD_EXEC_COMMANDS (by default not `aws`, whose arguments can copy files
+anywhere), and its environment may not set PATH or the loader's variables: whoever may write
+Argo CD's Secrets must not choose what the dashboard runs.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
 EXEC_API_VERSION = "client.authentication.k8s.io/v1beta1"
 _CONFIG_KEYS = frozenset({"bearerToken", "tlsClientConfig", "execProviderConfig", "awsAuthConfig"})
 _TLS_KEYS = frozenset({"insecure", "caData", "certData", "keyData", "serverName"})
+# awsAuthConfig's keys and the options of `aws eks get-token` they become.
+_AWS_OPTIONS = {"clusterName": "--cluster-name", "roleARN": "--role-arn", "profile": "--profile"}
+# Variables of an exec command's environment that would change which program runs (PATH: the
+# child looks its command up there) or load other code into it; a Secret may not set them.
+_RUN_CHANGING_ENV = ("PATH", "BASH_ENV")
+_RUN_CHANGING_ENV_PREFIXES = ("LD_", "DYLD_", "PYTHON")
 
 
 class ArgoCDSecretInvalid(KubeConfigError):
@@ -75,6 +82,11 @@ def _text(secret: str, data: Mapping[str, bytes | str], key: str) -> str:
         raise ArgoCDSecretInvalid(f"Argo CD cluster Secret {secret}: data.{key} is not base64 of UTF-8 text") from None
 
 
+def _is_cluster_secret(secret: client.V1Secret) -> bool:
+    labels = (secret.metadata.labels if secret.metadata else None) or {}
+    return bool(labels.get(SECRET_TYPE_LABEL) == "cluster")
+
+
 def cluster_secrets(namespace: str) -> list[ArgoCluster]:
     """The member clusters registered by the cluster Secrets of `namespace` on the hub (the
     `name` key, else the server, names one). Reads names and servers only."""
@@ -89,10 +101,9 @@ def cluster_secrets(namespace: str) -> list[ArgoCluster]:
         api.api_client.close()
     found = []
     for item in listed.items or []:
-        metadata = item.metadata
-        if metadata is None or (metadata.labels or {}).get(SECRET_TYPE_LABEL) != "cluster":
+        if item.metadata is None or not _is_cluster_secret(item):
             continue
-        ref = f"{namespace}/{metadata.name}"
+        ref = f"{namespace}/{item.metadata.name}"
         data = item.data or {}
         server = _text(ref, data, "server")
         found.append(ArgoCluster(ref, _text(ref, data, "name") or server, server))
@@ -101,15 +112,26 @@ def cluster_secrets(namespace: str) -> list[ArgoCluster]:
 
 def member_kubeconfig(cluster: Cluster) -> dict[str, Any]:
     """The kubeconfig (a dict, in memory only) of the member cluster that `cluster`'s Secret
-    registers, read from the hub now."""
+    registers, read from the hub now. Only a cluster Secret is read (the hub's Role can read
+    every Secret of the namespace; `argocd_secret` can be edited in the admin)."""
     namespace, _, name = cluster.argocd_secret.partition("/")
     api = _core_api()
     try:
         secret = api.read_namespaced_secret(name, namespace, _request_timeout=(CONNECT_TIMEOUT, READ_TIMEOUT))
     except _CLIENT_ERRORS as error:
-        raise _translated(error, plural="secrets", collection=False) from None
+        # Of the same class (a hub that is down is worth retrying), naming the hub's Secret.
+        found = _translated(error, plural="secrets", collection=False)
+        raise type(found)(
+            f"Argo CD cluster Secret {cluster.argocd_secret}: the hub: {found.message}",
+            http_status=found.http_status,
+            cluster_wide=found.cluster_wide,
+        ) from None
     finally:
         api.api_client.close()
+    if not _is_cluster_secret(secret):
+        raise ArgoCDSecretInvalid(
+            f"Argo CD cluster Secret {cluster.argocd_secret}: not labelled {SECRET_TYPE_LABEL}: cluster"
+        )
     data = secret.data or {}
     server = _text(cluster.argocd_secret, data, "server")
     try:
@@ -170,13 +192,23 @@ def _user(config: dict[str, Any], tls: dict[str, Any], refuse: Any) -> dict[str,
     if exec_config and aws:
         raise refuse("config.execProviderConfig and config.awsAuthConfig exclude each other")
     if aws:
-        if not isinstance(aws, dict) or not aws.get("clusterName"):
-            raise refuse("config.awsAuthConfig.clusterName is required")
-        role = ["--role-arn", str(aws["roleARN"])] if aws.get("roleARN") else []
-        exec_config = {"command": "aws", "args": ["eks", "get-token", "--cluster-name", str(aws["clusterName"]), *role]}
-    if exec_config:
+        user["exec"] = _aws_exec(aws, refuse)
+    elif exec_config:
         user["exec"] = _exec(exec_config, refuse)
     return user
+
+
+def _aws_exec(aws: Any, refuse: Any) -> dict[str, Any]:
+    """`awsAuthConfig` as the exec command `aws eks get-token`: its arguments are built here,
+    so `aws` need not (and by default may not) be an exec command a Secret chooses."""
+    if not isinstance(aws, dict) or not aws.get("clusterName"):
+        raise refuse("config.awsAuthConfig.clusterName is required")
+    unknown = sorted(set(aws) - set(_AWS_OPTIONS))
+    if unknown:
+        raise refuse(f"config.awsAuthConfig.{unknown[0]} is not supported (supported: {', '.join(_AWS_OPTIONS)})")
+    options = [[_AWS_OPTIONS[key], str(aws[key])] for key in _AWS_OPTIONS if aws.get(key)]
+    args = ["eks", "get-token", *(word for option in options for word in option)]
+    return _exec_user("aws", args, {})
 
 
 def _exec(exec_config: Any, refuse: Any) -> dict[str, Any]:
@@ -186,15 +218,24 @@ def _exec(exec_config: Any, refuse: Any) -> dict[str, Any]:
     allowed = settings.OME_ARGOCD_EXEC_COMMANDS
     if os.path.basename(command) != command or command not in allowed:
         raise refuse(
-            f"config.execProviderConfig.command {command!r} is not one of OME_ARGOCD_EXEC_COMMANDS ({', '.join(allowed) or 'none'})"
+            f"config.execProviderConfig.command {command!r} is not one of OME_ARGOCD_EXEC_COMMANDS "
+            f"({', '.join(allowed) or 'none'})"
         )
     env = exec_config.get("env") or {}
     if not isinstance(env, dict):
         raise refuse("config.execProviderConfig.env is not a mapping")
+    for name in map(str, env):
+        if name.upper() in _RUN_CHANGING_ENV or name.upper().startswith(_RUN_CHANGING_ENV_PREFIXES):
+            raise refuse(f"config.execProviderConfig.env.{name} would change what runs")
+    args = [str(arg) for arg in exec_config.get("args") or []]
+    return _exec_user(command, args, env, exec_config.get("apiVersion"))
+
+
+def _exec_user(command: str, args: list[str], env: dict[Any, Any], api_version: str | None = None) -> dict[str, Any]:
     return {
-        "apiVersion": exec_config.get("apiVersion") or EXEC_API_VERSION,
+        "apiVersion": api_version or EXEC_API_VERSION,
         "command": command,
-        "args": [str(arg) for arg in exec_config.get("args") or []],
+        "args": args,
         "env": [{"name": str(key), "value": str(value)} for key, value in env.items()],
         "interactiveMode": "Never",
     }

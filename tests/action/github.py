@@ -98,11 +98,15 @@ class FakeGitHub:
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     calls: list[tuple[str, str, str]] = field(default_factory=list)
     url: str = ""
+    read_only: bool = False
+    """The token may read, not write (a pull request from a fork)."""
 
     def handle(self, method: str, path: str, authorization: str, body: bytes) -> tuple[int, Any]:
         self.calls.append((method, path.split("?")[0], authorization))
         if authorization != f"Bearer {TOKEN}":
             return 401, {"message": "Bad credentials"}
+        if self.read_only and method != "GET":
+            return 403, {"message": "Resource not accessible by integration"}
         prefix = f"/repos/{self.repository}/issues/"
         found = re.fullmatch(re.escape(prefix) + r"(\d+)/comments(\?.*)?", path)
         if found and method == "GET":

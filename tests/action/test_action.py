@@ -12,10 +12,12 @@ import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from sarif_kit.validate import validation_errors
 
+from matching.cli import main as matching_main
 from tests.action.github import fake_github, run_composite
 from tests.support.manifest_trees import HEAD_FILE, ROOT, write_trees
 
@@ -118,3 +120,79 @@ def test_inputs_become_the_command_line_with_policies_passed_on() -> None:
     ]  # fmt: skip
     assert inputs.comment is False
     assert action_run.diff_argv("ome-compat", action_run.Inputs.from_env({"INPUT_BASE": "/w"}))[-1] != "--policy"
+
+
+def test_a_comment_github_refuses_is_a_warning_and_the_verdict_stands(tmp_path: Path, capsys: Any) -> None:
+    base, head, _line = write_trees(tmp_path)
+    command = tmp_path / "ome-compat"
+    command.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m matching "$@"\n')
+    command.chmod(0o755)
+
+    with fake_github(REPOSITORY) as github:
+        github.read_only = True
+        env = github_env(github.url, tmp_path) | {
+            "OME_COMPAT": str(command),
+            "RUNNER_TEMP": str(tmp_path),
+            "GITHUB_OUTPUT": str(tmp_path / "output"),
+            "GITHUB_TOKEN": "test-token",
+            "INPUT_BASE": str(base),
+            "INPUT_HEAD": str(head),
+            "INPUT_ROOT": str(head),
+            "INPUT_FAIL_ON": "lost-runtime",
+        }
+        code = action_run.main(env)
+
+    printed = capsys.readouterr().out
+    assert code == 1
+    assert "::warning title=ome-compat could not comment on the pull request::403" in printed
+    assert "verdict=failed" in (tmp_path / "output").read_text()
+    assert [method for method, _path, _auth in github.calls] == ["GET", "POST"]
+
+
+def test_a_finding_caused_by_a_deleted_object_is_annotated_without_a_file(tmp_path: Path, capsys: Any) -> None:
+    base, head, line = write_trees(tmp_path)
+    model_only = (base / HEAD_FILE).read_text().split("\n---\n")[0]
+    (head / HEAD_FILE).write_text(model_only + "\n")
+    assert matching_main(["diff", str(base), str(head), "--json", "--fail-on", "lost-runtime"]) == 1
+    report = json.loads(capsys.readouterr().out)
+
+    found = action_run.annotations(report)
+
+    (error,) = [line for line in found if line.startswith("::error ")]
+    assert error.startswith("::error title=OME%3A lost-runtime::ClusterBaseModel qwen-image-pvc: ")
+    assert error.endswith(f" (was at {base / HEAD_FILE}:{line} in the base tree)")
+
+
+def test_a_comment_that_only_quotes_the_marker_is_not_taken_over() -> None:
+    quoting = {"id": 5, "body": f"Why does this fail?\n> {action_run.MARKER}\n> ❌ OME runtime selection"}
+
+    with fake_github(REPOSITORY) as github:
+        github.comments[PR] = [quoting]
+        client = action_run.GitHub(github.url, REPOSITORY, "test-token")
+        done = client.sticky_comment(PR, action_run.comment_body("report"))
+
+    assert done == "created"
+    assert github.comments[PR][0] == quoting
+    assert github.comments[PR][1]["body"] == f"{action_run.MARKER}\nreport"
+
+
+def test_a_command_that_crashes_is_an_error_not_a_failed_check(tmp_path: Path, capsys: Any) -> None:
+    base, head, _line = write_trees(tmp_path)
+    command = tmp_path / "ome-compat"
+    command.write_text("#!/bin/sh\necho 'Traceback (most recent call last):' >&2\necho 'KeyError: boom' >&2\nexit 1\n")
+    command.chmod(0o755)
+    env = {
+        "OME_COMPAT": str(command),
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "INPUT_BASE": str(base),
+        "INPUT_HEAD": str(head),
+        "INPUT_ROOT": str(head),
+        "INPUT_COMMENT": "false",
+    }
+
+    code = action_run.main(env)
+
+    assert code == 2
+    assert "verdict=error" in (tmp_path / "output").read_text()
+    assert "KeyError: boom" in capsys.readouterr().out

@@ -104,3 +104,18 @@ def test_a_file_that_cannot_be_written_is_named_with_its_option(trees: int, caps
 
     assert code == 2
     assert capsys.readouterr().err.startswith("--sarif /nonexistent/dir/out.sarif: cannot write")
+
+
+def test_a_path_with_a_space_is_a_percent_encoded_uri_in_sarif_and_markdown(
+    trees: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spaced = HEAD_FILE.replace("qwen-image", "qwen image")
+    for tree in ("base", "head"):
+        (tmp_path / tree / HEAD_FILE).rename(tmp_path / tree / spaced)
+
+    _code, markdown = diff(capsys, "--markdown", "--link", LINK, "--sarif", str(tmp_path / "out.sarif"))
+
+    uri = "head/" + spaced.replace(" ", "%20")
+    (result,) = json.loads((tmp_path / "out.sarif").read_text())["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == uri
+    assert f"({LINK}{uri}#L{trees})" in markdown

@@ -20,6 +20,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+import matching
+
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "deploy/chart"
 NAMESPACE = "ome-compat"
@@ -190,3 +192,11 @@ def test_the_chart_impersonates_only_the_names_it_is_given() -> None:
             "resourceNames": ["oidc:sre", "oidc:ml"],
         },
     ]
+
+
+def test_the_chart_s_app_version_is_the_package_s_version() -> None:
+    """The version's one home is matching/_version.py; Chart.yaml's appVersion (the default
+    image tag) is the copy helm needs, kept equal here."""
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+
+    assert chart["appVersion"] == matching.__version__

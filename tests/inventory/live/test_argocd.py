@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from django.test import Client
 from pytest_django import Settings
 from rest_framework.test import APIClient
 
 from inventory.argocd import argocd_clusters_sync
-from inventory.kube import aio
+from inventory.kube import KubeUnavailable, aio
 from inventory.kube.argocd import SECRET_TYPE_LABEL, ArgoCDSecretInvalid, kubeconfig_of
 from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Resource
@@ -147,7 +148,9 @@ def test_credentials_are_read_at_use_and_a_bad_secret_is_named(
 def test_the_kinds_of_credentials_become_a_kubeconfig() -> None:
     tls = {"caData": "Q0E=", "certData": "Q0VSVA==", "keyData": "S0VZ", "serverName": "api.internal"}
     by_cert = kubeconfig_of("argocd/a", "https://10.0.0.1", {"tlsClientConfig": tls})
-    by_aws = kubeconfig_of("argocd/b", "https://eks", {"awsAuthConfig": {"clusterName": "prod", "roleARN": "arn:r"}})
+    by_aws = kubeconfig_of(
+        "argocd/b", "https://eks", {"awsAuthConfig": {"clusterName": "prod", "roleARN": "arn:r", "profile": "hub"}}
+    )
     by_exec = kubeconfig_of(
         "argocd/c",
         "https://gke",
@@ -163,7 +166,7 @@ def test_the_kinds_of_credentials_become_a_kubeconfig() -> None:
     aws = by_aws["users"][0]["user"]["exec"]
     assert (aws["command"], aws["args"]) == (
         "aws",
-        ["eks", "get-token", "--cluster-name", "prod", "--role-arn", "arn:r"],
+        ["eks", "get-token", "--cluster-name", "prod", "--role-arn", "arn:r", "--profile", "hub"],
     )
     assert by_exec["users"][0]["user"]["exec"]["env"] == [{"name": "A", "value": "1"}]
 
@@ -177,8 +180,24 @@ def test_the_kinds_of_credentials_become_a_kubeconfig() -> None:
             {"execProviderConfig": {"command": "/bin/sh", "args": ["-c", "id"]}},
             "is not one of OME_ARGOCD_EXEC_COMMANDS",
         ),
+        # The aws CLI's arguments could copy the dashboard's files (kubeconfigs) anywhere:
+        # awsAuthConfig runs `aws eks get-token` itself; a Secret may not choose aws's arguments.
+        (
+            {"execProviderConfig": {"command": "aws", "args": ["s3", "cp", "/etc/ome/kubeconfigs", "s3://x"]}},
+            "config.execProviderConfig.command 'aws' is not one of OME_ARGOCD_EXEC_COMMANDS",
+        ),
         ({"tlsClientConfig": {"certData": "Q0VSVA=="}}, "certData and keyData go together"),
         ({"awsAuthConfig": {"roleARN": "arn:r"}}, "awsAuthConfig.clusterName is required"),
+        ({"awsAuthConfig": {"clusterName": "p", "region": "x"}}, "config.awsAuthConfig.region is not supported"),
+        # The child's PATH would choose which `kubelogin` runs; loader variables inject code into it.
+        (
+            {"execProviderConfig": {"command": "kubelogin", "env": {"PATH": "/tmp/elsewhere"}}},
+            "config.execProviderConfig.env.PATH would change what runs",
+        ),
+        (
+            {"execProviderConfig": {"command": "kubelogin", "env": {"LD_PRELOAD": "/tmp/x.so"}}},
+            "config.execProviderConfig.env.LD_PRELOAD would change what runs",
+        ),
     ],
 )
 def test_unsupported_credentials_are_refused_naming_the_secret(config: dict[str, Any], why: str) -> None:
@@ -207,3 +226,87 @@ def test_the_asyncio_client_of_the_watch_hub_reads_a_member_through_its_secret(
 
     assert run_alone(runtimes()) == ["srt-qwen-image-pipeline"]
     assert {headers.get("authorization") for _m, _p, _q, headers in members[1].requests} == {"Bearer lab-token"}
+
+
+@pytest.mark.django_db
+def test_a_secret_already_registered_is_not_registered_twice_from_the_page(
+    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI], admin_client: Client
+) -> None:
+    serve_both(hub, *members)
+    argocd_clusters_sync()
+    form = {"name": "zz-prod", "source": "argocd", "argocd": f"{NAMESPACE}/cluster-prod", "confirm": "1"}
+
+    listed_before = len(hub.requests)
+    response = admin_client.post("/clusters/add/", form)
+    lists_for_the_page = len(hub.requests) - listed_before
+    found = argocd_clusters_sync()
+
+    assert response.status_code == 400
+    assert (
+        f"The Secret {NAMESPACE}/cluster-prod is registered already, as cluster prod-eu." in response.content.decode()
+    )
+    assert sorted(found.kept) == ["lab-cluster", "prod-eu"]
+    assert Cluster.objects.filter(argocd_secret=f"{NAMESPACE}/cluster-prod").count() == 1
+    assert lists_for_the_page == 1  # the form checks the choice among those the page listed
+
+
+@pytest.mark.django_db
+def test_the_hub_role_grants_exactly_the_verbs_the_dashboard_uses(
+    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+) -> None:
+    serve_both(hub, *members)
+    argocd_clusters_sync()
+    cluster_resync(Cluster.objects.get(name="prod-eu"))
+    secrets = f"/api/v1/namespaces/{NAMESPACE}/secrets"
+
+    def verb(path: str, query: dict[str, Any]) -> str:
+        if path == secrets:
+            return "watch" if query.get("watch") else "list"
+        assert path.startswith(secrets + "/"), path
+        return "get"
+
+    used = {verb(path, query) for _method, path, query, _headers in hub.requests}
+    (role,) = [
+        doc for doc in yaml.safe_load_all((ROOT / "deploy/argocd-hub/rbac.yaml").read_text()) if doc["kind"] == "Role"
+    ]
+    (rule,) = role["rules"]
+    assert rule["resources"] == ["secrets"]
+    assert set(rule["verbs"]) == used == {"get", "list"}
+
+
+@pytest.mark.django_db
+def test_a_secret_without_the_cluster_label_gives_no_client(
+    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+) -> None:
+    prod, lab = members
+    serve_both(hub, prod, lab)
+    argocd_clusters_sync()
+    cluster = Cluster.objects.get(name="prod-eu")
+    hub.serve_secrets(NAMESPACE, {"cluster-prod": secret("prod-eu", prod.url, {"bearerToken": "prod-token"})}, {})
+    requests_before = len(prod.requests)
+
+    result = cluster_resync(cluster)
+
+    assert {error.message for error in result.errors.values()} == {
+        f"Argo CD cluster Secret {NAMESPACE}/cluster-prod: not labelled {SECRET_TYPE_LABEL}: cluster"
+    }
+    assert len(prod.requests) == requests_before
+
+
+@pytest.mark.django_db
+def test_a_hub_that_cannot_be_reached_is_named_as_such(
+    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+) -> None:
+    serve_both(hub, *members)
+    argocd_clusters_sync()
+    cluster = Cluster.objects.get(name="prod-eu")
+    hub.stop()
+
+    result = cluster_resync(cluster)
+
+    assert result.errors
+    for error in result.errors.values():
+        assert isinstance(error, KubeUnavailable)  # retried, not a bad Secret
+        assert error.message.startswith(
+            f"Argo CD cluster Secret {NAMESPACE}/cluster-prod: the hub: API server unreachable"
+        )
