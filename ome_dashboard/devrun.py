@@ -8,6 +8,9 @@ Starts, in order, each step waiting until its process answers:
    for its "ready." line), celery beat (waits for "beat: Starting") and Django's runserver on
    127.0.0.1:$PORT (waits until /healthz answers).
 
+Then one box gives the URL, the demo user, its new password and how to stop; `make run` also writes
+ENV_FILE for the ``manage.py`` commands run beside it (ome_dashboard.localenv).
+
 Ctrl-C or SIGTERM stops every child and exits 0 (a second one kills what is still running).
 If the Redis it started dies, devrun starts it again on the same port. If another child exits on
 its own, devrun says which one, stops the others and exits 1.
@@ -25,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -37,6 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
+from .localenv import env_file_write, startup_box
 from .processes import BEAT_ARGS, DEV_WORKERS, GUNICORN_ARGS, PRODUCTION_WORKERS, REDIS_ARGS, startup_commands
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -186,6 +191,8 @@ class Supervisor:
         self.env: dict[str, str] = {}
         self.redis_argv: list[str] = []
         self.redis_restarts: list[float] = []
+        self.demo_password = secrets.token_urlsafe(12)
+        self.env_file: Path | None = None
 
     def handle_signal(self, signum: int, frame: FrameType | None) -> None:
         if self.stop_requested.is_set():
@@ -219,8 +226,15 @@ class Supervisor:
             "REDIS_URL": redis_url,
             "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings"),
         }
+        if self.production:
+            # Production settings come from the environment only, never from a local copy's file.
+            self.env["ENV_FILE"] = ""
+        else:
+            self.env_file = env_file_write(self.env)
         for command in startup_commands(production=self.production):
-            self.run_startup_command(command)
+            # demo_admin sets the password the start-up box shows.
+            extra = {"DEMO_ADMIN_PASSWORD": self.demo_password} if command[0] == "demo_admin" else {}
+            self.run_startup_command(command, env={**self.env, **extra})
         # The long-running processes start together and are waited for one by one.
         celery = [sys.executable, "-m", "celery", "-A", "ome_dashboard"]
         workers = PRODUCTION_WORKERS if self.production else DEV_WORKERS
@@ -245,6 +259,8 @@ class Supervisor:
         self.wait_until("celery beat", beat.ready.is_set, timeout=60)
         self.wait_until(f"the web server at {base}", lambda: http_answers(f"{base}/healthz"), timeout=60)
         say(f"ready: {base}/ (API {base}/api/v1/, Redis {redis_url}). Ctrl-C stops everything.")
+        if not self.production:
+            say("\n" + startup_box(url=f"{base}/", password=self.demo_password))
 
     def start_redis(self) -> str:
         port = free_port()
@@ -273,10 +289,10 @@ class Supervisor:
         url = self.env["REDIS_URL"]
         self.wait_until(f"Redis at {url}", lambda: redis_answers(url), timeout=30)
 
-    def run_startup_command(self, command: Sequence[str]) -> None:
+    def run_startup_command(self, command: Sequence[str], *, env: dict[str, str]) -> None:
         shown = f"`manage.py {' '.join(command)}`"
         # Not in self.children: its exit is the expected outcome, not a failure to report.
-        child = self.spawn(command[0], [sys.executable, "manage.py", *command], env=self.env)
+        child = self.spawn(command[0], [sys.executable, "manage.py", *command], env=env)
         try:
             self.wait_until(shown, lambda: child.exit_code() is not None, timeout=600)
         finally:
@@ -348,6 +364,9 @@ class Supervisor:
             deadline = time.monotonic() + STOP_TIMEOUT
             for child in reversed(group):
                 child.wait_stopped(deadline=deadline, force=self.force)
+        if self.env_file is not None:
+            self.env_file.unlink(missing_ok=True)
+            self.env_file = None
         if self.children:
             say("stopped")
         self.children.clear()

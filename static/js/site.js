@@ -7,7 +7,8 @@
  * - Filter boxes (details.filters-box) start closed on narrow screens.
  * - Buttons with data-copy="<id>" copy that element's text (the kubectl command).
  * - A 400 answer to an htmx request is swapped in like a 200: the pages answer bad input
- *   (a what-if's manifest) with the form's fragment and the error in place.
+ *   (a what-if's manifest) with the form's fragment and the error in place. Under DEBUG too:
+ *   django-htmx's debug script would replace the whole page with it.
  * - A swapped-in result marked data-scroll-into-view (the what-if's) scrolls into view and
  *   takes the focus, so that a keyboard or screen-reader user lands on it too.
  */
@@ -201,6 +202,13 @@
       button.textContent = "Selected: press Ctrl-C";
     }
   });
+
+  // django-htmx's debug script (DEBUG only) shows 400, 403, 404 and 500 answers as a whole page
+  // from a document listener of htmx:beforeOnLoad. Our 400s are fragments for their form: stop
+  // that event on its way down (window, capture phase), so only htmx itself goes on with them.
+  window.addEventListener("htmx:beforeOnLoad", function (event) {
+    if (event.detail.xhr && event.detail.xhr.status === 400) event.stopPropagation();
+  }, true);
 
   document.addEventListener("htmx:beforeSwap", function (event) {
     if (event.detail.xhr && event.detail.xhr.status === 400) {
