@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.urls import path
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -17,6 +16,7 @@ from inventory.ome_release import ome_description
 from inventory.selectors import cluster_choose
 
 from .models import ACKNOWLEDGE_PERMISSION, LintAcknowledgement
+from .responses import AcknowledgementListSerializer, AcknowledgementSerializer, LintReportSerializer
 from .selectors import lint_group_states, lint_report_get
 from .services import lint_acknowledge, lint_withdraw
 
@@ -29,7 +29,7 @@ class LintView(APIView):
 
     permission_classes = [CanRead]
 
-    @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[ClusterQuerySerializer], responses=LintReportSerializer)
     def get(self, request: Request) -> Response:
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster()
         data = {"ome": ome_description(cluster), **lint_report_get(cluster).to_dict()}
@@ -68,13 +68,13 @@ class LintAcknowledgementsView(APIView):
     permission_classes = [HasPermissionOrReadOnly]
     write_permissions = {"post": (ACKNOWLEDGE_PERMISSION,), "delete": (ACKNOWLEDGE_PERMISSION,)}
 
-    @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[ClusterQuerySerializer], responses=AcknowledgementListSerializer)
     def get(self, request: Request) -> Response:
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster()
         acks = LintAcknowledgement.objects.filter(cluster=cluster)
         return Response({"cluster": cluster.name, "results": [_ack_dict(ack) for ack in acks]})
 
-    @extend_schema(request=AcknowledgeSerializer, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=AcknowledgeSerializer, responses={201: AcknowledgementSerializer})
     def post(self, request: Request) -> Response:
         data = AcknowledgeSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import path
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -20,13 +19,14 @@ from rest_framework.views import APIView
 import matching
 from core.api import scope_tokens
 from core.permissions import CanRead
-from core.web import CLUSTER_SCOPE, scope_namespace
+from core.web import CLUSTER_SCOPE, scope_namespace, scope_token
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Resource
 from inventory.ome_release import ome_description
 from inventory.selectors import cluster_choose
 
 from .errors import WhatIfError
 from .fixes import model_near_misses
+from .responses import NearMissesSerializer, WhatIfSerializer
 from .services import whatif
 
 
@@ -51,7 +51,7 @@ class WhatIfView(APIView):
     permission_classes = [CanRead]
     throttle_scope = "whatif"
 
-    @extend_schema(request=WhatIfInputSerializer, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=WhatIfInputSerializer, responses=WhatIfSerializer)
     def post(self, request: Request) -> Response:
         data = WhatIfInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -100,7 +100,7 @@ class NearMissView(APIView):
 
     permission_classes = [CanRead]
 
-    @extend_schema(parameters=[NearMissQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[NearMissQuerySerializer], responses=NearMissesSerializer)
     def get(self, request: Request) -> Response:
         query = NearMissQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -111,10 +111,10 @@ class NearMissView(APIView):
         misses = model_near_misses(model, namespace, query.validated_data.get("runtime"))
         return Response(
             {
-                "ome": matching.OME_BEHAVIOUR,
-                "model": {**matching.key_dict(model.key), "id": model.pk},
-                "namespace": namespace,
-                "near_misses": [miss.to_dict() for miss in misses],
+                "ome": ome_description(model.cluster),
+                "model": scope_tokens({**matching.key_dict(model.key), "id": model.pk}),
+                "namespace": scope_token(namespace),
+                "near_misses": scope_tokens([miss.to_dict() for miss in misses]),
             }
         )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.web import scope_token
 from matching import ObjectKey, key_dict
 
 MAX_ERROR_TEXTS = 50
@@ -109,7 +110,12 @@ class ValueWarning:
     problem: str
 
     def to_dict(self) -> dict[str, object]:
-        return {"object": key_dict(self.obj), "path": self.path, "problem": self.problem}
+        # "object" is a Kubernetes field for scope_tokens, so its cluster scope is set here.
+        return {
+            "object": {**(key_dict(self.obj) or {}), "namespace": scope_token(self.obj[1])},
+            "path": self.path,
+            "problem": self.problem,
+        }
 
 
 @dataclass(frozen=True)

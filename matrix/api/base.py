@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import matching
-from core.api import ApiError, Pagination
+from core.api import ApiError, Pagination, api_keys
 from core.web import CLUSTER_SCOPE
 from inventory.models import Cluster
 from inventory.ome_release import ome_description
@@ -71,7 +71,7 @@ class MatrixPagination(Pagination):
 
     def get_paginated_response(self, data: Any) -> Response:
         response = super().get_paginated_response(data)
-        ome = ome_description(self.build.cluster) if self.build else dict(matching.OME_BEHAVIOUR)
+        ome = ome_description(self.build.cluster) if self.build else api_keys(matching.OME_BEHAVIOUR)
         envelope = {"ome": ome, "build": build_data(self.build) if self.build else None}
         response.data = {**envelope, **response.data}
         return response

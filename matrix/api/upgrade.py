@@ -12,12 +12,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 import matching
+from core.api import scope_tokens
 from core.permissions import CanRead
 from inventory.api import ClusterQuerySerializer
 from inventory.ome_release import ome_description, ome_header
 
 from ..upgrade import upgrade_report
 from .base import OME_HEADER
+from .serializers import UpgradeSerializer
 
 
 class UpgradeView(generics.GenericAPIView):
@@ -38,11 +40,11 @@ class UpgradeView(generics.GenericAPIView):
                 f"(default {matching.NEWEST_BEHAVIOUR}, the newest).",
             ),
         ],
-        responses=OpenApiTypes.OBJECT,
+        responses=UpgradeSerializer,
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster()
         report = upgrade_report(cluster, request.query_params.get("to"))
-        response = Response({"ome": ome_description(cluster), **report.to_dict()})
+        response = Response({"ome": ome_description(cluster), **scope_tokens(report.to_dict())})
         response[OME_HEADER] = ome_header(cluster)
         return response

@@ -128,13 +128,13 @@ def test_counts_per_cluster_come_from_the_same_selectors_as_the_pages(demo: Clus
     homes = MatrixRow.objects.filter(build=current_build(demo), namespace="", model__kind=Kind.CLUSTER_BASE_MODEL)
     home_rows = homes.count() + MatrixRow.objects.filter(build=current_build(demo), model__kind=Kind.BASE_MODEL).count()
     assert counts["demo"]["models"] == home_rows
-    assert counts["edge"]["modelsWithoutRuntime"] == counts["demo"]["modelsWithoutRuntime"] + 1
+    assert counts["edge"]["models_without_runtime"] == counts["demo"]["models_without_runtime"] + 1
     verdicts = isvc_verdicts(demo)
     assert counts["demo"]["isvcs"] == len(verdicts) == 10
     assert counts["demo"]["isvcsAtRisk"] == sum(1 for verdict in verdicts if isvc_at_risk(verdict))
     assert counts["demo"]["lint"] == lint_report_get(demo).counts()
     assert counts["demo"]["sync"]["state"] == "listed"  # a manifest cluster has no watch
-    assert counts["demo"]["sync"]["ageSeconds"] is not None
+    assert counts["demo"]["sync"]["age_seconds"] is not None
 
 
 @pytest.mark.django_db
