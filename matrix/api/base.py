@@ -78,16 +78,17 @@ class MatrixPagination(Pagination):
 
     def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         paged = super().get_paginated_response_schema(schema)
+        # The components of core.schema.OmeBehaviourSerializer and serializers.BuildSerializer.
         paged["properties"] = {
             "ome": {
-                "type": "object",
+                "allOf": [{"$ref": "#/components/schemas/OmeBehaviour"}],
                 "description": "The OME behaviour profile that judged the cluster, and why (inventory.ome_release).",
-                "properties": {
-                    key: {"type": "string"}
-                    for key in ("profile", "commit", "date", "summary", "source", "version", "why")
-                },
             },
-            "build": {"type": "object", "description": "The matrix build the cells come from (see /matrix/builds/)."},
+            "build": {
+                "allOf": [{"$ref": "#/components/schemas/Build"}],
+                "nullable": True,
+                "description": "The matrix build the cells come from (see /matrix/builds/).",
+            },
             **paged["properties"],
         }
         paged["required"] = ["ome", "build", *paged["required"]]
