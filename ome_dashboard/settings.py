@@ -117,6 +117,10 @@ MIDDLEWARE = [
     # Then: a body larger than REQUEST_MAX_BYTES is refused (413) before anything reads it.
     "ome_dashboard.ops.middleware.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Compresses pages and API answers (static files come compressed from whitenoise). BREACH:
+    # Django's GZipMiddleware pads each answer with random bytes (Heal The Breach) and the CSRF
+    # token is masked anew in every page, so a secret cannot be read from compressed sizes.
+    "django.middleware.gzip.GZipMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
