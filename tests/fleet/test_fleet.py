@@ -131,7 +131,7 @@ def test_counts_per_cluster_come_from_the_same_selectors_as_the_pages(demo: Clus
     assert counts["edge"]["models_without_runtime"] == counts["demo"]["models_without_runtime"] + 1
     verdicts = isvc_verdicts(demo)
     assert counts["demo"]["isvcs"] == len(verdicts) == 10
-    assert counts["demo"]["isvcsAtRisk"] == sum(1 for verdict in verdicts if isvc_at_risk(verdict))
+    assert counts["demo"]["isvcs_at_risk"] == sum(1 for verdict in verdicts if isvc_at_risk(verdict))
     assert counts["demo"]["lint"] == lint_report_get(demo).counts()
     assert counts["demo"]["sync"]["state"] == "listed"  # a manifest cluster has no watch
     assert counts["demo"]["sync"]["age_seconds"] is not None
