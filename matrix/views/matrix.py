@@ -63,8 +63,9 @@ def _model_filter(params: QueryDict, cluster: Cluster) -> ModelFilterSet:
     return ModelFilterSet(data, queryset=Resource.objects.filter(cluster=cluster, kind__in=MODEL_KINDS))
 
 
-def matrix_context(params: QueryDict) -> dict[str, Any]:
-    """Everything the matrix template needs for a query; `error` says why there is no grid."""
+def matrix_context(params: QueryDict, *, chosen: str | None = None) -> dict[str, Any]:
+    """Everything the matrix template needs for a query; `error` says why there is no grid.
+    Without a `cluster` in the query, the cluster `chosen` last (when still readable) or the first."""
     clusters = list(clusters_visible())
     context: dict[str, Any] = {
         "clusters": clusters,
@@ -76,7 +77,8 @@ def matrix_context(params: QueryDict) -> dict[str, Any]:
         return {**context, "error": "no-cluster"}
     params = params.copy()
     if not params.get("cluster"):
-        params["cluster"] = clusters[0].name
+        names = [cluster.name for cluster in clusters]
+        params["cluster"] = chosen if chosen in names else names[0]
     if not params.get("namespace"):
         params["namespace"] = CLUSTER_SCOPE
     cells = MatrixFilterSet(params, queryset=MatrixRow.objects.all())
@@ -161,10 +163,16 @@ def grid_rows_html(grid: GridPage) -> list[tuple[MatrixRow, SafeString]]:
     return rows
 
 
+# The session key of the cluster the reader chose last: registering another one does not switch the page.
+CHOSEN_CLUSTER = "matrix_cluster"
+
+
 @require_safe
 @read_access
 def matrix(request: HttpRequest) -> HttpResponse:
-    context = matrix_context(request.GET)
+    context = matrix_context(request.GET, chosen=request.session.get(CHOSEN_CLUSTER))
+    if context.get("cluster") is not None and not context.get("error"):
+        request.session[CHOSEN_CLUSTER] = context["cluster"].name
     status = 400 if context.get("error") in ("invalid", "unknown-namespace") else 200
     template = "matrix/matrix.html#grid" if is_partial(request) else "matrix/matrix.html"
     return render(request, template, context, status=status)
