@@ -5,6 +5,8 @@
  *   OME's one-line reason for it (GET <cell url>reason/) into #cell-reason (aria-live).
  *   Without this file, each model's link (the row header) leads to its cells.
  * - Filter boxes (details.filters-box) start closed on narrow screens.
+ * - A filter select browsed with arrow keys applies its value on Enter or when the focus leaves
+ *   it, not at every key (a closed select changes its value, and fires `change`, at each one).
  * - Buttons with data-copy="<id>" copy that element's text (the kubectl command).
  * - A 400 answer to an htmx request is swapped in like a 200: the pages answer bad input
  *   (a what-if's manifest) with the form's fragment and the error in place. Under DEBUG too:
@@ -161,6 +163,42 @@
     initGrid(table);
     var active = table.querySelector('[tabindex="0"]');
     if (active) active.focus();
+  });
+
+  // ---- filter selects: arrow keys browse, Enter or leaving the select applies ---------------
+  var BROWSE_KEYS = { ArrowUp: 1, ArrowDown: 1, ArrowLeft: 1, ArrowRight: 1, Home: 1, End: 1, PageUp: 1, PageDown: 1 };
+  var browsing = null;
+
+  function filterSelect(element) {
+    return element && element.matches && element.matches("form.filters select") ? element : null;
+  }
+
+  function applyPending(select) {
+    if (!select.hasAttribute("data-pending")) return;
+    select.removeAttribute("data-pending");
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+
+  document.addEventListener("keydown", function (event) {
+    var select = filterSelect(event.target);
+    if (!select) return;
+    if (BROWSE_KEYS[event.key]) browsing = select;
+    else if (event.key === "Enter" && select.hasAttribute("data-pending")) {
+      event.preventDefault();
+      applyPending(select);
+    }
+  }, true);
+  // Capture phase: the change stops here, before the form's htmx trigger hears it.
+  document.addEventListener("change", function (event) {
+    var select = filterSelect(event.target);
+    if (!select || select !== browsing) return;
+    browsing = null;
+    event.stopPropagation();
+    select.setAttribute("data-pending", "1");
+  }, true);
+  document.addEventListener("focusout", function (event) {
+    var select = filterSelect(event.target);
+    if (select) applyPending(select);
   });
 
   // ---- filters: collapsed on narrow screens -----------------------------------------------

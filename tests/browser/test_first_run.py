@@ -5,6 +5,7 @@ though django-htmx's debug script (loaded under DEBUG only) takes every 400 for 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -55,3 +56,23 @@ def test_a_what_if_with_bad_input_answers_in_place_and_keeps_the_edit_under_debu
     expect(page.locator("header.site-header")).to_be_visible()  # the page, not a bare fragment
     expect(page.locator("link[rel=stylesheet]")).to_have_count(1)
     expect(manifest).to_have_value(edited)
+
+
+def test_arrow_keys_browse_a_filter_select_and_enter_applies_it_to_the_url(
+    live_server: Any, live_cluster: Cluster, page: Page
+) -> None:
+    page.goto(f"{live_server.url}/matrix/?cluster=live")
+    select = page.locator("#id_namespace")
+    select.focus()
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url) if "/matrix/?" in request.url else None)
+
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    browsed = select.input_value()
+    page.keyboard.press("Enter")
+
+    expect(page).to_have_url(re.compile(rf"namespace={browsed}"))
+    expect(page.locator("#matrix table.grid caption")).to_contain_text(f"namespace {browsed}")
+    assert browsed != "_cluster"
+    assert [url for url in requests if "namespace=" in url] == [page.url]  # one filtering, not one per key
