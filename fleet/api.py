@@ -44,6 +44,7 @@ class FleetView(APIView):
                 {
                     "model": matching.key_dict(row.model),
                     "namespace": row.namespace,
+                    "same_in_every_namespace": row.everywhere,
                     "disagree": row.disagree,
                     "reasons": fleet.reasons(row) if row.disagree else [],
                     "clusters": {name: cell_dict(cell) for name, cell in row.cells.items()},

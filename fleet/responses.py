@@ -16,6 +16,9 @@ class FleetCellSerializer(serializers.Serializer):
 class FleetRowSerializer(serializers.Serializer):
     model = ObjectKeySerializer()
     namespace = serializers.CharField()
+    same_in_every_namespace = serializers.BooleanField(
+        help_text="A cluster-scoped model whose verdicts are the same in every namespace: one row stands for all."
+    )
     disagree = serializers.BooleanField()
     reasons = serializers.ListField(child=serializers.CharField(), help_text="Why the clusters disagree.")
     clusters = serializers.DictField(
