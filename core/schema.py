@@ -32,7 +32,8 @@ class OmeBehaviourSerializer(serializers.Serializer):
         allow_null=True, help_text="The newest OME release it stands for; null for every later one."
     )
     profile = serializers.CharField(required=False, help_text="The profile judging the cluster.")
-    source = serializers.CharField(required=False, help_text="How it was chosen: detected, registration, admin, ...")
+    # A field named like an attribute of DRF's Field: the serializer's metaclass takes it off the class.
+    source = serializers.CharField(required=False, help_text="How it was chosen: detected, registration, admin, ...")  # type: ignore[assignment]
     version = serializers.CharField(required=False, allow_blank=True, help_text="The OME release detected or set.")
     why = serializers.CharField(required=False)
 

@@ -30,12 +30,14 @@ class FleetSyncSerializer(serializers.Serializer):
     state = serializers.CharField()
     synced_at = serializers.DateTimeField(allow_null=True)
     age_seconds = serializers.IntegerField(allow_null=True)
-    errors = serializers.ListField(child=serializers.CharField())
+    # A field named like an attribute of DRF's Field: the serializer's metaclass takes it off the class.
+    errors = serializers.ListField(child=serializers.CharField())  # type: ignore[assignment]
 
 
 class FleetClusterSerializer(serializers.Serializer):
     cluster = serializers.CharField()
-    source = serializers.CharField()
+    # A field named like an attribute of DRF's Field: the serializer's metaclass takes it off the class.
+    source = serializers.CharField()  # type: ignore[assignment]
     ome_behaviour = serializers.CharField()
     built_at = serializers.DateTimeField(allow_null=True)
     models = serializers.IntegerField()

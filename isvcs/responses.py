@@ -38,7 +38,8 @@ class IsvcVerdictSerializer(serializers.Serializer):
     runtime_named = serializers.BooleanField()
     score = serializers.IntegerField(allow_null=True)
     verdict = serializers.CharField()
-    label = serializers.CharField()
+    # A field named like an attribute of DRF's Field: the serializer's metaclass takes it off the class.
+    label = serializers.CharField()  # type: ignore[assignment]
     failure = serializers.CharField(allow_null=True, allow_blank=True)
     error = serializers.CharField(allow_null=True, allow_blank=True)
     event = IsvcEventSerializer(allow_null=True)

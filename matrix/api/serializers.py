@@ -90,7 +90,8 @@ class CellExportSerializer(serializers.Serializer):
 
 class UpgradeFromSerializer(serializers.Serializer):
     profile = serializers.CharField()
-    source = serializers.CharField()
+    # A field named like an attribute of DRF's Field: the serializer's metaclass takes it off the class.
+    source = serializers.CharField()  # type: ignore[assignment]
     version = serializers.CharField(allow_blank=True)
     why = serializers.CharField()
     summary = serializers.CharField()

@@ -67,7 +67,8 @@ def test_identical_clusters_agree_everywhere_and_share_the_reach(demo: Cluster, 
     namespaces = rows.values("namespace").distinct().count()
     once = [row for row in fleet.rows if row.everywhere]
     apart = {row.model for row in fleet.rows if row.model[0] == "ClusterBaseModel" and not row.everywhere}
-    assert once and all(row.model[0] == "ClusterBaseModel" and row.namespace == "" for row in once)
+    assert once
+    assert all(row.model[0] == "ClusterBaseModel" and row.namespace == "" for row in once)
     assert len(fleet.rows) == rows.count() - len(once) * (namespaces - 1)
     # A model picked by a ServingRuntime of one namespace differs there: its rows stay apart.
     assert all(len({row.cells["demo"] for row in fleet.rows if row.model == model}) > 1 for model in apart)

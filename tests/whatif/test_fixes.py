@@ -143,7 +143,12 @@ def test_the_api_ranks_near_misses_with_fixes_commands_and_impact(client: Client
 
     body = client.get("/api/v1/matrix/near-misses/", {"model": model.pk, "namespace": "_cluster"}).json()
 
-    assert body["model"] == {"kind": "ClusterBaseModel", "namespace": "_cluster", "name": "afm-4-5b-base", "id": model.pk}
+    assert body["model"] == {
+        "kind": "ClusterBaseModel",
+        "namespace": "_cluster",
+        "name": "afm-4-5b-base",
+        "id": model.pk,
+    }
     first = body["near_misses"][0]
     assert first["distance"] == 1
     assert first["failed"][0]["check"] == "autoSelect"
