@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
@@ -163,19 +164,30 @@ def grid_rows_html(grid: GridPage) -> list[tuple[MatrixRow, SafeString]]:
     return rows
 
 
-# The session key of the cluster the reader chose last: registering another one does not switch the page.
+# The cookie naming the cluster the reader chose last, so that registering another one does not
+# switch the page (a cookie, not the session: no database query per page).
 CHOSEN_CLUSTER = "matrix_cluster"
 
 
 @require_safe
 @read_access
 def matrix(request: HttpRequest) -> HttpResponse:
-    context = matrix_context(request.GET, chosen=request.session.get(CHOSEN_CLUSTER))
-    if context.get("cluster") is not None and not context.get("error"):
-        request.session[CHOSEN_CLUSTER] = context["cluster"].name
+    chosen = request.COOKIES.get(CHOSEN_CLUSTER)
+    context = matrix_context(request.GET, chosen=chosen)
     status = 400 if context.get("error") in ("invalid", "unknown-namespace") else 200
     template = "matrix/matrix.html#grid" if is_partial(request) else "matrix/matrix.html"
-    return render(request, template, context, status=status)
+    response = render(request, template, context, status=status)
+    cluster = context.get("cluster")
+    if cluster is not None and status == 200 and cluster.name != chosen:
+        response.set_cookie(
+            CHOSEN_CLUSTER,
+            cluster.name,
+            max_age=365 * 24 * 3600,
+            samesite="Lax",
+            httponly=True,
+            secure=settings.SESSION_COOKIE_SECURE,
+        )
+    return response
 
 
 @require_safe
