@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from django.core.wsgi import get_wsgi_application
+from django.core.handlers.wsgi import WSGIHandler
 from rest_framework.test import APIClient
 
 from inventory.models import Cluster, Resource
@@ -48,17 +48,17 @@ def generated_client(tmp_path: Path, api: APIClient) -> Iterator[Any]:
 
 
 def test_a_generated_client_fetches_the_cells_of_one_model_as_typed_objects(
-    demo: Cluster, generated_client: Any
+    demo: Cluster, generated_client: Any, wsgi_app: WSGIHandler
 ) -> None:
     cells_list = importlib.import_module(f"{PACKAGE}.api.v1.v1_matrix_cells_list")
     models = importlib.import_module(f"{PACKAGE}.models")
     model = Resource.objects.get(cluster=demo, name=MODEL)
     client = generated_client.Client(base_url="http://testserver")
-    client.set_httpx_client(
-        httpx.Client(base_url="http://testserver", transport=httpx.WSGITransport(app=get_wsgi_application()))
-    )
+    client.set_httpx_client(httpx.Client(base_url="http://testserver", transport=httpx.WSGITransport(app=wsgi_app)))
 
-    page = cells_list.sync(client=client, model=model.pk, reasons=True, page_size=1000)
+    answer = cells_list.sync_detailed(client=client, model=model.pk, reasons=True, page_size=1000)
+    assert answer.status_code == 200, answer.content
+    page = answer.parsed
 
     assert isinstance(page, models.PaginatedCellList)
     assert page.count == len(page.results) > 0

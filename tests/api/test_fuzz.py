@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 import schemathesis
-from django.core.wsgi import get_wsgi_application
+from django.core.handlers.wsgi import WSGIHandler
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import FailureGroup
@@ -38,8 +38,10 @@ def fuzz(operation: schemathesis.APIOperation) -> None:
     run()
 
 
-def test_every_operation_answers_without_a_server_error_and_as_its_schema_says(demo: Cluster) -> None:
-    schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application())
+def test_every_operation_answers_without_a_server_error_and_as_its_schema_says(
+    demo: Cluster, wsgi_app: WSGIHandler
+) -> None:
+    schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", wsgi_app)
     operations = [result.ok() for result in schema.get_all_operations()]
 
     failures = []
