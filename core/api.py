@@ -67,8 +67,11 @@ class ScopeField(serializers.CharField):
 
 
 # Fields whose values are Kubernetes objects or parts of one: they keep Kubernetes' own names
-# and values (a manifest's metadata.namespace is never rewritten).
-KUBERNETES_FIELDS = frozenset({"obj", "object", "patch", "before", "after", "current", "diffusion_pipeline"})
+# and values (a manifest's metadata.namespace is never rewritten). `values` and `version` are an
+# inventory change's field values and resourceVersion (the history's `cause`).
+KUBERNETES_FIELDS = frozenset(
+    {"obj", "object", "patch", "merge_patch", "before", "after", "current", "diffusion_pipeline", "values", "version"}
+)
 
 
 def scope_tokens(data: Any) -> Any:

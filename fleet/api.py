@@ -5,7 +5,6 @@ reach). Only clusters the caller may read are included."""
 from __future__ import annotations
 
 from django.urls import path
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -17,6 +16,7 @@ from access.current import scope_of
 from core.api import Pagination, scope_tokens
 from core.permissions import CanRead
 
+from .responses import FleetRuntimesSerializer, FleetSerializer
 from .services import cell_dict, cluster_counts, fleet_get, rows_matching
 
 
@@ -30,7 +30,7 @@ class FleetView(APIView):
 
     permission_classes = [CanRead]
 
-    @extend_schema(parameters=[FleetQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[FleetQuerySerializer], responses=FleetSerializer)
     def get(self, request: Request) -> Response:
         query = FleetQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -45,6 +45,7 @@ class FleetView(APIView):
                 {
                     "model": matching.key_dict(row.model),
                     "namespace": row.namespace,
+                    "same_in_every_namespace": row.everywhere,
                     "disagree": row.disagree,
                     "reasons": fleet.reasons(row) if row.disagree else [],
                     "clusters": {name: cell_dict(cell) for name, cell in row.cells.items()},
@@ -62,23 +63,25 @@ class FleetRuntimesView(APIView):
 
     permission_classes = [CanRead]
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=FleetRuntimesSerializer)
     def get(self, request: Request) -> Response:
         fleet = fleet_get(scope=scope_of(request))
         return Response(
-            {
-                "clusters": [item.name for item in fleet.clusters],
-                "runtimes": [
-                    {
-                        "runtime": matching.key_dict(reach.runtime),
-                        "clusters": reach.clusters,
-                        "models": reach.total,
-                        "models_by_cluster": reach.models,
-                        "definition_differs": reach.differs,
-                    }
-                    for reach in fleet.reach
-                ],
-            }
+            scope_tokens(
+                {
+                    "clusters": [item.name for item in fleet.clusters],
+                    "runtimes": [
+                        {
+                            "runtime": matching.key_dict(reach.runtime),
+                            "clusters": reach.clusters,
+                            "models": reach.total,
+                            "models_by_cluster": reach.models,
+                            "definition_differs": reach.differs,
+                        }
+                        for reach in fleet.reach
+                    ],
+                }
+            )
         )
 
 

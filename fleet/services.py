@@ -142,19 +142,19 @@ class ClusterCounts:
         return {
             "cluster": self.name,
             "source": self.source,
-            "omeBehaviour": self.behaviour,
-            "builtAt": self.built_at.isoformat() if self.built_at else None,
+            "ome_behaviour": self.behaviour,
+            "built_at": self.built_at.isoformat() if self.built_at else None,
             "models": self.models,
-            "modelsWithoutRuntime": self.without_runtime,
-            "modelsInvalid": self.invalid,
+            "models_without_runtime": self.without_runtime,
+            "models_invalid": self.invalid,
             "isvcs": self.isvcs,
-            "isvcsAtRisk": self.isvcs_at_risk,
+            "isvcs_at_risk": self.isvcs_at_risk,
             "lint": self.lint,
-            "lintTotal": self.lint_total,
+            "lint_total": self.lint_total,
             "sync": {
                 "state": self.sync_state,
-                "syncedAt": self.synced_at.isoformat() if self.synced_at else None,
-                "ageSeconds": self.sync_age_seconds,
+                "synced_at": self.synced_at.isoformat() if self.synced_at else None,
+                "age_seconds": self.sync_age_seconds,
                 "errors": self.sync_errors,
             },
         }
@@ -210,11 +210,14 @@ def cluster_counts(data: ClusterData) -> ClusterCounts:
 
 @dataclass(frozen=True)
 class FleetRow:
-    """One model in one namespace across the clusters (None where a cluster has no such row)."""
+    """One model in one namespace across the clusters (None where a cluster has no such row).
+    `everywhere`: a cluster-scoped model whose rows say the same in every namespace of every
+    cluster, shown once (`namespace` is then its cluster scope)."""
 
     model: ObjectKey
     namespace: str
     cells: dict[str, Cell | None]
+    everywhere: bool = False
 
     @cached_property
     def disagree(self) -> bool:
@@ -262,9 +265,24 @@ def fleet_rows(data: Sequence[ClusterData]) -> list[FleetRow]:
     keys: set[RowKey] = set()
     for item in data:
         keys.update(item.cells)
-    rows = [FleetRow(key[0], key[1], {item.name: item.cells.get(key) for item in data}) for key in keys]
+    rows = _folded([FleetRow(key[0], key[1], {item.name: item.cells.get(key) for item in data}) for key in keys])
     rows.sort(key=lambda row: (not row.disagree, row.model[2], row.model, row.namespace))
     return rows
+
+
+def _folded(rows: list[FleetRow]) -> list[FleetRow]:
+    """A cluster-scoped model has a row in every namespace; where they are all the same, in every
+    cluster, one row stands for them (a runtime of one namespace that picks it keeps them apart)."""
+    by_model: dict[ObjectKey, list[FleetRow]] = {}
+    for row in rows:
+        by_model.setdefault(row.model, []).append(row)
+    folded = []
+    for model, group in by_model.items():
+        if _home(model) != "" or len(group) < 2 or len({tuple(sorted(row.cells.items())) for row in group}) > 1:
+            folded.extend(group)
+        else:
+            folded.append(FleetRow(model, "", group[0].cells, everywhere=True))
+    return folded
 
 
 def runtime_reach(data: Sequence[ClusterData], differing: set[ObjectKey]) -> list[Reach]:

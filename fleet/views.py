@@ -39,11 +39,14 @@ def fleet(request: HttpRequest) -> HttpResponse:
         "rows": [
             {
                 "row": row,
-                "cells": [row.cells[name] for name in names],
+                "cells": [(name, row.cells[name]) for name in names],
                 "reasons": data.reasons(row) if row.disagree else [],
             }
             for row in page.object_list
         ],
-        "reach": [{"reach": reach, "counts": [reach.models.get(name) for name in names]} for reach in data.reach],
+        "reach": [
+            {"reach": reach, "counts": [{"name": name, "models": reach.models.get(name)} for name in names]}
+            for reach in data.reach
+        ],
     }
     return render(request, "fleet/fleet.html", context)

@@ -45,7 +45,9 @@ def kubeconfig_path(text: str) -> Path:
     folder = kubeconfig_dir()
     path = (folder / text).resolve()
     if not path.is_relative_to(folder) or path == folder:
-        raise KubeconfigInvalid(f"kubeconfig {text!r} is outside the kubeconfig directory {folder}")
+        raise KubeconfigInvalid(
+            f"kubeconfig {text!r} is outside the kubeconfig directory {folder} (OME_KUBECONFIG_DIR)"
+        )
     return path
 
 

@@ -24,6 +24,7 @@ from django.db import transaction
 from packaging.version import InvalidVersion, Version
 
 import matching
+from core.api import api_keys
 
 from . import kube
 from .models import Cluster
@@ -238,7 +239,7 @@ def _announce_change(cluster: Cluster, before: str) -> Judgement:
 def ome_description(cluster: Cluster) -> dict[str, object]:
     """What API responses say about the OME that judged the cluster: the profile, and why."""
     judgement = judge(cluster)
-    return {**judgement.behaviour.to_dict(), **judgement.to_dict()}
+    return {**api_keys(judgement.behaviour.to_dict()), **judgement.to_dict()}
 
 
 def ome_header(cluster: Cluster) -> str:

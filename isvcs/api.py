@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.urls import path
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,6 +14,7 @@ from core.permissions import CanRead
 from inventory.api import ClusterQuerySerializer
 from inventory.ome_release import ome_description
 
+from .responses import IsvcVerdictListSerializer
 from .services import isvc_verdicts
 
 
@@ -24,7 +24,7 @@ class InferenceServiceVerdictsView(APIView):
 
     permission_classes = [CanRead]
 
-    @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[ClusterQuerySerializer], responses=IsvcVerdictListSerializer)
     def get(self, request: Request) -> Response:
         scope = scope_of(request)
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.urls import path
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -18,6 +17,7 @@ from inventory.ome_release import ome_description
 from inventory.selectors import cluster_choose
 
 from .models import ACKNOWLEDGE_PERMISSION, LintAcknowledgement
+from .responses import AcknowledgementListSerializer, AcknowledgementSerializer, LintReportSerializer
 from .selectors import lint_acknowledgement_list, lint_group_states, lint_report_get
 from .services import lint_acknowledge, lint_withdraw
 
@@ -30,7 +30,7 @@ class LintView(APIView):
 
     permission_classes = [CanRead]
 
-    @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[ClusterQuerySerializer], responses=LintReportSerializer)
     def get(self, request: Request) -> Response:
         scope = scope_of(request)
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope)
@@ -70,13 +70,13 @@ class LintAcknowledgementsView(APIView):
     permission_classes = [HasPermissionOrReadOnly]
     write_permissions = {"post": (ACKNOWLEDGE_PERMISSION,), "delete": (ACKNOWLEDGE_PERMISSION,)}
 
-    @extend_schema(parameters=[ClusterQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[ClusterQuerySerializer], responses=AcknowledgementListSerializer)
     def get(self, request: Request) -> Response:
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope_of(request))
         acks = lint_acknowledgement_list(cluster, scope=scope_of(request))
         return Response({"cluster": cluster.name, "results": [_ack_dict(ack) for ack in acks]})
 
-    @extend_schema(request=AcknowledgeSerializer, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=AcknowledgeSerializer, responses={201: AcknowledgementSerializer})
     def post(self, request: Request) -> Response:
         data = AcknowledgeSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import matching
 from access.scope import Scope
+from core.api import api_keys
 from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.models import Cluster
@@ -59,14 +60,14 @@ class UpgradeReport:
         return {
             "cluster": self.cluster.name,
             "from": self.judgement.to_dict(),
-            "to": self.other.to_dict(),
+            "to": api_keys(self.other.to_dict()),
             "changes": [{"code": code, "description": text} for code, text in self.changes],
             "count": len(self.differences),
             "differences": [
                 {
                     **item.to_dict(),
-                    "modelId": self.ids.get(item.model) if item.model else None,
-                    "runtimeId": self.ids.get(item.runtime) if item.runtime else None,
+                    "model_id": self.ids.get(item.model) if item.model else None,
+                    "runtime_id": self.ids.get(item.runtime) if item.runtime else None,
                 }
                 for item in self.differences
             ],

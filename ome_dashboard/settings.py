@@ -3,7 +3,9 @@
 The defaults are safe ones: DEBUG off and anonymous reads off, so SECRET_KEY and ALLOWED_HOSTS
 must be set or startup fails. `make run` (ome_dashboard.devrun) turns DEBUG and anonymous reads
 on for its loopback-only demo and says so; SQLite next to manage.py and Redis on localhost are
-the defaults of the stores.
+the defaults of the stores. Values missing from the environment are then read from ENV_FILE
+(default `.env` next to manage.py, git-ignored), which `make run` writes while it runs, so that
+`manage.py` commands beside it use the same settings and Redis.
 Tests change values with pytest-django's ``settings`` fixture, not with a second module.
 """
 
@@ -18,13 +20,18 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
+# The environment wins over the file; ENV_FILE= (empty) reads no file.
+ENV_FILE: str = env.str("ENV_FILE", default=str(BASE_DIR / ".env"))
+if ENV_FILE and Path(ENV_FILE).is_file():
+    environ.Env.read_env(ENV_FILE)
 
 
 def _required(name: str, value: Any) -> Any:
     # django-environ only complains when a variable is absent; an empty value is just as wrong.
     if not value:
         raise ImproperlyConfigured(
-            f"Set the {name} environment variable (required when DEBUG is off; DEBUG=true is for a local copy)."
+            f"Set the {name} environment variable (required when DEBUG is off; DEBUG=true is for a local copy, "
+            "and `make run` writes .env with it for the commands run beside it)."
         )
     return value
 
@@ -113,6 +120,10 @@ MIDDLEWARE = [
     # Then: a body larger than REQUEST_MAX_BYTES is refused (413) before anything reads it.
     "ome_dashboard.ops.middleware.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Compresses pages and API answers (static files come compressed from whitenoise). BREACH:
+    # Django's GZipMiddleware pads each answer with random bytes (Heal The Breach) and the CSRF
+    # token is masked anew in every page, so a secret cannot be read from compressed sizes.
+    "django.middleware.gzip.GZipMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -466,7 +477,11 @@ LOGGING = {
     },
     "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
     # Django's default "django" handlers would print every record a second time under DEBUG.
-    "loggers": {"django": {"handlers": [], "level": LOG_LEVEL, "propagate": True}},
+    # axes.apps logs an "AXES: BEGIN version ..." banner at INFO in every process that starts.
+    "loggers": {
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "axes.apps": {"level": "WARNING"},
+    },
 }
 
 # ---- identity, access and hardening (access app; docs/operations.md, "Access") --------------

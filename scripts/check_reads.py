@@ -96,6 +96,8 @@ ALLOWED: dict[str, str] = {
     "fleet/services.py": "the fleet compares whole clusters: fleet_get keeps only those its reader reads whole",
     "inventory/forms.py:ClusterAddForm.clean_name": "a new cluster's name must be unique among all clusters "
     "(the add-cluster page needs inventory.add_cluster)",
+    "inventory/registration.py": "a cluster about to be registered: whether its Argo CD Secret has a cluster already, "
+    "whoever may read that one (the page needs inventory.add_cluster)",
     "inventory/argocd.py": "the Argo CD source registers and removes clusters for the system, whoever reads them",
     "inventory/locks.py": "the lock order: every writer of a cluster locks its row first, for the system",
     "lint/selectors.py:proven_report": "the proven lint report is cached for every reader of the cluster and "

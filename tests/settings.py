@@ -6,6 +6,8 @@ differ; every other value comes from ome_dashboard.settings."""
 
 import os
 
+# A developer's .env (make run writes one while it runs) must not change the tests' settings.
+os.environ.setdefault("ENV_FILE", "")
 os.environ.setdefault("DEBUG", "true")
 os.environ.setdefault("API_ANONYMOUS_READ", "true")
 

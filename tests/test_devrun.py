@@ -15,7 +15,8 @@ import pytest
 from celery import Celery
 from django.conf import settings
 
-from ome_dashboard.devrun import RESTARTS_MAX, redis_answers
+from ome_dashboard.devrun import RESTARTS_MAX
+from ome_dashboard.local_services import redis_answers
 from tests.support.net import free_port, http_get, wait_for_port_closed
 from tests.support.processes import OutputWatcher, environ_without, wait_for_pids_gone, wait_until
 
@@ -26,10 +27,11 @@ STOP_TIMEOUT = 20
 
 
 class Devrun:
-    def __init__(self, proc: subprocess.Popen[str], output: OutputWatcher, port: int) -> None:
+    def __init__(self, proc: subprocess.Popen[str], output: OutputWatcher, port: int, env_file: Path) -> None:
         self.proc = proc
         self.output = output
         self.port = port
+        self.env_file = env_file
 
     @property
     def base_url(self) -> str:
@@ -54,7 +56,12 @@ class Devrun:
 def devrun(tmp_path: Path) -> Iterator[Devrun]:
     port = free_port()
     env = environ_without("REDIS_URL", "DATABASE_URL", "DEBUG")
-    env.update(PORT=str(port), DEVRUN_DIR=str(tmp_path / "run"), DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    env.update(
+        PORT=str(port),
+        DEVRUN_DIR=str(tmp_path / "run"),
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        ENV_FILE=str(tmp_path / "env"),
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "ome_dashboard.devrun"],
         cwd=settings.BASE_DIR,
@@ -64,7 +71,7 @@ def devrun(tmp_path: Path) -> Iterator[Devrun]:
         stderr=subprocess.STDOUT,
         text=True,
     )
-    running = Devrun(proc, OutputWatcher(proc), port)
+    running = Devrun(proc, OutputWatcher(proc), port, tmp_path / "env")
     try:
         running.output.wait_for(r"^devrun: ready: ", timeout=STARTUP_TIMEOUT)
         yield running
@@ -103,11 +110,15 @@ def test_devrun_serves_the_dashboard_and_stops_every_child_on_a_signal(devrun: D
     }
     assert wait_for_pids_gone(list(children.values()), timeout=5) == []
     assert "DEBUG is on and anonymous reads are on: this copy listens on 127.0.0.1 only" in devrun.output.text
-    sign_in = re.search(
-        rf"Sign in at {re.escape(devrun.base_url)}/accounts/login/ as admin with the password (\S{{16}})",
+    box = re.search(
+        rf"^\| OME Compat  {re.escape(devrun.base_url)}/ +\|\n\| User        admin +\|\n"
+        r"\| Password    (\S{16}) +\|\n\| Stop        Ctrl-C",
         devrun.output.text,
+        re.MULTILINE,
     )
-    assert sign_in is not None, devrun.output.text
+    assert box is not None, devrun.output.text
+    assert "with the password" not in devrun.output.text  # only the box shows it
+    assert "AXES: BEGIN" not in devrun.output.text
     assert wait_for_port_closed(devrun.port, timeout=5)
     assert "devrun: stopped" in devrun.output.text
 
@@ -170,3 +181,30 @@ def test_devrun_starts_its_redis_again_when_it_dies_and_the_web_and_workers_carr
     assert pong == "pong"
     assert devrun.proc.poll() is None, devrun.output.text
     assert "crash loop" not in devrun.output.text
+
+
+def test_manage_py_beside_make_run_uses_its_settings_and_redis_and_the_file_goes_when_it_stops(devrun: Devrun) -> None:
+    redis_url = re.search(r"Redis (redis://\S+)\)", devrun.output.text)
+    assert redis_url is not None, devrun.output.text
+    beside = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "shell",
+            "--verbosity=0",
+            "-c",
+            "from django.conf import settings as s; print(s.DEBUG, s.REDIS_URL)",
+        ],
+        cwd=settings.BASE_DIR,
+        env={"PATH": os.environ["PATH"], "ENV_FILE": str(devrun.env_file)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    devrun.proc.send_signal(signal.SIGTERM)
+
+    assert beside.returncode == 0, beside.stderr
+    assert beside.stdout.split() == ["True", redis_url.group(1)]
+    assert devrun.wait_exit() == 0
+    assert not devrun.env_file.exists()

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from django.conf import settings
 
@@ -29,7 +30,7 @@ def load_settings(**env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", SHOW_SETTINGS],
         cwd=settings.BASE_DIR,
-        env={"PATH": os.environ["PATH"], **env},
+        env={"PATH": os.environ["PATH"], "ENV_FILE": "", **env},
         capture_output=True,
         text=True,
         timeout=60,
@@ -57,7 +58,7 @@ print(json.dumps({"DEBUG": s.DEBUG, "API_ANONYMOUS_READ": s.API_ANONYMOUS_READ})
 
 
 def test_anonymous_reads_are_off_unless_set() -> None:
-    env = {"PATH": os.environ["PATH"], "SECRET_KEY": "k", "ALLOWED_HOSTS": "ome.example"}
+    env = {"PATH": os.environ["PATH"], "ENV_FILE": "", "SECRET_KEY": "k", "ALLOWED_HOSTS": "ome.example"}
     shown = subprocess.run(
         [sys.executable, "-c", SHOW_ACCESS], cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, timeout=60
     )
@@ -118,6 +119,34 @@ def test_debug_off_without_allowed_hosts_refuses_to_start() -> None:
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr
     assert "ALLOWED_HOSTS" in result.stderr
+
+
+def test_values_missing_from_the_environment_come_from_the_env_file_which_the_environment_overrides(
+    tmp_path: Path,
+) -> None:
+    env_file = tmp_path / "env"
+    env_file.write_text("DEBUG=true\nREDIS_URL=redis://127.0.0.1:6391/0\nDATABASE_URL=sqlite:////tmp/x.sqlite3\n")
+
+    values = loaded(ENV_FILE=str(env_file), DATABASE_URL="postgres://ome@db.example/ome")
+
+    assert values["DEBUG"] is True
+    assert values["BROKER"] == "redis://127.0.0.1:6391/0"
+    assert values["DATABASE"]["HOST"] == "db.example"  # type: ignore[index]
+
+
+def test_manage_py_names_a_missing_setting_in_one_line_not_a_traceback() -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=settings.BASE_DIR,
+        env={"PATH": os.environ["PATH"], "ENV_FILE": ""},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode == 1
+    assert result.stderr.startswith("manage.py: Set the SECRET_KEY environment variable")
+    assert len(result.stderr.splitlines()) == 1
 
 
 def test_debug_off_starts_when_secret_key_and_allowed_hosts_are_set() -> None:

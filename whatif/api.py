@@ -21,13 +21,14 @@ import matching
 from access.current import scope_of
 from core.api import scope_tokens
 from core.permissions import CanRead
-from core.web import CLUSTER_SCOPE, scope_namespace
+from core.web import CLUSTER_SCOPE, scope_namespace, scope_token
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS
 from inventory.ome_release import ome_description
 from inventory.selectors import cluster_choose, resources_visible
 
 from .errors import WhatIfError, problems_body
 from .fixes import model_near_misses
+from .responses import NearMissesSerializer, WhatIfSerializer
 from .services import whatif
 
 
@@ -56,7 +57,7 @@ class WhatIfView(APIView):
     permission_classes = [CanRead]
     throttle_scope = "whatif"
 
-    @extend_schema(request=WhatIfInputSerializer, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=WhatIfInputSerializer, responses=WhatIfSerializer)
     def post(self, request: Request) -> Response:
         data = WhatIfInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -118,7 +119,7 @@ class NearMissView(APIView):
 
     permission_classes = [CanRead]
 
-    @extend_schema(parameters=[NearMissQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[NearMissQuerySerializer], responses=NearMissesSerializer)
     def get(self, request: Request) -> Response:
         query = NearMissQuerySerializer(data=request.query_params, context={"request": request})
         query.is_valid(raise_exception=True)
@@ -129,10 +130,10 @@ class NearMissView(APIView):
         found = model_near_misses(model, namespace, query.validated_data.get("runtime"), scope=scope_of(request))
         return Response(
             {
-                "ome": matching.OME_BEHAVIOUR,
-                "model": {**matching.key_dict(model.key), "id": model.pk},
-                "namespace": namespace,
-                **found.to_dict(),
+                "ome": ome_description(model.cluster),
+                "model": scope_tokens({**matching.key_dict(model.key), "id": model.pk}),
+                "namespace": scope_token(namespace),
+                **scope_tokens(found.to_dict()),
             }
         )
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import path
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -34,6 +33,7 @@ from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
 
 from .check import check_clusters, items_from_text
 from .errors import WhatIfError, problems_body
+from .responses import CheckReportSerializer
 
 
 class CheckInputSerializer(serializers.Serializer):
@@ -68,7 +68,7 @@ class WhatIfCheckView(APIView):
     permission_classes = [CanRead]
     throttle_scope = "whatif"
 
-    @extend_schema(request=CheckInputSerializer, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=CheckInputSerializer, responses=CheckReportSerializer)
     def post(self, request: Request) -> Response:
         data = CheckInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

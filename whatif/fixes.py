@@ -149,7 +149,7 @@ class RankedMiss:
     def to_dict(self) -> dict[str, object]:
         out = self.miss.to_dict()
         out["runtime"] = {**out["runtime"], "id": self.runtime_id}  # type: ignore[dict-item]
-        out["fixesEvaluated"] = self.evaluated
+        out["fixes_evaluated"] = self.evaluated
         out["fixes"] = [proposal.to_dict() for proposal in self.proposals]
         return out
 

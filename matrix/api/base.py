@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 import matching
 from access.current import scope_of
-from core.api import ApiError, Pagination
+from core.api import ApiError, Pagination, api_keys
 from core.web import CLUSTER_SCOPE
 from inventory.models import Cluster
 from inventory.ome_release import ome_description
@@ -108,7 +108,7 @@ class MatrixPagination(Pagination):
 
     def get_paginated_response(self, data: Any) -> Response:
         response = super().get_paginated_response(data)
-        ome = build_ome(self.build) if self.build else dict(matching.OME_BEHAVIOUR)
+        ome = build_ome(self.build) if self.build else api_keys(matching.OME_BEHAVIOUR)
         if self.build is not None and self.freshness is None:
             self.freshness = cluster_freshness(self.build.cluster)
         assert self.request is not None  # set by paginate_queryset
@@ -122,16 +122,17 @@ class MatrixPagination(Pagination):
 
     def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         paged = super().get_paginated_response_schema(schema)
+        # The components of core.schema.OmeBehaviourSerializer and serializers.BuildSerializer.
         paged["properties"] = {
             "ome": {
-                "type": "object",
+                "allOf": [{"$ref": "#/components/schemas/OmeBehaviour"}],
                 "description": "The OME behaviour profile that judged the cluster, and why (inventory.ome_release).",
-                "properties": {
-                    key: {"type": "string"}
-                    for key in ("profile", "commit", "date", "summary", "source", "version", "why")
-                },
             },
-            "build": {"type": "object", "description": "The matrix build the cells come from (see /matrix/builds/)."},
+            "build": {
+                "allOf": [{"$ref": "#/components/schemas/Build"}],
+                "nullable": True,
+                "description": "The matrix build the cells come from (see /matrix/builds/).",
+            },
             "freshness": FRESHNESS_SCHEMA,
             **paged["properties"],
         }

@@ -27,7 +27,7 @@ from ..models import MatrixBuild
 from ..paging import CellList
 from ..selectors import cell_reasoner
 from .base import CellFilterView, build_ome, query_flag, reasons_parameter
-from .serializers import Reasoner, build_data, cell_data
+from .serializers import CellExportSerializer, Reasoner, build_data, cell_data
 
 
 class _JsonErrors(BaseContentNegotiation):
@@ -183,7 +183,7 @@ class MatrixCellJson(MatrixCellExport):
         operation_id="v1_matrix_cells_export_json",
         filters=True,
         parameters=[reasons_parameter(False)],
-        responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="Every cell.")},
+        responses={(200, "application/json"): OpenApiResponse(CellExportSerializer, description="Every cell.")},
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         return super().get(request)

@@ -9,8 +9,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from access.scope import Scope
-from core.api import ScopeField
+from core.api import ScopeField, scope_tokens
 from core.cache import VersionedCache
+from core.schema import ObjectKeySerializer, ObjectRefSerializer, OmeBehaviourSerializer
 from core.web import CLUSTER_SCOPE, scope_token
 from inventory.models import Cluster
 from matching import ObjectKey, Selection
@@ -20,12 +21,6 @@ from ..models import CellChange, CellStatus, MatrixBuild
 from ..selectors import CellTrace
 
 Reasoner = Callable[[Cell], str | None]
-
-
-class OmeBehaviourSerializer(serializers.Serializer):
-    commit = serializers.CharField(help_text="The OME commit whose runtime selection the verdicts follow.")
-    date = serializers.CharField()
-    summary = serializers.CharField()
 
 
 class BuildSerializer(serializers.ModelSerializer):
@@ -60,16 +55,6 @@ class BuildSerializer(serializers.ModelSerializer):
         return data
 
 
-class ObjectKeySerializer(serializers.Serializer):
-    kind = serializers.CharField()
-    namespace = serializers.CharField(help_text=f"`{CLUSTER_SCOPE}` for a cluster-scoped kind.")
-    name = serializers.CharField()
-
-
-class ObjectRefSerializer(ObjectKeySerializer):
-    id = serializers.IntegerField(help_text="Resource id (/api/v1/models/{id}/ or /api/v1/runtimes/{id}/).")
-
-
 class CellSerializer(serializers.Serializer):
     """Documents `cell_data`, which builds the same shape without a serializer per cell."""
 
@@ -93,6 +78,58 @@ class EntryScoreSerializer(serializers.Serializer):
     priority = serializers.IntegerField(help_text="The entry's priority, by which the weights are multiplied.")
     result = serializers.IntegerField(help_text="The entry's score: the sum of the weights times the priority.")
     text = serializers.CharField(help_text="The same arithmetic as text, e.g. `(10 + 5) x 2 = 30`.")
+
+
+class CellExportSerializer(serializers.Serializer):
+    """Documents export.json, which is streamed line by line without a serializer."""
+
+    ome = OmeBehaviourSerializer()
+    build = BuildSerializer()
+    cluster = serializers.CharField()
+    cells = CellSerializer(many=True)
+
+
+class UpgradeFromSerializer(serializers.Serializer):
+    profile = serializers.CharField()
+    # A field named like an attribute of DRF's Field: the serializer's metaclass takes it off the class.
+    source = serializers.CharField()  # type: ignore[assignment]
+    version = serializers.CharField(allow_blank=True)
+    why = serializers.CharField()
+    summary = serializers.CharField()
+
+
+class BehaviourChangeSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    description = serializers.CharField()
+
+
+class DifferenceSerializer(serializers.Serializer):
+    subject = serializers.ChoiceField(choices=["cell", "selection", "isvc"])
+    field = serializers.CharField()
+    model = ObjectKeySerializer(allow_null=True)
+    runtime = ObjectKeySerializer(allow_null=True)
+    namespace = serializers.CharField(allow_null=True)
+    isvc = ObjectKeySerializer(allow_null=True)
+    before = serializers.JSONField(allow_null=True)
+    after = serializers.JSONField(allow_null=True)
+    causes = serializers.ListField(child=serializers.CharField(), help_text="The behaviour changes that cause it.")
+    together = serializers.BooleanField()
+    explanation = serializers.CharField()
+    model_id = serializers.IntegerField(allow_null=True)
+    runtime_id = serializers.IntegerField(allow_null=True)
+
+
+class UpgradeSerializer(serializers.Serializer):
+    ome = OmeBehaviourSerializer()
+    cluster = serializers.CharField()
+    # "from" is a Python keyword: the field is declared under its API name below.
+    to = OmeBehaviourSerializer()
+    changes = BehaviourChangeSerializer(many=True)
+    count = serializers.IntegerField()
+    differences = DifferenceSerializer(many=True)
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {**super().get_fields(), "from": UpgradeFromSerializer()}
 
 
 class CellDetailSerializer(CellSerializer):
@@ -127,6 +164,17 @@ class SelectionSerializer(serializers.Serializer):
     error = serializers.CharField(allow_null=True, help_text="OME's error when nothing can be selected.")
 
 
+class CauseSerializer(ObjectKeySerializer):
+    action = serializers.CharField(help_text="added, changed or deleted")
+    values = serializers.DictField(required=False, help_text="Each field's old and new value, by path.")
+    version = serializers.DictField(required=False, help_text="The object's resourceVersion before and after.")
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # `fields` is the name of Serializer's own property: declared here, not as an attribute.
+        changed = serializers.ListField(child=serializers.CharField(), help_text="The changed fields, as paths.")
+        return {**super().get_fields(), "fields": changed}
+
+
 class CellChangeSerializer(serializers.ModelSerializer):
     cluster: serializers.SlugRelatedField[Cluster] = serializers.SlugRelatedField(slug_field="name", read_only=True)
     model = serializers.SerializerMethodField()
@@ -137,6 +185,7 @@ class CellChangeSerializer(serializers.ModelSerializer):
         fields = ["id", "cluster", "changed_at", "namespace", "model", "runtime", "old_status", "new_status", "cause"]
 
     namespace = ScopeField()
+    cause = serializers.SerializerMethodField(help_text="The inventory changes that caused it.")
 
     @staticmethod
     def _key(kind: str, namespace: str, name: str) -> dict[str, str]:
@@ -149,6 +198,10 @@ class CellChangeSerializer(serializers.ModelSerializer):
     @extend_schema_field(ObjectKeySerializer)
     def get_runtime(self, change: CellChange) -> dict[str, str]:
         return self._key(change.runtime_kind, change.runtime_namespace, change.runtime_name)
+
+    @extend_schema_field(CauseSerializer(many=True))
+    def get_cause(self, change: CellChange) -> Any:
+        return scope_tokens(change.cause)
 
 
 def cell_data(cell: Cell, reason: Reasoner | None = None) -> dict[str, Any]:

@@ -13,12 +13,14 @@ from rest_framework.response import Response
 
 import matching
 from access.current import scope_of
+from core.api import scope_tokens
 from core.permissions import CanRead
 from inventory.api import ClusterQuerySerializer
 from inventory.ome_release import ome_description, ome_header
 
 from ..upgrade import upgrade_report
 from .base import OME_HEADER
+from .serializers import UpgradeSerializer
 
 
 class UpgradeView(generics.GenericAPIView):
@@ -39,12 +41,12 @@ class UpgradeView(generics.GenericAPIView):
                 f"(default {matching.NEWEST_BEHAVIOUR}, the newest).",
             ),
         ],
-        responses=OpenApiTypes.OBJECT,
+        responses=UpgradeSerializer,
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         scope = scope_of(request)
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope)
         report = upgrade_report(cluster, request.query_params.get("to"), scope=scope)
-        response = Response({"ome": ome_description(cluster), **report.to_dict()})
+        response = Response({"ome": ome_description(cluster), **scope_tokens(report.to_dict())})
         response[OME_HEADER] = ome_header(cluster)
         return response

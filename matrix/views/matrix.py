@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
@@ -65,8 +66,9 @@ def _model_filter(params: QueryDict, cluster: Cluster, request: HttpRequest) -> 
     return ModelFilterSet(data, queryset=models, request=request)
 
 
-def matrix_context(request: HttpRequest, params: QueryDict) -> dict[str, Any]:
-    """Everything the matrix template needs for a query; `error` says why there is no grid."""
+def matrix_context(request: HttpRequest, params: QueryDict, *, chosen: str | None = None) -> dict[str, Any]:
+    """Everything the matrix template needs for a query; `error` says why there is no grid.
+    Without a `cluster` in the query, the cluster `chosen` last (when still readable) or the first."""
     scope = scope_of(request)
     clusters = list(clusters_visible(scope))
     context: dict[str, Any] = {
@@ -79,7 +81,8 @@ def matrix_context(request: HttpRequest, params: QueryDict) -> dict[str, Any]:
         return {**context, "error": "no-cluster"}
     params = params.copy()
     if not params.get("cluster"):
-        params["cluster"] = clusters[0].name
+        names = [cluster.name for cluster in clusters]
+        params["cluster"] = chosen if chosen in names else names[0]
     if not params.get("namespace"):
         params["namespace"] = CLUSTER_SCOPE
     cells = MatrixFilterSet(params, queryset=rows_visible(scope), request=request)
@@ -164,13 +167,30 @@ def grid_rows_html(grid: GridPage) -> list[tuple[MatrixRow, SafeString]]:
     return rows
 
 
+# The cookie naming the cluster the reader chose last, so that registering another one does not
+# switch the page (a cookie, not the session: no database query per page).
+CHOSEN_CLUSTER = "matrix_cluster"
+
+
 @require_safe
 @read_access
 def matrix(request: HttpRequest) -> HttpResponse:
-    context = matrix_context(request, request.GET)
+    chosen = request.COOKIES.get(CHOSEN_CLUSTER)
+    context = matrix_context(request, request.GET, chosen=chosen)
     status = 400 if context.get("error") in ("invalid", "unknown-namespace") else 200
     template = "matrix/matrix.html#grid" if is_partial(request) else "matrix/matrix.html"
-    return render(request, template, context, status=status)
+    response = render(request, template, context, status=status)
+    cluster = context.get("cluster")
+    if cluster is not None and status == 200 and cluster.name != chosen:
+        response.set_cookie(
+            CHOSEN_CLUSTER,
+            cluster.name,
+            max_age=365 * 24 * 3600,
+            samesite="Lax",
+            httponly=True,
+            secure=settings.SESSION_COOKIE_SECURE,
+        )
+    return response
 
 
 @require_safe

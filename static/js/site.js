@@ -5,9 +5,12 @@
  *   OME's one-line reason for it (GET <cell url>reason/) into #cell-reason (aria-live).
  *   Without this file, each model's link (the row header) leads to its cells.
  * - Filter boxes (details.filters-box) start closed on narrow screens.
+ * - A filter select browsed with arrow keys applies its value on Enter or when the focus leaves
+ *   it, not at every key (a closed select changes its value, and fires `change`, at each one).
  * - Buttons with data-copy="<id>" copy that element's text (the kubectl command).
  * - A 400 answer to an htmx request is swapped in like a 200: the pages answer bad input
- *   (a what-if's manifest) with the form's fragment and the error in place.
+ *   (a what-if's manifest) with the form's fragment and the error in place. Under DEBUG too:
+ *   django-htmx's debug script would replace the whole page with it.
  * - A swapped-in result marked data-scroll-into-view (the what-if's) scrolls into view and
  *   takes the focus, so that a keyboard or screen-reader user lands on it too.
  */
@@ -162,6 +165,42 @@
     if (active) active.focus();
   });
 
+  // ---- filter selects: arrow keys browse, Enter or leaving the select applies ---------------
+  var BROWSE_KEYS = { ArrowUp: 1, ArrowDown: 1, ArrowLeft: 1, ArrowRight: 1, Home: 1, End: 1, PageUp: 1, PageDown: 1 };
+  var browsing = null;
+
+  function filterSelect(element) {
+    return element && element.matches && element.matches("form.filters select") ? element : null;
+  }
+
+  function applyPending(select) {
+    if (!select.hasAttribute("data-pending")) return;
+    select.removeAttribute("data-pending");
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+
+  document.addEventListener("keydown", function (event) {
+    var select = filterSelect(event.target);
+    if (!select) return;
+    if (BROWSE_KEYS[event.key]) browsing = select;
+    else if (event.key === "Enter" && select.hasAttribute("data-pending")) {
+      event.preventDefault();
+      applyPending(select);
+    }
+  }, true);
+  // Capture phase: the change stops here, before the form's htmx trigger hears it.
+  document.addEventListener("change", function (event) {
+    var select = filterSelect(event.target);
+    if (!select || select !== browsing) return;
+    browsing = null;
+    event.stopPropagation();
+    select.setAttribute("data-pending", "1");
+  }, true);
+  document.addEventListener("focusout", function (event) {
+    var select = filterSelect(event.target);
+    if (select) applyPending(select);
+  });
+
   // ---- filters: collapsed on narrow screens -----------------------------------------------
   function collapseFilters() {
     var boxes = document.querySelectorAll("details.filters-box[data-collapse-below]");
@@ -201,6 +240,13 @@
       button.textContent = "Selected: press Ctrl-C";
     }
   });
+
+  // django-htmx's debug script (DEBUG only) shows 400, 403, 404 and 500 answers as a whole page
+  // from a document listener of htmx:beforeOnLoad. Our 400s are fragments for their form: stop
+  // that event on its way down (window, capture phase), so only htmx itself goes on with them.
+  window.addEventListener("htmx:beforeOnLoad", function (event) {
+    if (event.detail.xhr && event.detail.xhr.status === 400) event.stopPropagation();
+  }, true);
 
   document.addEventListener("htmx:beforeSwap", function (event) {
     if (event.detail.xhr && event.detail.xhr.status === 400) {

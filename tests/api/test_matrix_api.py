@@ -52,7 +52,7 @@ def test_a_cells_page_names_the_ome_behaviour_and_the_build(api: APIClient, demo
 
     body = response.json()
     assert body["ome"] == {
-        **matching.OME_BEHAVIOUR,
+        **api_keys(matching.OME_BEHAVIOUR),
         "profile": matching.NEWEST_BEHAVIOUR,
         "source": "registration",
         "version": "",

@@ -64,8 +64,15 @@ def test_identical_clusters_agree_everywhere_and_share_the_reach(demo: Cluster, 
 
     assert [item.name for item in fleet.clusters] == ["demo", "edge"]
     assert fleet.disagreeing == 0
-    rows = MatrixRow.objects.filter(build=current_build(demo)).count()
-    assert len(fleet.rows) == rows
+    rows = MatrixRow.objects.filter(build=current_build(demo))
+    namespaces = rows.values("namespace").distinct().count()
+    once = [row for row in fleet.rows if row.everywhere]
+    apart = {row.model for row in fleet.rows if row.model[0] == "ClusterBaseModel" and not row.everywhere}
+    assert once
+    assert all(row.model[0] == "ClusterBaseModel" and row.namespace == "" for row in once)
+    assert len(fleet.rows) == rows.count() - len(once) * (namespaces - 1)
+    # A model picked by a ServingRuntime of one namespace differs there: its rows stay apart.
+    assert all(len({row.cells["demo"] for row in fleet.rows if row.model == model}) > 1 for model in apart)
     assert all(reach.clusters == 2 and not reach.differs for reach in fleet.reach)
     pick = pick_of(demo, E5)
     reach = next(item for item in fleet.reach if item.runtime == pick)
@@ -129,13 +136,13 @@ def test_counts_per_cluster_come_from_the_same_selectors_as_the_pages(demo: Clus
     homes = MatrixRow.objects.filter(build=current_build(demo), namespace="", model__kind=Kind.CLUSTER_BASE_MODEL)
     home_rows = homes.count() + MatrixRow.objects.filter(build=current_build(demo), model__kind=Kind.BASE_MODEL).count()
     assert counts["demo"]["models"] == home_rows
-    assert counts["edge"]["modelsWithoutRuntime"] == counts["demo"]["modelsWithoutRuntime"] + 1
+    assert counts["edge"]["models_without_runtime"] == counts["demo"]["models_without_runtime"] + 1
     verdicts = isvc_verdicts(demo, scope=SYSTEM)
     assert counts["demo"]["isvcs"] == len(verdicts) == 10
-    assert counts["demo"]["isvcsAtRisk"] == sum(1 for verdict in verdicts if isvc_at_risk(verdict))
+    assert counts["demo"]["isvcs_at_risk"] == sum(1 for verdict in verdicts if isvc_at_risk(verdict))
     assert counts["demo"]["lint"] == lint_report_get(demo, scope=SYSTEM).counts()
     assert counts["demo"]["sync"]["state"] == "listed"  # a manifest cluster has no watch
-    assert counts["demo"]["sync"]["ageSeconds"] is not None
+    assert counts["demo"]["sync"]["age_seconds"] is not None
 
 
 @pytest.mark.django_db
@@ -146,8 +153,10 @@ def test_the_api_pages_rows_disagreeing_first_and_gives_each_runtime_reach(demo:
     body = api.get("/api/v1/fleet/", {"only": "disagree"}).json()
     runtimes = api.get("/api/v1/fleet/runtimes/").json()
 
-    assert body["count"] == 4 == body["disagreeing"]  # cluster scope and the demo's three namespaces
+    # Once, not once per namespace: it says the same in cluster scope and the demo's three namespaces.
+    assert body["count"] == 1 == body["disagreeing"]
     first = body["results"][0]
+    assert first["same_in_every_namespace"] is True
     assert first["model"] == {"kind": "ClusterBaseModel", "namespace": "_cluster", "name": E5[2]}
     assert first["clusters"]["edge"] == {"outcome": "no-runtime", "pick": None, "score": None}
     assert first["clusters"]["demo"]["pick"]["name"] == pick_of(demo, E5)[2]
@@ -166,7 +175,8 @@ def test_the_page_shows_both_clusters_and_the_reason(demo: Cluster, edge: Cluste
 
     assert response.status_code == 200
     text = response.content.decode()
-    assert text.count('class="risk disagree"') == 4
+    assert text.count('class="risk disagree"') == 1
+    assert "same in every namespace" in text
     assert (
         "recorded metadata differs: modelFramework (demo: transformers 4.34.0 (Equal); edge: transformers 9.99.0"
         in text

@@ -234,9 +234,12 @@ def test_the_cluster_default_rule_is_the_callers_choice(cluster: Cluster) -> Non
     assert {unnamed.value.field, missing.value.field, unknown.value.field} == {"cluster"}
 
 
-def test_add_cluster_registers_each_kind_of_source(settings: Any, tmp_path: Path) -> None:
+def test_add_cluster_registers_each_kind_of_source(
+    settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     settings.OME_KUBECONFIG_DIR = tmp_path
     write_kubeconfig(tmp_path / "kubeconfig", context="prod")
+    monkeypatch.chdir(tmp_path)
     call_command("add_cluster", "prod", "--kubeconfig", "kubeconfig", "--context", "prod", stdout=StringIO())
     call_command("add_cluster", "local", "--in-cluster", stdout=StringIO())
     call_command("add_cluster", "snap", "--manifests", "a", "b", stdout=StringIO())

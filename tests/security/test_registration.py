@@ -130,10 +130,22 @@ def test_settings_and_the_command_line_follow_the_same_rules(folder: Path, setti
 
     with pytest.raises(CommandError, match="no `:`-joined lists"):
         call_command("register_clusters", stdout=StringIO())
-    with pytest.raises(CommandError, match="outside the kubeconfig directory"):
-        call_command("add_cluster", "y", "--kubeconfig", "../secret.yaml", stdout=StringIO())
-    call_command("add_cluster", "z", "--kubeconfig", "prod.yaml", "--context", "prod", stdout=StringIO())
+
+
+def test_the_command_line_reads_a_kubeconfig_path_from_the_current_directory_as_a_shell_user_expects(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(folder.parent)
+
+    call_command("add_cluster", "z", "--kubeconfig", "kubeconfigs/prod.yaml", "--context", "prod", stdout=StringIO())
+    with pytest.raises(CommandError) as outside:
+        call_command("add_cluster", "y", "--kubeconfig", "secret.yaml", stdout=StringIO())
+
     assert Cluster.objects.get(name="z").kubeconfig == str(folder / "prod.yaml")
+    assert str(outside.value) == (
+        f"kubeconfig {str(folder.parent / 'secret.yaml')!r} is outside the kubeconfig directory {folder} "
+        "(OME_KUBECONFIG_DIR)"
+    )
 
 
 def staff_who_may_add_clusters(django_user_model: Any) -> Any:

@@ -144,7 +144,12 @@ def test_the_api_ranks_near_misses_with_fixes_commands_and_impact(client: Client
 
     body = client.get("/api/v1/matrix/near-misses/", {"model": model.pk, "namespace": "_cluster"}).json()
 
-    assert body["model"] == {"kind": "ClusterBaseModel", "namespace": "", "name": "afm-4-5b-base", "id": model.pk}
+    assert body["model"] == {
+        "kind": "ClusterBaseModel",
+        "namespace": "_cluster",
+        "name": "afm-4-5b-base",
+        "id": model.pk,
+    }
     first = body["near_misses"][0]
     assert first["distance"] == 1
     assert first["failed"][0]["check"] == "autoSelect"
@@ -155,7 +160,7 @@ def test_the_api_ranks_near_misses_with_fixes_commands_and_impact(client: Client
     ]
     assert fix["kubectl"][0].startswith("kubectl patch clusterservingruntimes.ome.io srt-afm-4-5b-base")
     assert fix["impact"]["takes_from_others"] is False
-    assert fix["impact"]["changes"][0]["namespaces"] == ["", "research", "team-a", "team-b"]
+    assert fix["impact"]["changes"][0]["namespaces"] == ["_cluster", "research", "team-a", "team-b"]
 
 
 @pytest.mark.django_db

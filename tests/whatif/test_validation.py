@@ -125,7 +125,7 @@ def test_values_ome_accepts_but_cannot_match_are_warned_about_and_evaluated_anyw
     )
     assert result.to_dict()["warnings"][0]["object"] == {
         "kind": "ClusterServingRuntime",
-        "namespace": "",
+        "namespace": "_cluster",
         "name": "srt-qwen-image",
     }
     assert result.rows_evaluated > 0  # evaluated, as OME would

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -16,7 +17,10 @@ class Command(BaseCommand):
         parser.add_argument("name")
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument(
-            "--kubeconfig", metavar="PATH", help="a file of the kubeconfig directory (OME_KUBECONFIG_DIR)"
+            "--kubeconfig",
+            metavar="PATH",
+            help="a kubeconfig file inside the kubeconfig directory (OME_KUBECONFIG_DIR, default kubeconfigs/); "
+            "a relative path starts from the current directory",
         )
         source.add_argument("--in-cluster", action="store_true")
         source.add_argument("--manifests", metavar="DIR", nargs="+")
@@ -31,7 +35,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["kubeconfig"]:
-            spec = ClusterSpec(options["name"], Cluster.Source.KUBECONFIG, options["kubeconfig"], options["context"])
+            # As any command line does: relative to where it runs (the directory check follows).
+            kubeconfig = str(Path(options["kubeconfig"]).absolute())
+            spec = ClusterSpec(options["name"], Cluster.Source.KUBECONFIG, kubeconfig, options["context"])
         elif options["in_cluster"]:
             spec = ClusterSpec(options["name"], Cluster.Source.IN_CLUSTER)
         else:

@@ -1,0 +1,56 @@
+"""The shape of the InferenceService verdicts answer, for the OpenAPI schema (isvcs.api builds it)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from core.schema import ObjectKeySerializer, OmeBehaviourSerializer
+
+
+class IsvcEventSerializer(serializers.Serializer):
+    reason = serializers.CharField()
+    message = serializers.CharField()
+
+
+class IsvcObservedSerializer(serializers.Serializer):
+    ready = serializers.CharField(allow_null=True, help_text="The Ready condition's status: True, False or Unknown.")
+    runtime_ready = serializers.CharField(allow_null=True)
+    reason = serializers.CharField(allow_null=True, allow_blank=True)
+    message = serializers.CharField(allow_null=True, allow_blank=True)
+
+
+class IsvcFirstVerdictSerializer(serializers.Serializer):
+    verdict = serializers.CharField()
+    runtime = ObjectKeySerializer(allow_null=True)
+    failure = serializers.CharField(allow_null=True)
+    error = serializers.CharField(allow_null=True)
+    at = serializers.CharField()
+
+
+class IsvcVerdictSerializer(serializers.Serializer):
+    namespace = serializers.CharField()
+    name = serializers.CharField()
+    uid = serializers.CharField(allow_blank=True)
+    model = ObjectKeySerializer(allow_null=True)
+    behaviour = serializers.CharField(help_text="The OME behaviour profile of the verdict.")
+    webhook_model = ObjectKeySerializer(allow_null=True)
+    runtime = ObjectKeySerializer(allow_null=True)
+    runtime_named = serializers.BooleanField()
+    score = serializers.IntegerField(allow_null=True)
+    verdict = serializers.CharField()
+    # A field named like an attribute of DRF's Field: the serializer's metaclass takes it off the class.
+    label = serializers.CharField()  # type: ignore[assignment]
+    failure = serializers.CharField(allow_null=True, allow_blank=True)
+    error = serializers.CharField(allow_null=True, allow_blank=True)
+    event = IsvcEventSerializer(allow_null=True)
+    observed = IsvcObservedSerializer(allow_null=True)
+    first = IsvcFirstVerdictSerializer(allow_null=True)
+    drift = serializers.CharField(allow_null=True)
+    drift_basis = serializers.CharField(allow_null=True)
+    fix = serializers.CharField(allow_null=True, allow_blank=True)
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class IsvcVerdictListSerializer(serializers.Serializer):
+    ome = OmeBehaviourSerializer()
+    results = IsvcVerdictSerializer(many=True)
