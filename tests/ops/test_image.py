@@ -32,6 +32,7 @@ APP_PACKAGES = (
     "whatif",
     "fleet",
     "patches",
+    "policies",
 )
 
 
