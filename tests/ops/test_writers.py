@@ -16,12 +16,15 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 
+from inventory.live import resync
 from inventory.live.events import watch_events_apply
 from inventory.live.resync import kind_list_store
 from inventory.locks import cluster_write_lock
 from inventory.models import Cluster, Kind, Resource
+from inventory.signals import inventory_changed
+from inventory.sync import ApplyResult, Change
 from matrix.selectors import current_build
 from matrix.services import matrix_is_level, matrix_level, matrix_rebuild
 from patches.apply import _store_returned
@@ -145,3 +148,46 @@ def test_a_patch_storing_the_object_the_server_returned_queues_on_the_cluster_lo
     assert not patch.is_alive()
     assert failures == []
     assert Resource.objects.get(pk=stored.pk).resource_version == "6"
+
+
+class _DeadlockDetected(Exception):
+    sqlstate = "40P01"  # as psycopg says it
+
+
+def test_a_list_stored_again_after_a_deadlock_counts_and_announces_its_changes_once(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    settings.MATRIX_UPDATE_ON_CHANGE = False
+    cluster = Cluster.objects.create(name="retried", source=Cluster.Source.KUBECONFIG, kubeconfig="/nowhere")
+    announced: list[Change] = []
+
+    def heard(changes: list[Change], **_: Any) -> None:
+        announced.extend(changes)
+
+    refused: list[str] = []
+
+    def record_list_refused_once(*args: Any, **kwargs: Any) -> None:
+        if not refused:  # the end of the first transaction: PostgreSQL ends it for a deadlock
+            refused.append("deadlock")
+            error = OperationalError("deadlock detected")
+            error.__cause__ = _DeadlockDetected()
+            raise error
+        record_list(*args, **kwargs)
+
+    record_list = resync.record_list
+    monkeypatch.setattr(resync, "record_list", record_list_refused_once)
+    inventory_changed.connect(heard, weak=False)
+    result = ApplyResult()
+    try:
+        stored = kind_list_store(
+            cluster, Kind.CLUSTER_SERVING_RUNTIME, [runtime("rt-a"), runtime("rt-b")], "7", last=True, result=result
+        )
+    finally:
+        inventory_changed.disconnect(heard)
+
+    assert stored
+    assert refused == ["deadlock"]
+    assert result.counts[Kind.CLUSTER_SERVING_RUNTIME].added == 2
+    assert sorted(change.name for change in result.changes) == ["rt-a", "rt-b"]
+    assert sorted(change.name for change in announced) == ["rt-a", "rt-b"]
+    assert Resource.objects.filter(cluster=cluster).count() == 2
