@@ -26,6 +26,7 @@ from inventory.selectors import cluster_list
 from isvcs.services import isvc_at_risk, isvc_verdicts
 from lint.selectors import lint_report_get
 from matching import Model, ObjectKey, Runtime, key_dict
+from matrix.freshness import Freshness, cluster_freshness
 from matrix.models import MatrixBuild, MatrixRow
 from matrix.selectors import current_build
 
@@ -110,7 +111,8 @@ def cluster_data(cluster: Cluster) -> ClusterData:
 @dataclass(frozen=True)
 class ClusterCounts:
     """One cluster's column head: models and those OME gives no runtime where they live (their
-    own namespace, or cluster scope), InferenceServices at risk, lint findings, the sync."""
+    own namespace, or cluster scope), InferenceServices at risk, lint findings, the sync, and
+    how current all that is (matrix.freshness, as on every other surface)."""
 
     name: str
     source: str
@@ -124,6 +126,7 @@ class ClusterCounts:
     lint: dict[str, int]
     sync_state: str
     synced_at: datetime | None
+    freshness: Freshness
     sync_errors: list[str] = field(default_factory=list)
 
     @property
@@ -157,6 +160,7 @@ class ClusterCounts:
                 "age_seconds": self.sync_age_seconds,
                 "errors": self.sync_errors,
             },
+            "freshness": self.freshness.to_dict(),
         }
 
 
@@ -200,6 +204,7 @@ def cluster_counts(data: ClusterData) -> ClusterCounts:
         lint=lint_report_get(data.cluster, scope=SYSTEM).counts(),
         sync_state=state,
         synced_at=synced_at,
+        freshness=cluster_freshness(Cluster.objects.get(pk=data.cluster.pk)),  # read now, not as cached
         sync_errors=errors,
     )
 

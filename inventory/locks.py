@@ -1,8 +1,8 @@
 """The one lock order of the writers of a cluster's inventory and matrix.
 
 Every transaction that writes a cluster's objects or matrix rows (a watch's batch, a list, a
-matrix update or catch-up, a build's chunk) takes the cluster's row lock first, before any other
-row. Writers of one cluster then queue on that lock instead of taking row locks in different
+matrix update or catch-up, a build's chunk, a patch storing what it changed) takes the
+cluster's row lock first, before any other row. Writers of one cluster then queue on that lock instead of taking row locks in different
 orders (a watch deleting a model while a matrix update inserts rows that reference it), which
 is how PostgreSQL's "deadlock detected" came about under bursts. FOR NO KEY UPDATE: rows that
 reference the cluster (a new object, a new matrix row) can still be inserted meanwhile.

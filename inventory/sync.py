@@ -71,6 +71,14 @@ class ApplyResult:
         if change is not None:
             self.changes.append(change)
 
+    def add(self, other: ApplyResult) -> None:
+        """Count `other`'s changes too (those of a committed transaction, once)."""
+        for kind, counts in other.counts.items():
+            mine = self.counts[kind]
+            for action in ("added", "changed", "removed", "unchanged"):
+                setattr(mine, action, getattr(mine, action) + getattr(counts, action))
+        self.changes.extend(other.changes)
+
 
 def _next_version(cluster: Cluster) -> int:
     """Bump the cluster's inventory version inside the caller's transaction (the row lock

@@ -88,6 +88,9 @@ def matrix_build_finish(build_id: int) -> MatrixBuild:
     previous = current_build(build.cluster)
     with transaction.atomic():
         cluster_write_lock(build.cluster_id)
+        if not MatrixBuild.objects.filter(pk=build.pk, status=MatrixBuild.Status.RUNNING).exists():
+            build.refresh_from_db()
+            return build  # abandoned since the look above: as failed as then
         build.status = MatrixBuild.Status.SUCCEEDED
         build.finished_at = timezone.now()
         build.duration_ms = int((build.finished_at - build.started_at).total_seconds() * 1000)
@@ -106,11 +109,16 @@ def matrix_build_finish(build_id: int) -> MatrixBuild:
 
 
 def matrix_build_fail(build_id: int, error: str) -> None:
-    """A failed build is dropped; the previous one stays current."""
-    MatrixRow.objects.filter(build_id=build_id).delete()
-    MatrixBuild.objects.filter(pk=build_id).update(
-        status=MatrixBuild.Status.FAILED, error=redact(error)[:2000], finished_at=timezone.now()
-    )
+    """A failed build is dropped; the previous one stays current. Only a running build fails:
+    one published meanwhile (its worker was slow, not dead) is the current matrix and stays."""
+    cluster_id = MatrixBuild.objects.filter(pk=build_id).values_list("cluster_id", flat=True).first()
+    if cluster_id is None:
+        return
+    with transaction.atomic():
+        cluster_write_lock(cluster_id)
+        running = MatrixBuild.objects.filter(pk=build_id, status=MatrixBuild.Status.RUNNING)
+        if running.update(status=MatrixBuild.Status.FAILED, error=redact(error)[:2000], finished_at=timezone.now()):
+            MatrixRow.objects.filter(build_id=build_id).delete()
 
 
 def matrix_rebuild(cluster: Cluster, *, chunk_size: int | None = None) -> MatrixBuild:

@@ -17,6 +17,7 @@ import matching
 from access.scope import Scope, scope_for_user
 from core.redact import redact, redact_value
 from inventory import kube
+from inventory.locks import cluster_write_lock
 from inventory.models import CLUSTER_SCOPED, Cluster, Resource
 from inventory.sync import event_apply
 
@@ -282,6 +283,7 @@ def _store_returned(cluster: Cluster, obj: dict[str, Any]) -> None:
     metadata = obj.get("metadata") or {}
     returned = str(metadata.get("resourceVersion") or "")
     with transaction.atomic():
+        cluster_write_lock(cluster.pk)  # before the model's row, as every writer of the inventory
         stored = (
             Resource.objects.select_for_update()
             .filter(
@@ -301,6 +303,7 @@ def _store_returned(cluster: Cluster, obj: dict[str, Any]) -> None:
 def _apply_stored(attempt: _Attempt, resource: Resource, patch: Mapping[str, Any]) -> ApplyOutcome:
     cluster, key = attempt.cluster, matching.key_path(resource.key)
     with transaction.atomic():
+        cluster_write_lock(cluster.pk)
         current = Resource.objects.select_for_update().filter(pk=resource.pk).first()
         if current is None:
             return attempt.record(Result.NOT_FOUND, f"{key} was removed from the inventory")

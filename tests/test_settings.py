@@ -6,11 +6,14 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 
 from ome_dashboard.celery import app as celery_app
+from tests.settings import sqlite_test_database
 
 SHOW_SETTINGS = """
 import json
@@ -165,3 +168,20 @@ def test_celery_speaks_json_only_and_retries_the_broker_on_startup() -> None:
     assert conf.broker_connection_retry_on_startup is True
     assert conf.task_time_limit > conf.task_soft_time_limit > 0
     assert isinstance(conf.beat_schedule, dict)
+
+
+def test_a_processs_sqlite_test_database_starts_without_the_files_an_earlier_process_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A pid is used again: the database file, WAL and shared memory an earlier test process
+    # with it left behind (killed, or a thread's connection still open when Django removed the
+    # file) must not be found, least of all a WAL that SQLite would replay into a new database.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    for suffix in ("", "-wal", "-shm", "_gw0", "_gw0-wal"):
+        (tmp_path / f"ome-test-4242.sqlite3{suffix}").write_text("stale")
+    (tmp_path / "ome-test-42420.sqlite3-wal").write_text("another process's")
+
+    name = sqlite_test_database(4242)
+
+    assert name == str(tmp_path / "ome-test-4242.sqlite3")
+    assert [path.name for path in tmp_path.iterdir()] == ["ome-test-42420.sqlite3-wal"]

@@ -66,7 +66,6 @@ def kind_resync(cluster: Cluster, kind: str, *, api: Any, result: ApplyResult | 
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-@retried_transaction
 def kind_list_store(
     cluster: Cluster,
     kind: str,
@@ -79,6 +78,26 @@ def kind_list_store(
     """Store one list of a kind (see kind_resync); False when it is older than what a watch has
     applied meanwhile and should be listed again (never when it is the `last` attempt)."""
     objects, rejected = _keyed(kind, items)
+    stored = _list_store(cluster, kind, objects, rejected, resource_version, last=last)
+    if stored is None:
+        return False
+    if result is not None:  # counted once the transaction committed, not once per attempt
+        result.add(stored)
+    logger.info("cluster %s %s: listed %d objects at %s", cluster, kind, len(objects), resource_version)
+    return True
+
+
+@retried_transaction
+def _list_store(
+    cluster: Cluster,
+    kind: str,
+    objects: dict[ObjectKey, dict[str, Any]],
+    rejected: list[str],
+    resource_version: str,
+    *,
+    last: bool,
+) -> ApplyResult | None:
+    attempt = ApplyResult()
     with transaction.atomic():
         cluster_write_lock(cluster.pk)
         state = locked_state(cluster, kind)
@@ -92,11 +111,10 @@ def kind_list_store(
                 resource_version,
                 state.resource_version,
             )
-            return False
-        snapshot_apply(cluster, kind, objects, prune=True, result=result)
+            return None
+        snapshot_apply(cluster, kind, objects, prune=True, result=attempt)
         record_list(cluster, kind, resource_version=resource_version, rejected=rejected)
-    logger.info("cluster %s %s: listed %d objects at %s", cluster, kind, len(objects), resource_version)
-    return True
+    return attempt
 
 
 def cluster_resync(cluster: Cluster, *, kinds: Sequence[str] | None = None) -> ResyncResult:

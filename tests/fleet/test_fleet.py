@@ -20,6 +20,7 @@ from inventory.sync import event_apply
 from isvcs.services import isvc_at_risk, isvc_verdicts
 from lint.selectors import lint_report_get
 from matching import Runtime
+from matrix.freshness import cluster_freshness
 from matrix.models import MatrixRow
 from matrix.selectors import current_build
 from matrix.services import matrix_rebuild
@@ -184,6 +185,27 @@ def test_the_page_shows_both_clusters_and_the_reason(demo: Cluster, edge: Cluste
     assert '<a href="/fleet/" aria-current="page">Fleet</a>' in text
     runtimes = Client().get("/fleet/", {"view": "runtimes"}).content.decode()
     assert "Where each runtime is OME's pick" in runtimes
+
+
+@pytest.mark.django_db
+def test_the_page_and_the_api_say_each_clusters_freshness_as_every_other_surface(
+    demo: Cluster, edge: Cluster, settings: Settings
+) -> None:
+    settings.MATRIX_LAG_STALE_AFTER = 0  # a change the matrix does not hold is stale at once
+    obj = copy.deepcopy(Resource.objects.get(cluster=edge, kind=E5[0], name=E5[2]).obj)
+    obj["spec"]["modelFramework"]["version"] = "9.99.0"
+    event_apply(edge, "MODIFIED", obj)  # the matrix update is lost: no rebuild
+    edge.refresh_from_db()
+    judged = cluster_freshness(edge)
+    assert judged.state == "stale"
+
+    body = APIClient().get("/api/v1/fleet/").json()
+    text = Client().get("/fleet/").content.decode()
+
+    by_name = {counts["cluster"]: counts["freshness"] for counts in body["clusters"]}
+    assert by_name["edge"] == judged.to_dict()
+    assert by_name["demo"]["state"] == cluster_freshness(demo).state == "live"
+    assert f'<td class="freshness-stale">stale: {judged.reasons[0]}' in text
 
 
 @pytest.mark.django_db

@@ -11,12 +11,14 @@ import pytest
 from inventory.models import Cluster, Resource
 from inventory.services import cluster_register, manifests_load, parse_cluster_setting
 from inventory.sync import event_apply
+from matrix import services
 from matrix.cells import runtimes_in_scope
 from matrix.models import CellChange, MatrixBuild, MatrixRow
 from matrix.selectors import cell_reason, current_build
 from matrix.services import (
     matrix_apply_changes,
     matrix_build_chunk,
+    matrix_build_finish,
     matrix_build_start,
     matrix_builds_abandon,
     matrix_catch_up,
@@ -184,3 +186,40 @@ def test_a_build_abandoned_by_a_dead_worker_is_failed_and_the_current_one_stays(
     assert MatrixBuild.objects.get(pk=abandoned.pk).status == MatrixBuild.Status.FAILED
     assert not MatrixRow.objects.filter(build=abandoned).exists()
     assert current_build(demo) == published
+
+
+def test_a_build_abandoned_while_its_worker_publishes_it_stays_failed_and_the_current_one_stays(
+    demo: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    published = matrix_rebuild(demo)
+    late, chunks = matrix_build_start(demo)
+    for chunk in chunks:
+        matrix_build_chunk(late.pk, chunk)
+    read_current = services.current_build
+
+    def abandoned_meanwhile(cluster: Cluster) -> MatrixBuild | None:
+        # The catch-up fails the build between the worker's look at it and its publishing.
+        matrix_builds_abandon(demo, older_than=timedelta(0))
+        return read_current(cluster)
+
+    monkeypatch.setattr(services, "current_build", abandoned_meanwhile)
+    finished = matrix_build_finish(late.pk)
+
+    assert finished.status == MatrixBuild.Status.FAILED
+    assert MatrixBuild.objects.get(pk=late.pk).status == MatrixBuild.Status.FAILED
+    assert read_current(demo) == published
+    assert MatrixRow.objects.filter(build=published).count() == published.rows_count > 0
+
+
+def test_a_build_published_before_the_abandonment_reached_it_stays_current(demo: Cluster) -> None:
+    matrix_rebuild(demo)
+    slow, chunks = matrix_build_start(demo)
+    for chunk in chunks:
+        matrix_build_chunk(slow.pk, chunk)
+    published = matrix_build_finish(slow.pk)  # after the catch-up listed it as abandoned
+
+    services.matrix_build_fail(slow.pk, "abandoned: still running after 0:00:00")
+
+    assert MatrixBuild.objects.get(pk=slow.pk).status == MatrixBuild.Status.SUCCEEDED
+    assert current_build(demo) == published
+    assert MatrixRow.objects.filter(build=published).count() == published.rows_count > 0

@@ -16,14 +16,20 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection, transaction
 
+from inventory.live import resync
 from inventory.live.events import watch_events_apply
 from inventory.live.resync import kind_list_store
+from inventory.locks import cluster_write_lock
 from inventory.models import Cluster, Kind, Resource
+from inventory.signals import inventory_changed
+from inventory.sync import ApplyResult, Change
 from matrix.selectors import current_build
 from matrix.services import matrix_is_level, matrix_level, matrix_rebuild
+from patches.apply import _store_returned
 from tests.inventory.live.objects import model, runtime
+from tests.support.processes import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -113,3 +119,75 @@ def test_a_burst_of_watch_list_and_matrix_writers_meets_no_deadlock_and_no_lock(
         (BATCHES - 2) * len(range(0, BATCH, 3))
     )
     assert matrix_is_level(cluster)
+
+
+def _a_lock_is_awaited() -> bool:
+    with connection.cursor() as cursor:  # pg_locks is read afresh by each statement
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
+        return bool(cursor.fetchone()[0])
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row lock order: SQLite writes one transaction at a time")
+def test_a_patch_storing_the_object_the_server_returned_queues_on_the_cluster_lock_before_the_models_row() -> None:
+    cluster = Cluster.objects.create(name="patched", source=Cluster.Source.KUBECONFIG, kubeconfig="/nowhere")
+    watch_events_apply(cluster, Kind.CLUSTER_BASE_MODEL, [("ADDED", _versioned(model("patched"), 5))])
+    stored = Resource.objects.get(cluster=cluster, name="patched")
+    returned = _versioned(model("patched", architecture="MistralForCausalLM"), 6)
+    failures: list[BaseException] = []
+    patch = _in_thread(lambda: _store_returned(cluster, returned), failures)
+
+    with transaction.atomic():  # a watch batch: the cluster's lock first, then the model's row
+        cluster_write_lock(cluster.pk)
+        patch.start()
+        assert wait_until(_a_lock_is_awaited, timeout=60), "the patch never waited for a lock"
+        # A patch that locked the model's row first and now waits for the cluster would
+        # deadlock with this batch; NOWAIT says so at once.
+        Resource.objects.select_for_update(nowait=True).filter(pk=stored.pk).get()
+    patch.join(timeout=60)
+
+    assert not patch.is_alive()
+    assert failures == []
+    assert Resource.objects.get(pk=stored.pk).resource_version == "6"
+
+
+class _DeadlockDetected(Exception):
+    sqlstate = "40P01"  # as psycopg says it
+
+
+def test_a_list_stored_again_after_a_deadlock_counts_and_announces_its_changes_once(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    settings.MATRIX_UPDATE_ON_CHANGE = False
+    cluster = Cluster.objects.create(name="retried", source=Cluster.Source.KUBECONFIG, kubeconfig="/nowhere")
+    announced: list[Change] = []
+
+    def heard(changes: list[Change], **_: Any) -> None:
+        announced.extend(changes)
+
+    refused: list[str] = []
+
+    def record_list_refused_once(*args: Any, **kwargs: Any) -> None:
+        if not refused:  # the end of the first transaction: PostgreSQL ends it for a deadlock
+            refused.append("deadlock")
+            error = OperationalError("deadlock detected")
+            error.__cause__ = _DeadlockDetected()
+            raise error
+        record_list(*args, **kwargs)
+
+    record_list = resync.record_list
+    monkeypatch.setattr(resync, "record_list", record_list_refused_once)
+    inventory_changed.connect(heard, weak=False)
+    result = ApplyResult()
+    try:
+        stored = kind_list_store(
+            cluster, Kind.CLUSTER_SERVING_RUNTIME, [runtime("rt-a"), runtime("rt-b")], "7", last=True, result=result
+        )
+    finally:
+        inventory_changed.disconnect(heard)
+
+    assert stored
+    assert refused == ["deadlock"]
+    assert result.counts[Kind.CLUSTER_SERVING_RUNTIME].added == 2
+    assert sorted(change.name for change in result.changes) == ["rt-a", "rt-b"]
+    assert sorted(change.name for change in announced) == ["rt-a", "rt-b"]
+    assert Resource.objects.filter(cluster=cluster).count() == 2
