@@ -18,6 +18,7 @@ from access.scope import Scope, scope_for_user
 from core.redact import redact, redact_value
 from inventory import kube
 from inventory.models import CLUSTER_SCOPED, Cluster, Resource
+from inventory.records import stored
 from inventory.sync import event_apply
 
 from .authorize import cluster_refusal, dashboard_refusal, delegates
@@ -228,7 +229,7 @@ def _apply_live(attempt: _Attempt, resource: Resource, patch: Mapping[str, Any],
         f"{key} patched on cluster {cluster.name} (resourceVersion {version})",
         target=sent,
         new_resource_version=version,
-        obj=returned,
+        obj=stored(returned),  # the cluster's object holds its credentials: shown as stored
         version=version,
     )
     _store_returned(cluster, returned)
@@ -273,7 +274,7 @@ def _refreshed(cluster: Cluster, api: Any, resource: Resource) -> dict[str, Any]
         return {}
     _store_returned(cluster, current)
     version = str((current.get("metadata") or {}).get("resourceVersion") or "")
-    return {"obj": current, "version": version}
+    return {"obj": stored(current), "version": version}
 
 
 def _store_returned(cluster: Cluster, obj: dict[str, Any]) -> None:

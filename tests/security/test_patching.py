@@ -282,3 +282,23 @@ def test_the_cluster_refuses_an_impersonated_patch_its_rbac_does_not_allow(live:
         kube.patch_object(api, "ClusterBaseModel", "", "qwen-image-pvc", SEED_PATCH)
     kube.close(api)
     assert "diffusionPipeline" not in fake.get("clusterbasemodels", "qwen-image-pvc")["spec"]
+
+
+def test_the_objects_a_patch_answers_with_are_redacted(
+    live: Cluster, fake: FakeKubeAPI, django_user_model: Any
+) -> None:
+    """A conflict answers the cluster's current object and an applied patch the patched one:
+    both come from the cluster, so both are redacted as stored objects are."""
+    patcher = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
+    fake.patch("ClusterBaseModel", "qwen-image-pvc", {"metadata": {"annotations": {"example.com/token": "PLANTED"}}})
+    model = Resource.objects.get(cluster=live, name="qwen-image-pvc")
+    body = {"cluster": "live", "model": model.pk, "patch": SEED_PATCH, "resource_version": model.resource_version}
+
+    conflict = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+    body["resource_version"] = conflict.json()["current"]["resource_version"]
+    applied = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+
+    assert (conflict.status_code, applied.status_code) == (409, 200), applied.content[:500]
+    assert conflict.json()["current"]["object"]["metadata"]["annotations"]["example.com/token"] == "[redacted]"
+    assert applied.json()["object"]["metadata"]["annotations"]["example.com/token"] == "[redacted]"
+    assert b"PLANTED" not in conflict.content + applied.content
