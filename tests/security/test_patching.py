@@ -302,3 +302,34 @@ def test_the_objects_a_patch_answers_with_are_redacted(
     assert conflict.json()["current"]["object"]["metadata"]["annotations"]["example.com/token"] == "[redacted]"
     assert applied.json()["object"]["metadata"]["annotations"]["example.com/token"] == "[redacted]"
     assert b"PLANTED" not in conflict.content + applied.content
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        {"transformer": "X" * 2_000_000},
+        {"className": ["X" * 2_000_000]},
+        {"additionalComponents": {"c": "X" * 2_000_000}},
+    ],
+    ids=["string-component", "list-className", "string-additional-component"],
+)
+def test_an_oversized_value_of_the_wrong_type_is_refused_and_not_echoed(
+    live: Cluster, fake: FakeKubeAPI, django_user_model: Any, pipeline: Any, settings: Settings
+) -> None:
+    patcher = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
+    model = Resource.objects.get(cluster=live, name="qwen-image-pvc")
+    body = {
+        "cluster": "live",
+        "model": model.pk,
+        "patch": {"spec": {"diffusionPipeline": pipeline}},
+        "resource_version": model.resource_version,
+    }
+
+    response = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+
+    assert response.status_code == 400, response.content[:500]
+    assert response.json()["field"].startswith("patch.spec.diffusionPipeline")
+    assert "at most 253 are allowed" in response.json()["detail"]
+    assert len(PatchAttempt.objects.get().detail) < 1_000
+    assert len(response.content) < 2 * settings.OME_AUDIT_PATCH_MAX_BYTES  # the audit's truncated patch
+    assert patches_sent(fake) == []
