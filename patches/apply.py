@@ -28,6 +28,8 @@ from .models import PatchAttempt
 from .plan import is_applied, manifests_note, patch_check, patched
 
 logger = logging.getLogger(__name__)
+# A refusal's text and field as recorded and answered, at most.
+SHOWN_MAX_CHARS = 1000
 
 Result = PatchAttempt.Result
 User: TypeAlias = "AbstractBaseUser | AnonymousUser"
@@ -114,10 +116,16 @@ class _Attempt:
             new_resource_version=new_resource_version[:128],
             target=target,
             result=result,
-            detail=redact(detail),
+            detail=_shortened(redact(detail)),
         )
         logger.info("patch attempt %s by %s on %s: %s", attempt.pk, attempt.username or "-", attempt.model_text, result)
-        return ApplyOutcome(attempt, obj=obj, resource_version=version, field=field)
+        return ApplyOutcome(attempt, obj=obj, resource_version=version, field=field and _shortened(field))
+
+
+def _shortened(text: str) -> str:
+    """A detail or field name as recorded and answered: a refusal may quote a name the request
+    made up, of any size."""
+    return text if len(text) <= SHOWN_MAX_CHARS else f"{text[: SHOWN_MAX_CHARS - 1]}…"
 
 
 def _stored_patch(value: Any) -> Any:

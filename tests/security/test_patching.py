@@ -333,3 +333,27 @@ def test_an_oversized_value_of_the_wrong_type_is_refused_and_not_echoed(
     assert len(PatchAttempt.objects.get().detail) < 1_000
     assert len(response.content) < 2 * settings.OME_AUDIT_PATCH_MAX_BYTES  # the audit's truncated patch
     assert patches_sent(fake) == []
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"X" * 2_000_000: 1},
+        {"spec": {"X" * 2_000_000: 1}},
+        {"spec": {"diffusionPipeline": {"vae": {"X" * 2_000_000: 1}}}},
+    ],
+    ids=["top-level-key", "spec-key", "component-key"],
+)
+def test_a_refusal_quoting_a_huge_field_name_is_kept_short(
+    live: Cluster, fake: FakeKubeAPI, django_user_model: Any, patch: Any
+) -> None:
+    patcher = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
+    model = Resource.objects.get(cluster=live, name="qwen-image-pvc")
+    body = {"cluster": "live", "model": model.pk, "patch": patch, "resource_version": model.resource_version}
+
+    response = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+
+    assert response.status_code == 400, response.content[:500]
+    assert len(PatchAttempt.objects.get().detail) <= 1_000
+    assert len(response.json()["detail"]) <= 1_000
+    assert patches_sent(fake) == []
