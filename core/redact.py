@@ -6,7 +6,8 @@ LOGGING loads it before the apps.
 What it blanks (the value, never the name, so a reader still sees what was there):
 - `NAME=value`, `NAME: value`, `"NAME": "value"` where NAME contains TOKEN, SECRET, KEY or
   PASSWORD (any case, with `-`/`_` around: HF_TOKEN, client-secret, refresh-token, api_key,
-  client-key-data, PGPASSWORD, AccountKey in a connection string);
+  client-key-data, PGPASSWORD, AccountKey in a connection string, DB_PASS), and a signed URL's
+  `sig=` / `X-Amz-Signature=`;
 - `--flag value` where the flag names a secret (`--hf-token X`);
 - `Authorization: Bearer ...` and `Basic ...` credentials, and a bare `Bearer xyz`;
 - passwords in URLs (`scheme://user:pass@host`), including ones that contain `/` or `@`;
@@ -31,7 +32,8 @@ MARK = "[redacted]"
 _SECRET_WORDS = r"token|secret|password|passwd|credential|api[_-]?key|private[_-]?key|key[_-]?data"
 # The word ends the name: `tokenizer-mode=`, `max_tokens:` and `secretName:` hold no secret.
 _SECRET_NAME = rf"[\w.-]*(?:{_SECRET_WORDS})(?![\w.-])"
-_SECRET_ASSIGNED = rf"[\w.-]*(?:{_SECRET_WORDS}|key|pass|pwd)(?![\w.-])"
+# A signed URL's signature (Azure SAS `sig=`, S3 `X-Amz-Signature=`) is its credential.
+_SECRET_ASSIGNED = rf"[\w.-]*(?:{_SECRET_WORDS}|key|pass|pwd|sig|signature)(?![\w.-])"
 _QUOTED = r"(?:\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')"
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # Authorization: Bearer xyz / Authorization: Basic xyz, a bare "Bearer xyz", "Basic dXNlcg==".
@@ -62,7 +64,7 @@ def _scoped(pattern: re.Pattern[str]) -> str:
 
 
 # Public IPs are no secret; every other regex detector of detect-secrets is, and Hugging Face's
-# tokens (hf_ and 34 letters), which it does not know.
+# tokens (hf_ and 34 letters) and GitHub's fine-grained ones, which it does not know.
 _PLUGINS: dict[str, type[Any]] = get_mapping_from_secret_type_to_class()
 _DETECTORS: list[type[RegexBasedDetector]] = [
     detector
@@ -75,11 +77,12 @@ _KNOWN_TOKENS = [
     for pattern in [
         *(pattern for detector in _DETECTORS for pattern in detector().denylist),
         re.compile(r"\bhf_[A-Za-z0-9]{30,}"),
+        re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"),  # fine-grained: detect-secrets knows ghp_ and kin only
     ]
 ]
 _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[^-]*-----.*?(?:-----END [A-Z0-9 ]*-----|$)", re.DOTALL)
 # Every form of _PATTERNS holds one of these; most texts hold none and are passed at once.
-_MAY_HOLD_FORM = re.compile(rf"(?i){_SECRET_WORDS}|key|bearer|basic|://")
+_MAY_HOLD_FORM = re.compile(rf"(?i){_SECRET_WORDS}|key|pass|pwd|sig|bearer|basic|://")
 # No known token format is shorter.
 _SHORTEST_TOKEN = 16
 

@@ -9,7 +9,7 @@ from django import forms
 from .kubeconfigs import KubeconfigInvalid
 from .models import Cluster
 from .registration import Choices, spec_of
-from .services import ClusterSpec
+from .services import ClusterSpec, RegistrationInvalid, registration_check
 
 SOURCES = [
     (Cluster.Source.KUBECONFIG.value, "A context of a kubeconfig file"),
@@ -25,16 +25,19 @@ class ClusterAddForm(forms.Form):
     argocd = forms.ChoiceField(required=False, label="Argo CD cluster Secret")
     manifests = forms.ChoiceField(required=False, label="Manifest folder")
 
-    def __init__(self, *args: Any, choices: Choices, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, choices: Choices, author: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.choices = choices
+        self.author = author
         for field in ("kubeconfig", "argocd", "manifests"):
             self.fields[field].choices = [("", "—"), *getattr(choices, field)]  # type: ignore[attr-defined]
 
     def clean_name(self) -> str:
         name: str = self.cleaned_data["name"]
-        if Cluster.objects.filter(name=name).exists():
-            raise forms.ValidationError(f"A cluster named {name!r} already exists.", code="unique")
+        try:
+            registration_check(name, author=self.author)  # as the API and the admin
+        except RegistrationInvalid as error:
+            raise forms.ValidationError(error.message, code=error.code) from None
         return name
 
     def clean(self) -> dict[str, Any]:

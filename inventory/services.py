@@ -94,15 +94,29 @@ _NAME = re.compile(r"[-a-zA-Z0-9_]{1,63}")
 WEB_SOURCE_HELP = "kubeconfig:FILE[#CONTEXT], FILE in the kubeconfig directory (OME_KUBECONFIG_DIR)."
 
 
-def cluster_spec_from_web(name: str, source: str, *, author: Any) -> ClusterSpec:
-    """The one check of a registration made through the web, by the API and the admin alike:
-    a new slug name, a kubeconfig of the kubeconfig directory (in-cluster and manifest folders
-    come from the settings or the command line only: they read the server's own files and
-    account), and an author who will hold a role on the cluster (grants name clusters, so one can
-    be made before the registration). Raises RegistrationInvalid naming the field."""
+def registration_check(name: str, *, author: Any) -> None:
+    """What every registration made through the web (the API, the admin, the add-cluster page)
+    checks of its name and author: a new slug name, and an author who will hold a role on the
+    cluster (grants name clusters, so one can be made before the registration). Raises
+    RegistrationInvalid naming the field."""
     _check_name(name)
     if Cluster.objects.filter(name=name).exists():
         raise ClusterNameTaken(f"A cluster named {name!r} already exists.", field="name")
+    if not scope_for_user(author).reads_cluster(name):
+        raise RegistrationLeavesNoRole(
+            f"Registering cluster {name!r} would leave you without a role on it, so you could not see it: "
+            f"ask an administrator for a role on cluster {name!r} first (a grant may name a cluster before "
+            "it is registered).",
+            field="name",
+        )
+
+
+def cluster_spec_from_web(name: str, source: str, *, author: Any) -> ClusterSpec:
+    """The check of a registration made through the API or the admin: registration_check, and a
+    kubeconfig of the kubeconfig directory (in-cluster and manifest folders come from the
+    settings or the command line only: they read the server's own files and account). Raises
+    RegistrationInvalid naming the field."""
+    registration_check(name, author=author)
     if any(char in source for char in ";\r\n"):
         raise RegistrationInvalid("One source, on one line: a path, not a file's contents.", field="source")
     try:
@@ -117,13 +131,6 @@ def cluster_spec_from_web(name: str, source: str, *, author: Any) -> ClusterSpec
             field="source",
         )
     kubeconfig_read(spec.kubeconfig, spec.context)
-    if not scope_for_user(author).reads_cluster(name):
-        raise RegistrationLeavesNoRole(
-            f"Registering cluster {name!r} would leave you without a role on it, so you could not see it: "
-            f"ask an administrator for a role on cluster {name!r} first (a grant may name a cluster before "
-            "it is registered).",
-            field="name",
-        )
     return spec
 
 

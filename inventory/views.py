@@ -90,7 +90,7 @@ def cluster_add(request: HttpRequest) -> HttpResponse:
     if not request.user.has_perm(ADD_PERMISSION):
         raise PermissionDenied("registering a cluster needs the permission to add clusters")
     choices = registration_choices()
-    form = ClusterAddForm(request.POST or None, choices=choices)
+    form = ClusterAddForm(request.POST or None, choices=choices, author=request.user)
     context: dict[str, object] = {"form": form, "choices": choices}
     if request.method == "POST" and form.is_valid():
         if "confirm" in request.POST:

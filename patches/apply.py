@@ -19,6 +19,7 @@ from core.redact import redact, redact_value
 from inventory import kube
 from inventory.locks import cluster_write_lock
 from inventory.models import CLUSTER_SCOPED, Cluster, Resource
+from inventory.records import stored
 from inventory.sync import event_apply
 
 from .authorize import cluster_refusal, dashboard_refusal, delegates
@@ -28,6 +29,8 @@ from .models import PatchAttempt
 from .plan import is_applied, manifests_note, patch_check, patched
 
 logger = logging.getLogger(__name__)
+# A refusal's text and field as recorded and answered, at most.
+SHOWN_MAX_CHARS = 1000
 
 Result = PatchAttempt.Result
 User: TypeAlias = "AbstractBaseUser | AnonymousUser"
@@ -114,10 +117,16 @@ class _Attempt:
             new_resource_version=new_resource_version[:128],
             target=target,
             result=result,
-            detail=redact(detail),
+            detail=_shortened(redact(detail)),
         )
         logger.info("patch attempt %s by %s on %s: %s", attempt.pk, attempt.username or "-", attempt.model_text, result)
-        return ApplyOutcome(attempt, obj=obj, resource_version=version, field=field)
+        return ApplyOutcome(attempt, obj=obj, resource_version=version, field=field and _shortened(field))
+
+
+def _shortened(text: str) -> str:
+    """A detail or field name as recorded and answered: a refusal may quote a name the request
+    made up, of any size."""
+    return text if len(text) <= SHOWN_MAX_CHARS else f"{text[: SHOWN_MAX_CHARS - 1]}…"
 
 
 def _stored_patch(value: Any) -> Any:
@@ -229,7 +238,7 @@ def _apply_live(attempt: _Attempt, resource: Resource, patch: Mapping[str, Any],
         f"{key} patched on cluster {cluster.name} (resourceVersion {version})",
         target=sent,
         new_resource_version=version,
-        obj=returned,
+        obj=stored(returned),  # the cluster's object holds its credentials: shown as stored
         version=version,
     )
     _store_returned(cluster, returned)
@@ -274,7 +283,7 @@ def _refreshed(cluster: Cluster, api: Any, resource: Resource) -> dict[str, Any]
         return {}
     _store_returned(cluster, current)
     version = str((current.get("metadata") or {}).get("resourceVersion") or "")
-    return {"obj": current, "version": version}
+    return {"obj": stored(current), "version": version}
 
 
 def _store_returned(cluster: Cluster, obj: dict[str, Any]) -> None:

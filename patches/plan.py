@@ -97,6 +97,7 @@ def _check_components(components: Mapping[Any, Any]) -> None:
 
 def _check_component(value: Any, path: str) -> None:
     if not isinstance(value, Mapping):
+        _check_length(value, path)
         return  # null removes it; other types are parse_model's to name
     for key, item in value.items():
         if key not in COMPONENT_KEYS:
@@ -105,10 +106,14 @@ def _check_component(value: Any, path: str) -> None:
 
 
 def _check_length(value: Any, path: str) -> None:
-    if isinstance(value, str) and len(value) > PIPELINE_VALUE_MAX_CHARS:
-        raise PatchInvalid(
-            f"{path} is {len(value)} characters long; at most {PIPELINE_VALUE_MAX_CHARS} are allowed", field=path
-        )
+    """A value of any type is bounded: parse_model's message about a wrong type quotes it."""
+    size, unit = (
+        (len(value), "characters")
+        if isinstance(value, str)
+        else (len(json.dumps(value, default=str)), "characters of JSON")
+    )
+    if size > PIPELINE_VALUE_MAX_CHARS:
+        raise PatchInvalid(f"{path} is {size} {unit} long; at most {PIPELINE_VALUE_MAX_CHARS} are allowed", field=path)
 
 
 def patched(resource: Resource, patch: Mapping[str, Any]) -> dict[str, Any]:

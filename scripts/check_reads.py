@@ -94,8 +94,6 @@ ALLOWED: dict[str, str] = {
     "a reader of a namespace reads its runtimes and the cluster-scoped ones",
     "matrix/selectors.py:current_build": "the build of a cluster the caller got from clusters_visible(scope)",
     "fleet/services.py": "the fleet compares whole clusters: fleet_get keeps only those its reader reads whole",
-    "inventory/forms.py:ClusterAddForm.clean_name": "a new cluster's name must be unique among all clusters "
-    "(the add-cluster page needs inventory.add_cluster)",
     "inventory/registration.py": "a cluster about to be registered: whether its Argo CD Secret has a cluster already, "
     "whoever may read that one (the page needs inventory.add_cluster)",
     "inventory/argocd.py": "the Argo CD source registers and removes clusters for the system, whoever reads them",

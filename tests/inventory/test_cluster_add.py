@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.test import Client
 
 from inventory.models import Cluster
 from tests.fakes.kube_api import FakeKubeAPI
+from tests.support.access import grant
 
 SEED = Path(__file__).resolve().parents[2] / "demo/seed"
 
@@ -79,3 +81,25 @@ def test_confirming_registers_as_the_api_does(admin: Client, member: FakeKubeAPI
     assert "A cluster named &#x27;member&#x27; already exists." in again.content.decode()
     assert folder.status_code == 400
     assert not Cluster.objects.filter(name="seed").exists()
+
+
+@pytest.mark.django_db
+def test_the_page_refuses_a_registration_that_leaves_its_author_without_a_role(
+    django_user_model: Any, member: FakeKubeAPI, settings: Any
+) -> None:
+    """As the API and the admin do: a 4xx naming the problem, and nothing registered."""
+    settings.API_ANONYMOUS_READ = False  # else every user reads every cluster
+    registrar = django_user_model.objects.create_user(username="registrar", password="x" * 20)
+    registrar.user_permissions.add(Permission.objects.get(codename="add_cluster"))
+    client = Client()
+    client.force_login(registrar)
+    form = {"name": "member", "source": "kubeconfig", "kubeconfig": "member.yaml#fake", "confirm": "1"}
+
+    refused = client.post("/clusters/add/", form)
+    grant(registrar, "admin", cluster="member")
+    registered = client.post("/clusters/add/", form)
+
+    assert refused.status_code == 400
+    assert "would leave you without a role on it" in refused.content.decode()
+    assert registered.status_code == 302
+    assert Cluster.objects.filter(name="member").count() == 1

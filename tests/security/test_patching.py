@@ -282,3 +282,78 @@ def test_the_cluster_refuses_an_impersonated_patch_its_rbac_does_not_allow(live:
         kube.patch_object(api, "ClusterBaseModel", "", "qwen-image-pvc", SEED_PATCH)
     kube.close(api)
     assert "diffusionPipeline" not in fake.get("clusterbasemodels", "qwen-image-pvc")["spec"]
+
+
+def test_the_objects_a_patch_answers_with_are_redacted(
+    live: Cluster, fake: FakeKubeAPI, django_user_model: Any
+) -> None:
+    """A conflict answers the cluster's current object and an applied patch the patched one:
+    both come from the cluster, so both are redacted as stored objects are."""
+    patcher = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
+    fake.patch("ClusterBaseModel", "qwen-image-pvc", {"metadata": {"annotations": {"example.com/token": "PLANTED"}}})
+    model = Resource.objects.get(cluster=live, name="qwen-image-pvc")
+    body = {"cluster": "live", "model": model.pk, "patch": SEED_PATCH, "resource_version": model.resource_version}
+
+    conflict = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+    body["resource_version"] = conflict.json()["current"]["resource_version"]
+    applied = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+
+    assert (conflict.status_code, applied.status_code) == (409, 200), applied.content[:500]
+    assert conflict.json()["current"]["object"]["metadata"]["annotations"]["example.com/token"] == "[redacted]"
+    assert applied.json()["object"]["metadata"]["annotations"]["example.com/token"] == "[redacted]"
+    assert b"PLANTED" not in conflict.content + applied.content
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        {"transformer": "X" * 2_000_000},
+        {"className": ["X" * 2_000_000]},
+        {"additionalComponents": {"c": "X" * 2_000_000}},
+    ],
+    ids=["string-component", "list-className", "string-additional-component"],
+)
+def test_an_oversized_value_of_the_wrong_type_is_refused_and_not_echoed(
+    live: Cluster, fake: FakeKubeAPI, django_user_model: Any, pipeline: Any, settings: Settings
+) -> None:
+    patcher = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
+    model = Resource.objects.get(cluster=live, name="qwen-image-pvc")
+    body = {
+        "cluster": "live",
+        "model": model.pk,
+        "patch": {"spec": {"diffusionPipeline": pipeline}},
+        "resource_version": model.resource_version,
+    }
+
+    response = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+
+    assert response.status_code == 400, response.content[:500]
+    assert response.json()["field"].startswith("patch.spec.diffusionPipeline")
+    assert "at most 253 are allowed" in response.json()["detail"]
+    assert len(PatchAttempt.objects.get().detail) < 1_000
+    assert len(response.content) < 2 * settings.OME_AUDIT_PATCH_MAX_BYTES  # the audit's truncated patch
+    assert patches_sent(fake) == []
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"X" * 2_000_000: 1},
+        {"spec": {"X" * 2_000_000: 1}},
+        {"spec": {"diffusionPipeline": {"vae": {"X" * 2_000_000: 1}}}},
+    ],
+    ids=["top-level-key", "spec-key", "component-key"],
+)
+def test_a_refusal_quoting_a_huge_field_name_is_kept_short(
+    live: Cluster, fake: FakeKubeAPI, django_user_model: Any, patch: Any
+) -> None:
+    patcher = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
+    model = Resource.objects.get(cluster=live, name="qwen-image-pvc")
+    body = {"cluster": "live", "model": model.pk, "patch": patch, "resource_version": model.resource_version}
+
+    response = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+
+    assert response.status_code == 400, response.content[:500]
+    assert len(PatchAttempt.objects.get().detail) <= 1_000
+    assert len(response.json()["detail"]) <= 1_000
+    assert patches_sent(fake) == []

@@ -28,6 +28,7 @@ from tests.inventory.live.objects import model, runtime
 from .conftest import signed_in
 
 GITHUB = "ghp_" + "PLANTED01".ljust(36, "x")
+GITHUB_FINE_GRAINED = "github_pat_" + "PLANTED06".ljust(82, "x")
 AWS = "AKIA" + "PLANTED02".ljust(16, "X")
 HUGGING_FACE = "hf_" + "PLANTED03".ljust(34, "x")
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJQTEFOVEVEMDQifQ.PLANTED04signature"
@@ -58,6 +59,11 @@ PLANTED: list[tuple[str, str]] = [
     ("JWT by content", JWT),
     ("private key by content", "MIIEPLANTED05"),
     ("api_key: in a YAML blob annotation", "PLANTED-yaml-blob"),
+    ('"pass": in a JSON annotation', "PLANTED-json-pass"),
+    ("DB_PASS= in a shell command", "PLANTED-shell-pass"),
+    ("GitHub fine-grained token by content", GITHUB_FINE_GRAINED),
+    ("signature of a signed URL (Azure SAS sig=)", "PLANTED-sas-sig"),
+    ("signature of a signed URL (S3 X-Amz-Signature=)", "PLANTED-amz-signature"),
 ]
 
 
@@ -69,6 +75,7 @@ def planted_model() -> dict[str, Any]:
         "example.com/serving-config": "endpoint: x\napi_key: PLANTED-yaml-blob\n",
         "example.com/ci": GITHUB,
         "kubectl.kubernetes.io/last-applied-configuration": '{"token": "PLANTED-last-applied"}',
+        "example.com/database": '{"db": {"user": "ome", "pass": "PLANTED-json-pass"}}',
     }
     obj["spec"]["storage"] = {
         "storageUri": "s3://ome:PLANTED-storage-uri@models/planted-model",
@@ -86,7 +93,7 @@ def planted_runtime() -> dict[str, Any]:
     obj["metadata"]["annotations"] = {"example.com/deploy-key": PRIVATE_KEY, "example.com/aws": AWS}
     obj["spec"]["engineConfig"] = {
         "runner": {
-            "command": ["sh", "-c", "serve --hf-token PLANTED-shell-flag --port 8080"],
+            "command": ["sh", "-c", "DB_PASS=PLANTED-shell-pass serve --hf-token PLANTED-shell-flag --port 8080"],
             "args": [
                 "--download=https://u:PLANTED-arg-url@mirror.example/x",
                 "--api-key=PLANTED-api-key",
@@ -108,6 +115,9 @@ def planted_runtime() -> dict[str, Any]:
                 {"name": "MODEL_ACCESS", "value": HUGGING_FACE},
                 {"name": "SESSION", "value": JWT},
                 {"name": "MODE", "value": "serve"},
+                {"name": "REPORTER", "value": GITHUB_FINE_GRAINED},
+                {"name": "WEIGHTS", "value": "https://a.blob.core.windows.net/m/w?sv=2022-11-02&sig=PLANTED-sas-sig"},
+                {"name": "INDEX", "value": "https://b.s3.amazonaws.com/i?X-Amz-Signature=PLANTED-amz-signature&x=1"},
             ],
             "resources": {"limits": {"nvidia.com/gpu": 4}},
         },
