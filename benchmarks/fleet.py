@@ -18,7 +18,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from access.scope import SYSTEM
 from benchmarks.django_setup import setup_django
 from benchmarks.synthetic import ROOT
 
@@ -127,6 +126,7 @@ def bench_fleet(count: int, models: int, runtimes: int) -> None:
 def _cold_parts() -> None:
     """What the first fleet request after a change pays, part by part: each cluster's rows
     read from its build, its lint (shared with the lint page), its InferenceService verdicts."""
+    from access.scope import SYSTEM
     from fleet.services import cluster_data
     from inventory.selectors import cluster_list
     from isvcs.services import isvc_verdicts
@@ -136,8 +136,8 @@ def _cold_parts() -> None:
     parts = {}
     for name, step in (
         ("rows read", cluster_data),
-        ("lint", lint_report_get),
-        ("InferenceService verdicts", isvc_verdicts),
+        ("lint", lambda cluster: lint_report_get(cluster, scope=SYSTEM)),
+        ("InferenceService verdicts", lambda cluster: isvc_verdicts(cluster, scope=SYSTEM)),
     ):
         started = time.perf_counter()
         for cluster in clusters:

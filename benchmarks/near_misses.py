@@ -12,12 +12,12 @@ import argparse
 import statistics
 import time
 
-from access.scope import SYSTEM
 from benchmarks.django_setup import setup_django
 
 
 def measure(cluster, sample: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
     import matching
+    from access.scope import SYSTEM
     from inventory.parsed import load_inventory
     from matrix.models import MatrixRow
     from matrix.selectors import current_build

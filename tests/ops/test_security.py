@@ -30,11 +30,12 @@ from matrix.selectors import current_build
 from patches.models import PatchAttempt
 
 WRITE_METHODS = ("post", "put", "patch", "delete")
-# POSTs that only compute (what-if, parsing a model_index.json): they may answer 200 to anyone
+# POSTs that only compute (what-if, a policy check, parsing a model_index.json): they may answer 200 to anyone
 # who may read. Django's own login and password pages answer forms (an invalid reset link shows
 # a page saying so). Either way nothing may be written: the database is compared afterwards.
 READ_ONLY_POSTS = {
     "api/v1/matrix/whatif/",
+    "api/v1/policies/check/",
     "api/v1/patches/pipeline-from-model-index/",
     "runtimes/{runtime}/what-if/",
     "models/{model}/model-index/",

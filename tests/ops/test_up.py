@@ -84,8 +84,8 @@ def test_make_up_serves_the_dashboard_with_gunicorn_workers_and_beat_and_stops_o
     assert code == 0, output.text
     assert re.search(r"^\s*web \| .*Starting gunicorn", output.text, re.MULTILINE)
     started = re.findall(r"devrun: started (\S+) ", output.text)
-    assert started[:4] == ["redis", "collectstatic", "migrate", "register_clusters"]
-    assert set(started[4:]) == {"worker", "control-worker", "matrix-worker", "watch-worker", "beat", "web"}
+    assert started[:5] == ["redis", "collectstatic", "migrate", "register_clusters", "load_policies"]
+    assert set(started[5:]) == {"worker", "control-worker", "matrix-worker", "watch-worker", "beat", "web"}
     worker_lines = [line.split("| ", 1)[1] for line in output.lines if line.lstrip().startswith("worker |")]
     assert any(line.startswith("{") and json.loads(line)["message"].endswith("ready.") for line in worker_lines)
 

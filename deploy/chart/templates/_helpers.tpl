@@ -52,7 +52,7 @@ beat:
   command: ["celery", "-A", "ome_dashboard", "beat", "--loglevel=INFO", "--schedule", "/tmp/celerybeat-schedule"]
   init:
     name: migrate
-    command: ["sh", "-c", "python manage.py migrate --noinput && python manage.py register_clusters --sync"]
+    command: ["sh", "-c", "python manage.py migrate --noinput && python manage.py register_clusters --sync && python manage.py load_policies"]
     resources: {requests: {cpu: 50m, memory: 128Mi}, limits: {memory: 1Gi}}
     kubeconfigs: true
   grace: 30
