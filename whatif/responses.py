@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from core.schema import ObjectKeySerializer, ObjectRefSerializer, OmeBehaviourSerializer
+from core.schema import ObjectKeySerializer, ObjectRefSerializer, OmeBehaviourSerializer, ProblemSerializer
 
 OUTCOME_HELP = "The row's outcome: selected, no-runtime or invalid; null where the model is absent."
 
@@ -179,4 +179,5 @@ class CheckReportSerializer(serializers.Serializer):
         child=serializers.IntegerField(), help_text="Occurrences of each `fail_on` condition."
     )
     exit_code = serializers.IntegerField(help_text="0, or 1 when a `fail_on` condition occurs.")
+    problems = ProblemSerializer(many=True, help_text="The manifests' schema warnings (`lenient`).")
     rendered = serializers.CharField(required=False, help_text="The report in `format`, unless json.")
