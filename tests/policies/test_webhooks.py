@@ -150,7 +150,7 @@ def test_deliveries_are_retried_after_500s_and_not_repeated_after_a_worker_resta
             server.wait_for(lambda request: True, timeout=10)
             delivery = delivered(delivery_id)
         with running_worker(celery_app):
-            assert webhooks_retry_due_task.delay().get(timeout=10) == 0
+            assert webhooks_retry_due_task.apply_async(ignore_result=False).get(timeout=10) == 0
 
         assert (delivery.status, delivery.attempts, server.answered) == (Delivery.Status.DELIVERED, 3, 3)
         assert len(server.requests) == 1
