@@ -27,7 +27,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from pytest_django import Settings
 
-from access.models import Grant
+from access.models import ApiToken, Grant
 from access.restrict import Tenancy
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
 from matrix.models import CellChange, MatrixBuild
@@ -95,6 +95,8 @@ DRIVES: dict[str, tuple[Drive, ...]] = {
         Drive(f"/models/{SHARED_MODEL}/near-misses/?namespace={{ns}}"),
     ),
     "inventory:resync": (Drive("/sync/{cluster}/resync/"),),
+    # POST only, as resync: a POST's message would show on the next page walked, not the 404 compared.
+    "inventory:ome-version": (Drive("/sync/{cluster}/ome-version/"),),
     "history": (*BY_QUERY, Drive(f"/history/?cluster={HOME}&patch={{id}}", Names(PatchAttempt))),
     "api:cluster-detail": (Drive("/api/v1/clusters/{cluster}/"),),
     "api:sync-state-detail": (Drive("/api/v1/sync-states/{id}/", Names(apps.get_model("inventory", "SyncState"))),),
@@ -104,6 +106,10 @@ DRIVES: dict[str, tuple[Drive, ...]] = {
     "api:matrix-build-detail": (Drive("/api/v1/matrix/builds/{id}/", Names(MatrixBuild)),),
     "api:cell-change-detail": (Drive("/api/v1/matrix/history/{id}/", Names(CellChange)),),
     "api:patch-audit-detail": (Drive("/api/v1/patches/audit/{id}/", Names(PatchAttempt)),),
+    # A token is revoked by its owner or an administrator; it has no detail to GET.
+    "api:api-token-detail": tuple(
+        Drive("/api/v1/tokens/{id}/", Names(ApiToken), method=method) for method in ("get", "delete")
+    ),
     "api:matrix-near-misses": (
         Drive("/api/v1/matrix/near-misses/?model={id}", MODELS),
         Drive(f"/api/v1/matrix/near-misses/?model={SHARED_MODEL}&runtime={{id}}", RUNTIMES),
