@@ -68,10 +68,15 @@ class ScopeField(serializers.CharField):
 
 # Fields whose values are Kubernetes objects or parts of one: they keep Kubernetes' own names
 # and values (a manifest's metadata.namespace is never rewritten). `values` and `version` are an
-# inventory change's field values and resourceVersion (the history's `cause`).
+# inventory change's field values and resourceVersion (the history's `cause`); `operations` are
+# a fix's JSON patch operations, whose values are parts of the object they patch, and `created`
+# the manifests of the objects a fix creates.
 KUBERNETES_FIELDS = frozenset(
-    {"obj", "object", "patch", "merge_patch", "before", "after", "current", "diffusion_pipeline", "values", "version"}
-)
+    {
+        "obj", "object", "patch", "merge_patch", "before", "after", "current", "diffusion_pipeline", "values",
+        "version", "operations", "created",
+    }
+)  # fmt: skip
 
 
 def scope_tokens(data: Any) -> Any:

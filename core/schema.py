@@ -8,6 +8,10 @@ from rest_framework import serializers
 
 from .web import CLUSTER_SCOPE
 
+# The severity of a manifest's problem and of a policy's assertion (matching.Problem,
+# matching.policy.Assertion).
+ERROR_OR_WARNING = ["error", "warning"]
+
 
 class ObjectKeySerializer(serializers.Serializer):
     kind = serializers.CharField()
@@ -42,3 +46,18 @@ class SeverityCountsSerializer(serializers.Serializer):
     error = serializers.IntegerField()
     warning = serializers.IntegerField()
     info = serializers.IntegerField()
+
+
+class ProblemSerializer(serializers.Serializer):
+    """A manifest's schema problem (matching.Problem): a warning beside an answer, or one of the
+    problems of a 400."""
+
+    severity = serializers.ChoiceField(choices=ERROR_OR_WARNING)
+    file = serializers.CharField(allow_null=True)
+    document = serializers.IntegerField(allow_null=True, help_text="The document's number in the text, from 1.")
+    line = serializers.IntegerField(allow_null=True)
+    object = serializers.CharField(allow_null=True, help_text="`Kind name`.")
+    path = serializers.CharField(help_text="The field, e.g. `spec.supportedModelFormats[0].modelFormat`.")
+    message = serializers.CharField()
+    hint = serializers.CharField(allow_null=True)
+    blocking = serializers.BooleanField(help_text="An error: it refuses the input.")

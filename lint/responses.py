@@ -6,9 +6,11 @@ from rest_framework import serializers
 
 from core.schema import ObjectKeySerializer, OmeBehaviourSerializer, SeverityCountsSerializer
 
+from .rules import SEVERITIES
+
 
 class LintFindingSerializer(serializers.Serializer):
-    severity = serializers.ChoiceField(choices=["error", "warning", "info"])
+    severity = serializers.ChoiceField(choices=SEVERITIES)
     code = serializers.CharField()
     message = serializers.CharField()
     runtimes = ObjectKeySerializer(many=True)
@@ -43,7 +45,7 @@ class AcknowledgementSerializer(serializers.Serializer):
 class LintGroupSerializer(serializers.Serializer):
     key = serializers.CharField()
     cause = serializers.CharField()
-    severity = serializers.ChoiceField(choices=["error", "warning", "info"])
+    severity = serializers.ChoiceField(choices=SEVERITIES)
     title = serializers.CharField()
     count = serializers.IntegerField()
     signature = serializers.CharField()

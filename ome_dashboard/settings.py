@@ -272,6 +272,11 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "CellStatusEnum": "matrix.models.CellStatus",
         "BuildStatusEnum": "matrix.models.MatrixBuild.Status",
+        # Choice sets whose field names ("kind", "severity") other sets share.
+        "KindEnum": "inventory.models.Kind",
+        "SeverityEnum": "lint.rules.SEVERITIES",
+        "ErrorOrWarningEnum": "core.schema.ERROR_OR_WARNING",
+        "AssertionKindEnum": "policies.responses.ASSERTION_KINDS",
     },
 }
 

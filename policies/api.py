@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import path
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -25,6 +24,7 @@ from whatif.check import items_from_text
 from whatif.errors import WhatIfError, problems_body
 
 from .evaluation import policy_check
+from .responses import PolicyCheckSerializer, PolicyStatesSerializer
 from .selectors import assertion_state_list
 from .services import assertions_enabled
 
@@ -70,7 +70,7 @@ class PolicyCheckView(APIView):
 
     permission_classes = [CanRead]
 
-    @extend_schema(request=PolicyCheckInputSerializer, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=PolicyCheckInputSerializer, responses=PolicyCheckSerializer)
     def post(self, request: Request) -> Response:
         data = PolicyCheckInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -113,7 +113,7 @@ class PolicyStatesView(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("cluster", str, description="Cluster name; defaults to the first by name.")],
-        responses=OpenApiTypes.OBJECT,
+        responses=PolicyStatesSerializer,
     )
     def get(self, request: Request) -> Response:
         scope = scope_of(request)

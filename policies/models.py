@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from access.restrict import RestrictedQuerySet, Tenancy
 from inventory.models import Cluster
 
 
@@ -57,6 +58,9 @@ class PolicyBaseline(models.Model):
     data = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
 
+    TENANCY = Tenancy("cluster__name")
+    objects = RestrictedQuerySet.as_manager()
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["cluster", "policy", "version"], name="policy_baseline_once"),
@@ -89,6 +93,9 @@ class AssertionState(models.Model):
     causes = models.JSONField(default=list, blank=True, help_text="The inventory changes of that matrix update.")
     evaluated_at = models.DateTimeField()
 
+    TENANCY = Tenancy("cluster__name")
+    objects = RestrictedQuerySet.as_manager()
+
     class Meta:
         ordering = ["cluster", "policy__name", "assertion"]
         constraints = [
@@ -110,6 +117,9 @@ class PickSnapshot(models.Model):
     picks = models.JSONField(default=dict)
     evaluated_at = models.DateTimeField()
     inventory_version = models.BigIntegerField(default=0)
+
+    TENANCY = Tenancy("cluster__name")
+    objects = RestrictedQuerySet.as_manager()
 
     def __str__(self) -> str:
         return f"picks of cluster {self.cluster_id}"
@@ -136,6 +146,9 @@ class Receiver(models.Model):
     on_assertion_change = models.BooleanField(default=True)
     on_pick_change = models.BooleanField(default=False)
     enabled = models.BooleanField(default=True)
+
+    TENANCY = Tenancy("cluster__name")
+    objects = RestrictedQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -166,6 +179,9 @@ class Delivery(models.Model):
     next_attempt_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
+
+    TENANCY = Tenancy("cluster_name")
+    objects = RestrictedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db.models import Q
 
+from access.restrict import Action
 from access.scope import Scope
 from inventory.models import Cluster
 from matrix.history import cause_key, cause_versions
@@ -78,10 +79,8 @@ def _patches(cluster: Cluster, causes: Sequence[dict[str, Any]], scope: Scope, u
 def assertion_state_list(cluster: Cluster, *, scope: Scope, user: Any) -> list[StateView]:
     """The states of a cluster the scope reads (none of a cluster it does not), with the patch
     records behind their changes that `user` may see."""
-    if not scope.reads_cluster(cluster.name):
-        return []
     found = []
-    for state in AssertionState.objects.filter(cluster=cluster).select_related("policy"):
+    for state in AssertionState.objects.restrict(scope, Action.VIEW).filter(cluster=cluster).select_related("policy"):
         failures = _visible(scope, cluster, state.failures)
         causes = [item for item in state.causes if scope.keys_visible(cluster.name, [cause_key(item)])]
         found.append(StateView(state, failures, len(state.failures) - len(failures), causes))

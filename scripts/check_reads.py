@@ -107,6 +107,12 @@ ALLOWED: dict[str, str] = {
     "policies/tasks.py": "Celery tasks: the system's own work, no reader",
     "policies/evaluation.py:policies_evaluate": "continuous evaluation judges the whole cluster for the system; "
     "readers see its states through assertion_state_list(scope)",
+    "policies/evaluation.py:_baseline": "policies_evaluate's baseline of a policy on a cluster, for the system",
+    "policies/evaluation.py:_record": "policies_evaluate stores each assertion's state, for the system",
+    "policies/notify.py:deliveries_create": "an evaluation's events, for every receiver that covers them: "
+    "the system's own work after the evaluation commits",
+    "policies/receivers.py": "a matrix update's signal asks whether anything is to evaluate, for the system",
+    "policies/webhooks.py": "the workers send every receiver's deliveries, for the system; no reader",
     "policies/metrics.py": "the scrape's families, of the clusters the metrics reader reads whole (scope.q_whole)",
     "ome_dashboard/ops": "probes and /metrics: answer for the deployment (i19b/i22 decide what they show)",
     "patches/apply.py": "the one write door: looks the target up in the user's scope (model_get with scope), "

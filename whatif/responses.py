@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from core.schema import ObjectKeySerializer, ObjectRefSerializer, OmeBehaviourSerializer
+from core.schema import ObjectKeySerializer, ObjectRefSerializer, OmeBehaviourSerializer, ProblemSerializer
 
 OUTCOME_HELP = "The row's outcome: selected, no-runtime or invalid; null where the model is absent."
 
@@ -78,21 +78,26 @@ class FixPatchSerializer(ObjectKeySerializer):
 
 
 class FixImpactSerializer(serializers.Serializer):
-    takes_from_others = serializers.BooleanField()
+    takes_from_others = serializers.BooleanField(help_text="Another model loses a runtime it matches or its pick.")
+    moves_others = serializers.BooleanField(help_text="Another model's pick changes.")
     changes = serializers.ListField(child=serializers.DictField(), help_text="The matrix rows the fix changes.")
 
 
 class FixSerializer(serializers.Serializer):
     side = serializers.ChoiceField(choices=["model", "runtime", "both"])
+    runtime = ObjectKeySerializer(help_text="The runtime the fix makes match (a created one, if any).")
+    distance = serializers.IntegerField(help_text="The failed checks of the near miss it fixes.")
     checks = serializers.ListField(child=serializers.CharField())
     changes = serializers.ListField(child=serializers.CharField())
     patches = FixPatchSerializer(many=True)
     pipeline_patch = serializers.JSONField(
         allow_null=True, help_text="The diffusionPipeline merge patch, if only that."
     )
-    caveats = serializers.ListField(child=serializers.CharField())
+    created = serializers.ListField(
+        child=serializers.DictField(), help_text="The manifests of the objects it creates (a derived runtime)."
+    )
     kubectl = serializers.ListField(child=serializers.CharField())
-    impact = FixImpactSerializer(allow_null=True)
+    impact = FixImpactSerializer(allow_null=True, help_text="Null when it was not measured.")
 
 
 class NearMissRuntimeSerializer(ObjectKeySerializer):
@@ -112,6 +117,8 @@ class NearMissesSerializer(serializers.Serializer):
     ome = OmeBehaviourSerializer()
     model = ObjectRefSerializer()
     namespace = serializers.CharField()
+    unserved = serializers.CharField(allow_null=True, help_text="The recorded fact no runtime accepts, if none does.")
+    fixes = FixSerializer(many=True, help_text="Every fix of every near miss, best first.")
     near_misses = NearMissSerializer(many=True)
 
 
@@ -179,4 +186,5 @@ class CheckReportSerializer(serializers.Serializer):
         child=serializers.IntegerField(), help_text="Occurrences of each `fail_on` condition."
     )
     exit_code = serializers.IntegerField(help_text="0, or 1 when a `fail_on` condition occurs.")
+    problems = ProblemSerializer(many=True, help_text="The manifests' schema warnings (`lenient`).")
     rendered = serializers.CharField(required=False, help_text="The report in `format`, unless json.")

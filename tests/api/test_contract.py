@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from rest_framework.test import APIClient
 
+from access.models import ApiToken
+from access.scope import SYSTEM
 from core.api import KUBERNETES_FIELDS
 from inventory.models import Cluster, Resource
 from inventory.sync import event_apply
@@ -24,6 +27,8 @@ from matrix.models import CellChange, MatrixBuild
 from matrix.services import matrix_apply_changes
 from patches.models import PatchAttempt
 from patches.services import version_of
+from policies.evaluation import policies_evaluate
+from policies.services import policies_load_files
 from tests.support.kubeconfigs import write_kubeconfig
 
 pytestmark = pytest.mark.django_db
@@ -39,6 +44,18 @@ spec:
   modelArchitecture: QwenImagePipeline
   diffusionPipeline: {{className: QwenImagePipeline, transformer: {{library: diffusers}}}}
   storage: {{storageUri: "pvc://ome:qwen-image-models/Qwen-Image"}}
+"""
+# Fails on the demo before and after WHATIF, so every field of a failure has a value to check.
+UNSERVED_POLICY = f"""
+apiVersion: compat.ome.io/v1alpha1
+kind: RuntimePolicy
+metadata: {{name: unserved}}
+spec:
+  assertions:
+    - name: seed-model-on-a-missing-runtime
+      assert: servedBy
+      runtime: no-such-runtime
+      scope: {{names: [{SEED_MODEL}]}}
 """
 
 
@@ -82,7 +99,7 @@ def operations(demo: Cluster) -> dict[tuple[str, str], tuple[str, dict[str, Any]
     model = _one(Resource, cluster=demo, name=SEED_MODEL)
     runtime = _one(Resource, cluster=demo, name="srt-qwen-image-pipeline")
     isvc = _one(Resource, cluster=demo, kind="InferenceService")
-    group = next(iter(lint_group_states(demo))).group.key
+    group = next(iter(lint_group_states(demo, scope=SYSTEM))).group.key
     v1 = "/api/v1"
     seed = {"cluster": demo.name, "model": model}
     return {
@@ -129,25 +146,43 @@ def operations(demo: Cluster) -> dict[tuple[str, str], tuple[str, dict[str, Any]
         ),
         ("get", f"{v1}/patches/audit/"): (f"{v1}/patches/audit/", {}),
         ("get", f"{v1}/patches/audit/{{id}}/"): (f"{v1}/patches/audit/{{audit}}/", {}),
+        ("post", f"{v1}/policies/check/"): (
+            f"{v1}/policies/check/",
+            {"cluster": demo.name, "manifests": WHATIF, "format": "markdown"},
+        ),
+        ("get", f"{v1}/policies/states/"): (f"{v1}/policies/states/", {"cluster": demo.name}),
         ("post", f"{v1}/patches/pipeline-from-model-index/"): (
             f"{v1}/patches/pipeline-from-model-index/",
             {"model_index": '{"_class_name": "QwenImagePipeline", "transformer": ["diffusers", "X"]}'},
         ),
         ("get", f"{v1}/runtimes/"): (f"{v1}/runtimes/", {}),
         ("get", f"{v1}/runtimes/{{id}}/"): (f"{v1}/runtimes/{runtime}/", {}),
+        ("get", f"{v1}/tokens/"): (f"{v1}/tokens/", {}),
+        ("post", f"{v1}/tokens/"): (f"{v1}/tokens/", {"name": "ci"}),
+        ("delete", f"{v1}/tokens/{{id}}/"): (f"{v1}/tokens/{{token}}/", {}),
         ("get", f"{v1}/sync-states/"): (f"{v1}/sync-states/", {}),
         ("get", f"{v1}/sync-states/{{id}}/"): (f"{v1}/sync-states/{demo.sync_states.first().pk}/", {}),
         ("post", f"{v1}/whatif/check/"): (f"{v1}/whatif/check/", {"cluster": demo.name, "manifests": WHATIF}),
     }
 
 
-def record_a_cell_change(demo: Cluster) -> None:
+def record_a_cell_change(demo: Cluster) -> dict[str, Any]:
     """The seed model given another runtime by a watch event, so the history has an entry."""
     obj = copy.deepcopy(Resource.objects.get(cluster=demo, name=SEED_MODEL).obj)
     obj["spec"]["diffusionPipeline"] = PIPELINE
     change = event_apply(demo, "MODIFIED", obj)
     assert change is not None
     matrix_apply_changes(demo, [change.to_dict()])
+    return change.to_dict()
+
+
+def record_policy_states(demo: Cluster, folder: Path) -> None:
+    """The demo's policies and UNSERVED_POLICY evaluated before and after the cell change, so
+    the states have failures and a change that fixed one."""
+    (folder / "unserved.yaml").write_text(UNSERVED_POLICY)
+    policies_load_files([Path(django_settings.BASE_DIR) / "demo/policies", folder / "unserved.yaml"])
+    policies_evaluate(demo)
+    policies_evaluate(demo, causes=[record_a_cell_change(demo)])
 
 
 def casing_problems(data: Any, path: str = "") -> Iterator[str]:
@@ -181,7 +216,7 @@ def test_every_operation_answers_in_snake_case_with_cluster_scope_as_its_token(
 ) -> None:
     settings.OME_KUBECONFIG_DIR = tmp_path
     write_kubeconfig(tmp_path / "more.yaml", context="more")
-    record_a_cell_change(demo)
+    record_policy_states(demo, tmp_path)
     api.force_authenticate(django_user_model.objects.create_superuser("root"))
     requests = operations(demo)
     in_schema = {(method, path) for method, path, _ in schema_operations(api) if method in {"get", "post", "delete"}}
@@ -195,7 +230,7 @@ def test_every_operation_answers_in_snake_case_with_cluster_scope_as_its_token(
     for operation in order:
         url, data = requests[operation]
         if "{" in url:
-            url = url.format(audit=_one(PatchAttempt), history=_one(CellChange))
+            url = url.format(audit=_one(PatchAttempt), history=_one(CellChange), token=_one(ApiToken))
         problems += [
             f"{operation[0].upper()} {operation[1]}{problem}"
             for problem in casing_problems(call(api, operation[0], url, data))
