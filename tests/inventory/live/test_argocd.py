@@ -24,7 +24,7 @@ from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Resource
 from matrix.services import matrix_rebuild
 from tests.fakes.kube_api import FakeKubeAPI
-from tests.inventory.live.test_kube_aio import run_alone
+from tests.support.aio import run_alone
 
 ROOT = Path(__file__).resolve().parents[3]
 SEED = ROOT / "demo/seed"

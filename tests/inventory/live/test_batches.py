@@ -9,6 +9,7 @@ from collections.abc import AsyncGenerator
 import pytest
 
 from inventory.live.batches import batched
+from tests.support.aio import run_alone
 
 
 class Source:
@@ -49,7 +50,7 @@ def gathered(limit: int, feed, slow: float = 0.0) -> tuple[list[list[int]], Base
         assert source.closed
         return seen, None
 
-    return asyncio.run(main())
+    return run_alone(main())
 
 
 def test_a_quiet_stream_gives_batches_of_one() -> None:
@@ -99,7 +100,7 @@ def test_closing_the_batches_stops_reading_and_closes_the_stream() -> None:
         await asyncio.sleep(0)
         return first, source.closed, source.queue.qsize()
 
-    first, closed, left = asyncio.run(main())
+    first, closed, left = run_alone(main())
 
     assert first in ([0], [0, 1])
     assert closed
@@ -126,7 +127,7 @@ def test_cancelling_the_consumer_cancels_the_reader(limit: int) -> None:
             await task
         return source.closed
 
-    assert asyncio.run(main())
+    assert run_alone(main())
 
 
 def test_a_cancelled_error_from_inside_the_stream_reaches_the_consumer_instead_of_hanging_it() -> None:
@@ -150,7 +151,7 @@ def test_a_cancelled_error_from_inside_the_stream_reaches_the_consumer_instead_o
             return seen, False
         return seen, False
 
-    seen, raised = asyncio.run(main())
+    seen, raised = run_alone(main())
 
     assert seen == [[1]]
     assert raised
@@ -164,4 +165,4 @@ def test_a_limit_below_one_is_refused() -> None:
         await anext(batched(stream(), 0))
 
     with pytest.raises(ValueError, match="at least 1"):
-        asyncio.run(main())
+        run_alone(main())

@@ -4,7 +4,6 @@ the real kubernetes.aio client."""
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
@@ -18,6 +17,7 @@ from inventory.kube import aio as kube
 from inventory.models import Cluster, Kind
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.inventory.live.objects import model
+from tests.support.aio import run_alone
 from tests.support.net import free_port
 
 T = TypeVar("T")
@@ -36,13 +36,6 @@ def run_with_api(fake: FakeKubeAPI, tmp_path: Path, use: Callable[[Any], Awaitab
             await kube.close(api)
 
     return run_alone(main())
-
-
-def run_alone(coroutine: Awaitable[T]) -> T:
-    """asyncio.run in a thread of its own: Playwright's sync API may leave an event loop running
-    in this thread when browser tests ran earlier in the same process."""
-    with concurrent.futures.ThreadPoolExecutor(1) as thread:
-        return thread.submit(asyncio.run, coroutine).result()  # type: ignore[arg-type]
 
 
 async def collect(stream: Any, count: int | None = None) -> list[tuple[str, str, str]]:
