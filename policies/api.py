@@ -21,6 +21,7 @@ from core.errors import DomainError
 from core.permissions import CanRead
 from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
 from whatif.check import items_from_text
+from whatif.check_api import ManifestsCheckInputSerializer
 from whatif.errors import WhatIfError, problems_body
 
 from .evaluation import policy_check
@@ -33,19 +34,7 @@ class InvalidPolicy(DomainError):
     code = "invalid_policy"
 
 
-class PolicyCheckInputSerializer(serializers.Serializer):
-    cluster = serializers.CharField(required=False, help_text="Cluster name; defaults to the only cluster.")
-    all_clusters = serializers.BooleanField(default=False, help_text="Check every cluster the caller may read.")
-    manifests = serializers.CharField(
-        required=False, allow_blank=True, help_text="Manifests: YAML or JSON, several documents; other kinds skipped."
-    )
-    objects = serializers.ListField(child=serializers.DictField(), required=False, help_text="The same, as objects.")
-    prune = serializers.BooleanField(default=False, help_text="Objects the manifests lack count as deleted.")
-    lenient = serializers.BooleanField(
-        default=False,
-        help_text="Schema errors of the manifests (fields of another OME version) are warnings (in `problems`), "
-        "not a 400.",
-    )
+class PolicyCheckInputSerializer(ManifestsCheckInputSerializer):
     policies = serializers.CharField(
         required=False,
         allow_blank=True,

@@ -36,7 +36,9 @@ from .errors import WhatIfError, problems_body
 from .responses import CheckReportSerializer
 
 
-class CheckInputSerializer(serializers.Serializer):
+class ManifestsCheckInputSerializer(serializers.Serializer):
+    """What every check of manifests against registered clusters takes (this one, policies')."""
+
     cluster = serializers.CharField(required=False, help_text="Cluster name; defaults to the only cluster.")
     all_clusters = serializers.BooleanField(default=False, help_text="Check every cluster the caller may read.")
     manifests = serializers.CharField(
@@ -49,6 +51,9 @@ class CheckInputSerializer(serializers.Serializer):
         help_text="Fields OME's CRD schemas do not declare, wrong types and values outside an enum are warnings "
         "(in `problems`), not a 400: for manifests that carry fields of another OME version.",
     )
+
+
+class CheckInputSerializer(ManifestsCheckInputSerializer):
     fail_on = serializers.CharField(
         required=False,
         allow_blank=True,
