@@ -97,11 +97,17 @@ def manifests_check(
         items, warnings = items_from_text(documents, lenient=values["lenient"])
         sections = check(clusters, items, scope)
     except WhatIfError as error:
-        error.field = error.field or "manifests"
-        if not error.problems:
-            raise
-        return Response(problems_body(error), status=400)
+        return problems_response(error)
     return Response({**answer(clusters, sections), "problems": [warning.to_dict() for warning in warnings]})
+
+
+def problems_response(error: WhatIfError) -> Response:
+    """The 400 answer of manifests a what-if cannot use, every schema problem listed; an error
+    without a field is about the manifests. One without problems goes to the API's handler."""
+    error.field = error.field or "manifests"
+    if not error.problems:
+        raise error
+    return Response(problems_body(error), status=400)
 
 
 class WhatIfCheckView(APIView):
