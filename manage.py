@@ -9,16 +9,15 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ome_dashboard.settings")
-    from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
+    # Django reads --settings and --pythonpath before it loads the settings, so they are loaded
+    # inside it, not before; a missing or bad setting is then one line naming it, not a traceback.
     try:
-        settings.INSTALLED_APPS  # noqa: B018 (loads the settings, which check what they need)
+        execute_from_command_line(sys.argv)
     except ImproperlyConfigured as error:
-        # A missing or bad setting is one line naming it, not a traceback.
         sys.exit(f"manage.py: {error}")
-    execute_from_command_line(sys.argv)
 
 
 if __name__ == "__main__":

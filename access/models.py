@@ -78,6 +78,9 @@ class Identity(models.Model):
     subject = models.CharField(max_length=255, blank=True, help_text="OIDC `sub`.")
     name = models.CharField(max_length=255, blank=True, help_text="The OIDC username claim.")
     groups = models.JSONField(default=list, blank=True, help_text="The OIDC groups claim.")
+    groups_read_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a sign-in last read the claims (API tokens trust groups this fresh)."
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

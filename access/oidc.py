@@ -18,6 +18,7 @@ from django.contrib import auth
 from django.contrib.auth import BACKEND_SESSION_KEY, get_user_model
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 from django.utils.module_loading import import_string
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.middleware import SessionRefresh
@@ -34,6 +35,7 @@ def identity_from_claims(user: Any, claims: dict[str, Any]) -> Identity:
             "subject": str(claims.get("sub") or ""),
             "name": str(claims.get(settings.OIDC_USERNAME_CLAIM) or claims.get("sub") or "")[:255],
             "groups": [group for group in groups if isinstance(group, str)] if isinstance(groups, list) else [],
+            "groups_read_at": timezone.now(),
         },
     )
     return identity

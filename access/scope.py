@@ -21,6 +21,7 @@ from django.db.models import Q
 
 from .identity import Actor, actor_for
 from .models import EVERY_CLUSTER, Grant, Identity, Role
+from .tokens import oidc_groups_unread
 
 NOTHING = 0
 
@@ -124,15 +125,17 @@ def anonymous_scope() -> Scope:
 
 def scope_for_user(user: Any) -> Scope:
     """The scope of a user (or AnonymousUser / None): superusers hold admin everywhere; others
-    hold what their grants and their groups' grants give, at least what anonymous users read."""
+    hold what their grants and their groups' grants give, at least what anonymous users read.
+    Through an API token, the OIDC groups count only while freshly read (oidc_groups_unread)."""
     if user is None or not user.is_authenticated:
         return anonymous_scope()
     if not user.is_active:
         return Scope()
     identity = Identity.objects.filter(user=user).first()
     django_groups = list(user.groups.values_list("name", flat=True))
-    groups = set(django_groups) | {str(group) for group in (identity.groups if identity else [])}
-    actor = actor_for(user, identity.name if identity else "", identity.groups if identity else [], django_groups)
+    oidc_groups = identity.groups if identity and not oidc_groups_unread(user, identity) else []
+    groups = set(django_groups) | {str(group) for group in oidc_groups}
+    actor = actor_for(user, identity.name if identity else "", oidc_groups, django_groups)
     if user.is_superuser:
         return Scope(everywhere=Role.ADMIN, actor=actor)
     clusters: dict[str, int] = {}

@@ -6,20 +6,26 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
 from core.errors import DomainError
 
-from .models import ApiToken
+from .models import ApiToken, Identity
 
 KEY_PREFIX = "omc_"
+# The answer's header that says why a token acts without its OIDC user's groups.
+GROUPS_NOTICE_HEADER = "OME-Token-Groups"
+# The attribute that marks the user of a request as authenticated by this token (token_of).
+TOKEN_ATTRIBUTE = "api_token"
 # Recording every use would write a row per request; a minute is precise enough to audit.
 LAST_USED_PRECISION = timedelta(minutes=1)
 
@@ -78,7 +84,52 @@ class ApiTokenAuthentication(TokenAuthentication):
             )
         if not token.user.is_active:
             raise AuthenticationFailed("User inactive or deleted.")
+        # The user of this request is authenticated by the token, not a sign-in: every scope
+        # made of it (access.scope.scope_for_user) applies oidc_groups_unread.
+        setattr(token.user, TOKEN_ATTRIBUTE, token)
         if token.last_used_at is None or now - token.last_used_at >= LAST_USED_PRECISION:
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
             token.last_used_at = now
         return token.user, token
+
+
+def token_of(user: Any) -> ApiToken | None:
+    """The API token that authenticated `user` for this request, if one did."""
+    return getattr(user, TOKEN_ATTRIBUTE, None)
+
+
+def oidc_groups_unread(user: Any, identity: Identity | None) -> str:
+    """Why the OIDC groups of `user` do not count for this request, or "" when they do (or there
+    are none). A token is never renewed at the identity provider, so through a token they count
+    only while a sign-in read them at most OME_API_TOKEN_OIDC_GROUPS_MAX_AGE_HOURS ago; sessions
+    re-read them themselves (access.oidc.FreshOidcSession)."""
+    if token_of(user) is None or identity is None or not identity.groups:
+        return ""
+    hours = int(settings.OME_API_TOKEN_OIDC_GROUPS_MAX_AGE_HOURS)
+    read = identity.groups_read_at
+    if read is not None and timezone.now() - read <= timedelta(hours=hours):
+        return ""
+    when = f"at {read:%Y-%m-%d %H:%M} UTC" if read is not None else "at an unrecorded time"
+    # ASCII only (a header): no user or group names.
+    return (
+        f"OIDC groups last read at a sign-in {when}, more than {hours} h ago "
+        "(OME_API_TOKEN_OIDC_GROUPS_MAX_AGE_HOURS): grants through them do not apply to this token "
+        "until its owner signs in again"
+    )
+
+
+class TokenGroupsNoticeMiddleware:
+    """Adds GROUPS_NOTICE_HEADER to the answers of a token whose OIDC groups do not count
+    (DRF puts the token's user, marked by ApiTokenAuthentication, on the request)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        if token_of(user) is not None:
+            notice = oidc_groups_unread(user, Identity.objects.filter(user=user).first())
+            if notice:
+                response[GROUPS_NOTICE_HEADER] = notice
+        return response

@@ -129,6 +129,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Says in a header when an API token acts without its OIDC user's groups (access.tokens).
+    "access.tokens.TokenGroupsNoticeMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -541,6 +543,9 @@ OME_KUBE_LOCAL_GROUP_PREFIX: str = env.str("OME_KUBE_LOCAL_GROUP_PREFIX", defaul
 # API tokens (access.tokens): their lifetime when none is asked for, and the longest one allowed.
 OME_API_TOKEN_DAYS: int = env.int("OME_API_TOKEN_DAYS", default=90)
 OME_API_TOKEN_MAX_DAYS: int = env.int("OME_API_TOKEN_MAX_DAYS", default=365)
+# A token is not renewed at the identity provider: grants through its OIDC user's groups count
+# while a sign-in read those groups at most this long ago, then only once the user signs in again.
+OME_API_TOKEN_OIDC_GROUPS_MAX_AGE_HOURS: int = env.int("OME_API_TOKEN_OIDC_GROUPS_MAX_AGE_HOURS", default=24)
 
 # Kubeconfig files are read from this folder only (inventory.kubeconfigs), at most this large.
 OME_KUBECONFIG_DIR = env.path("OME_KUBECONFIG_DIR", default=BASE_DIR / "kubeconfigs")

@@ -16,13 +16,14 @@ from rest_framework.views import APIView
 import matching
 import matching.policy
 from access.current import scope_of
+from access.scope import Scope
 from core.api import api_keys, scope_tokens
 from core.errors import DomainError
 from core.permissions import CanRead
-from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
-from whatif.check import items_from_text
-from whatif.check_api import ManifestsCheckInputSerializer
-from whatif.errors import WhatIfError, problems_body
+from inventory.models import Cluster
+from inventory.selectors import cluster_choose
+from whatif.check import Item
+from whatif.check_api import ManifestsCheckInputSerializer, manifests_check
 
 from .evaluation import policy_check
 from .responses import PolicyCheckSerializer, PolicyStatesSerializer
@@ -65,33 +66,22 @@ class PolicyCheckView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         assertions = _assertions(values.get("policies") or "")
-        documents: Any = values.get("objects") or values.get("manifests") or ()
-        scope = scope_of(request)
-        clusters = (
-            list(cluster_list(scope))
-            if values["all_clusters"]
-            else [cluster_choose(values.get("cluster"), default="only", scope=scope)]
-        )
-        if not clusters:
-            raise ClusterChoiceError("no cluster to check: none is registered, or you may read none")
-        try:
-            items, warnings = items_from_text(documents, lenient=values["lenient"])
-            sections = [
+
+        def check(clusters: list[Cluster], items: list[Item], scope: Scope) -> list[matching.policy.PolicySection]:
+            return [
                 policy_check(cluster, items, assertions, prune=values["prune"], scope=scope) for cluster in clusters
             ]
-        except WhatIfError as error:
-            error.field = error.field or "manifests"
-            if not error.problems:
-                raise
-            return Response(problems_body(error), status=400)
-        body: dict[str, Any] = {
-            **scope_tokens(api_keys(matching.policy.json_report(sections))),
-            "exit_code": matching.policy.exit_code(sections),
-            "problems": [warning.to_dict() for warning in warnings],
-        }
-        if values["format"] != "json":
-            body["rendered"] = matching.policy.render(sections, values["format"])
-        return Response(body)
+
+        def answer(_clusters: list[Cluster], sections: list[matching.policy.PolicySection]) -> dict[str, Any]:
+            body: dict[str, Any] = {
+                **scope_tokens(api_keys(matching.policy.json_report(sections))),
+                "exit_code": matching.policy.exit_code(sections),
+            }
+            if values["format"] != "json":
+                body["rendered"] = matching.policy.render(sections, values["format"])
+            return body
+
+        return manifests_check(request, values, check, answer)
 
 
 class PolicyStatesView(APIView):

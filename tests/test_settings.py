@@ -152,6 +152,26 @@ def test_manage_py_names_a_missing_setting_in_one_line_not_a_traceback() -> None
     assert len(result.stderr.splitlines()) == 1
 
 
+def test_manage_py_loads_the_settings_module_its_settings_flag_names(tmp_path: Path) -> None:
+    # Django reads --settings (and --pythonpath) before the settings load; ours would need SECRET_KEY.
+    (tmp_path / "other_settings.py").write_text(
+        'SECRET_KEY = "other"\nINSTALLED_APPS = ["django.contrib.contenttypes"]\nOTHER_MARKER = "read"\n'
+    )
+
+    result = subprocess.run(
+        [sys.executable, "manage.py", "diffsettings", "--settings=other_settings", f"--pythonpath={tmp_path}"],
+        cwd=settings.BASE_DIR,
+        env={"PATH": os.environ["PATH"], "ENV_FILE": ""},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "OTHER_MARKER = 'read'" in result.stdout
+    assert "SECRET_KEY = 'other'" in result.stdout
+
+
 def test_debug_off_starts_when_secret_key_and_allowed_hosts_are_set() -> None:
     values = loaded(DEBUG="false", SECRET_KEY="s3cret-for-this-test", ALLOWED_HOSTS="ome.example,localhost")
 

@@ -26,7 +26,8 @@ from inventory.models import MODEL_KINDS, RUNTIME_KINDS
 from inventory.ome_release import ome_description
 from inventory.selectors import cluster_choose, resources_visible
 
-from .errors import WhatIfError, problems_body
+from .check_api import problems_response
+from .errors import WhatIfError
 from .fixes import model_near_misses
 from .responses import NearMissesSerializer, WhatIfSerializer
 from .services import whatif
@@ -70,11 +71,7 @@ class WhatIfView(APIView):
                 cluster, documents, deletions=values.get("deletions", ()), lenient=values["lenient"], scope=scope
             )
         except WhatIfError as error:
-            # An error without a field is about the manifests; every schema problem is listed.
-            error.field = error.field or "manifests"
-            if not error.problems:
-                raise
-            return Response(problems_body(error), status=400)
+            return problems_response(error)
         return Response({"ome": ome_description(cluster), **scope_tokens(result.to_dict())})
 
 

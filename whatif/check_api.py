@@ -14,7 +14,8 @@ warnings.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from django.urls import path
 from drf_spectacular.utils import extend_schema
@@ -25,13 +26,15 @@ from rest_framework.views import APIView
 
 import matching
 from access.current import scope_of
+from access.scope import Scope
 from core.api import api_keys, scope_tokens
 from core.errors import DomainError
 from core.permissions import CanRead
+from inventory.models import Cluster
 from inventory.ome_release import ome_description
 from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
 
-from .check import check_clusters, items_from_text
+from .check import Item, check_clusters, items_from_text
 from .errors import WhatIfError, problems_body
 from .responses import CheckReportSerializer
 
@@ -67,6 +70,46 @@ class InvalidCondition(DomainError):
     code = "invalid_condition"
 
 
+Sections = TypeVar("Sections")
+
+
+def manifests_check(
+    request: Request,
+    values: Mapping[str, Any],
+    check: Callable[[list[Cluster], list[Item], Scope], Sections],
+    answer: Callable[[list[Cluster], Sections], dict[str, Any]],
+) -> Response:
+    """What every check of manifests against registered clusters does around its own `check`
+    (this one, policies'): the clusters (`all_clusters`: every one the caller may read, else
+    `cluster` or the only one), the manifests read, and the body `answer` makes of the sections
+    with the schema warnings as `problems`; manifests with schema problems answer 400 with every
+    problem."""
+    scope = scope_of(request)
+    clusters = (
+        list(cluster_list(scope))
+        if values["all_clusters"]
+        else [cluster_choose(values.get("cluster"), default="only", scope=scope)]
+    )
+    if not clusters:
+        raise ClusterChoiceError("no cluster to check: none is registered, or you may read none")
+    documents: Any = values.get("objects") or values.get("manifests") or ()
+    try:
+        items, warnings = items_from_text(documents, lenient=values["lenient"])
+        sections = check(clusters, items, scope)
+    except WhatIfError as error:
+        return problems_response(error)
+    return Response({**answer(clusters, sections), "problems": [warning.to_dict() for warning in warnings]})
+
+
+def problems_response(error: WhatIfError) -> Response:
+    """The 400 answer of manifests a what-if cannot use, every schema problem listed; an error
+    without a field is about the manifests. One without problems goes to the API's handler."""
+    error.field = error.field or "manifests"
+    if not error.problems:
+        raise error
+    return Response(problems_body(error), status=400)
+
+
 class WhatIfCheckView(APIView):
     """The what-if of manifests on one or every cluster, with a pass/fail verdict for CI."""
 
@@ -82,36 +125,22 @@ class WhatIfCheckView(APIView):
             fail_on = matching.parse_conditions(values["fail_on"])
         except ValueError as error:
             raise InvalidCondition(str(error).removeprefix("--fail-on: "), field="fail_on") from None
-        documents: Any = values.get("objects") or values.get("manifests") or ()
-        scope = scope_of(request)
-        clusters = (
-            list(cluster_list(scope))
-            if values["all_clusters"]
-            else [cluster_choose(values.get("cluster"), default="only", scope=scope)]
-        )
-        if not clusters:
-            raise ClusterChoiceError("no cluster to check: none is registered, or you may read none")
-        try:
-            items, warnings = items_from_text(documents, lenient=values["lenient"])
-            sections = check_clusters(clusters, items, prune=values["prune"], scope=scope)
-        except WhatIfError as error:
-            error.field = error.field or "manifests"
-            if not error.problems:
-                raise
-            return Response(problems_body(error), status=400)
-        result = matching.verdict(sections, fail_on)
-        # matching's report is also the CLI's JSON (camelCase); the API's casing is snake_case.
-        report = scope_tokens(api_keys(matching.json_report(sections, result)))
-        for section, cluster in zip(report["sections"], clusters, strict=True):
-            section["ome"] = ome_description(cluster)
-        body: dict[str, Any] = {
-            **report,
-            "exit_code": result.exit_code,
-            "problems": [warning.to_dict() for warning in warnings],
-        }
-        if values["format"] != "json":
-            body["rendered"] = matching.render(sections, result, values["format"])
-        return Response(body)
+
+        def check(clusters: list[Cluster], items: list[Item], scope: Scope) -> list[matching.Section]:
+            return check_clusters(clusters, items, prune=values["prune"], scope=scope)
+
+        def answer(clusters: list[Cluster], sections: list[matching.Section]) -> dict[str, Any]:
+            result = matching.verdict(sections, fail_on)
+            # matching's report is also the CLI's JSON (camelCase); the API's casing is snake_case.
+            report = scope_tokens(api_keys(matching.json_report(sections, result)))
+            for section, cluster in zip(report["sections"], clusters, strict=True):
+                section["ome"] = ome_description(cluster)
+            body: dict[str, Any] = {**report, "exit_code": result.exit_code}
+            if values["format"] != "json":
+                body["rendered"] = matching.render(sections, result, values["format"])
+            return body
+
+        return manifests_check(request, values, check, answer)
 
 
 urlpatterns = [path("whatif/check/", WhatIfCheckView.as_view(), name="whatif-check")]

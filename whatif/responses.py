@@ -14,25 +14,33 @@ class ObjectChangeSerializer(ObjectKeySerializer):
     action = serializers.CharField(help_text="added, changed or deleted")
 
 
-class CellDiffSerializer(serializers.Serializer):
+# What a cell's and a row's change say in both the what-if and the check (the pick's name
+# differs); comments, not docstrings, which would become the subclasses' schema descriptions.
+class CellChangeSerializer(serializers.Serializer):
     runtime = ObjectKeySerializer()
     old_status = serializers.CharField(allow_null=True)
     new_status = serializers.CharField(allow_null=True)
     old_score = serializers.IntegerField(allow_null=True)
     new_score = serializers.IntegerField(allow_null=True)
-    old_rank = serializers.IntegerField(allow_null=True)
-    new_rank = serializers.IntegerField(allow_null=True)
 
 
-class RowDiffSerializer(serializers.Serializer):
+class RowChangeSerializer(serializers.Serializer):
     model = ObjectKeySerializer()
     namespace = serializers.CharField()
     old_outcome = serializers.CharField(allow_null=True, help_text=OUTCOME_HELP)
     new_outcome = serializers.CharField(allow_null=True, help_text=OUTCOME_HELP)
-    old_selected = ObjectKeySerializer(allow_null=True)
-    new_selected = ObjectKeySerializer(allow_null=True)
     old_score = serializers.IntegerField(allow_null=True)
     new_score = serializers.IntegerField(allow_null=True)
+
+
+class CellDiffSerializer(CellChangeSerializer):
+    old_rank = serializers.IntegerField(allow_null=True)
+    new_rank = serializers.IntegerField(allow_null=True)
+
+
+class RowDiffSerializer(RowChangeSerializer):
+    old_selected = ObjectKeySerializer(allow_null=True)
+    new_selected = ObjectKeySerializer(allow_null=True)
     pick_changed = serializers.BooleanField()
     gained = ObjectKeySerializer(many=True)
     lost = ObjectKeySerializer(many=True)
@@ -122,24 +130,13 @@ class NearMissesSerializer(serializers.Serializer):
     near_misses = NearMissSerializer(many=True)
 
 
-class CheckCellSerializer(serializers.Serializer):
-    runtime = ObjectKeySerializer()
-    old_status = serializers.CharField(allow_null=True)
-    new_status = serializers.CharField(allow_null=True)
-    old_score = serializers.IntegerField(allow_null=True)
-    new_score = serializers.IntegerField(allow_null=True)
+class CheckCellSerializer(CellChangeSerializer):
     reason = serializers.CharField(allow_null=True)
 
 
-class CheckRowSerializer(serializers.Serializer):
-    model = ObjectKeySerializer()
-    namespace = serializers.CharField()
-    old_outcome = serializers.CharField(allow_null=True, help_text=OUTCOME_HELP)
-    new_outcome = serializers.CharField(allow_null=True, help_text=OUTCOME_HELP)
+class CheckRowSerializer(RowChangeSerializer):
     old_pick = ObjectKeySerializer(allow_null=True)
     new_pick = ObjectKeySerializer(allow_null=True)
-    old_score = serializers.IntegerField(allow_null=True)
-    new_score = serializers.IntegerField(allow_null=True)
     reason = serializers.CharField(allow_null=True)
     error = serializers.CharField(allow_null=True)
     conditions = serializers.ListField(child=serializers.CharField())

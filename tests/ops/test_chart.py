@@ -1,15 +1,18 @@
 """The Helm chart (deploy/chart/) with a real helm: `helm lint` and `helm template` with the
-default values and two other sets (deploy/chart/ci/), each rendering exactly the objects of the
-kustomize tree it stands for, and every rendered output, chart and kustomize, valid against
+default values and three other sets (deploy/chart/ci/), each rendering exactly the objects of the
+kustomize trees it stands for, and every rendered output, chart and kustomize, valid against
 Kubernetes' schemas for the version docs/operations.md names.
 
 One source of truth, checked: the kustomize tree is the reference and the chart must render the
 same objects, field for field, except (1) the ConfigMap's name, which kustomize suffixes with a
 hash of its content where the chart rolls the pods with a `checksum/config` annotation, and
-(2) the Namespace of the release, which `helm install --create-namespace` creates."""
+(2) the Namespace of the release, which `helm install --create-namespace` creates, and (3) the
+namespace of a component's objects (deploy/alerts/), which the including overlay chooses and the
+chart sets to the release's."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from functools import cache
@@ -30,14 +33,21 @@ VALUE_SETS = {
     "default": ([], ["deploy"]),
     "rbac": (["ci/rbac-values.yaml"], ["deploy", "deploy/delegation", "deploy/ome-namespace", "deploy/argocd-hub"]),
     "remote": (["ci/remote-values.yaml"], ["deploy/remote-cluster", "deploy/ome-namespace"]),
+    "alerts": (["ci/alerts-values.yaml"], ["deploy", "deploy/alerts"]),
 }
+COMPONENTS = {"deploy/alerts"}
 KUSTOMIZE_FOLDERS = [
     "deploy",
     "deploy/delegation",
     "deploy/ome-namespace",
     "deploy/remote-cluster",
     "deploy/argocd-hub",
+    "deploy/alerts",
 ]
+# Kinds of the Prometheus Operator's CRDs, which Kubernetes' own schemas do not describe: the
+# PrometheusRule's rules are checked by promtool instead (tests/policies/test_alerts.py), and the
+# chart's is the component's object (test_the_chart_renders_the_objects_of_its_kustomize_trees).
+CUSTOM_KINDS = {"PrometheusRule"}
 
 pytestmark = pytest.mark.slow
 
@@ -68,6 +78,15 @@ def helm_template(values: list[str], *sets: str) -> list[dict[str, Any]]:
 @cache
 def kustomize(folder: str) -> tuple[dict[str, Any], ...]:
     return tuple(documents(run(tool("kubectl"), "kustomize", ROOT / folder)))
+
+
+def in_release_namespace(folder: str) -> list[dict[str, Any]]:
+    docs = [yaml.safe_load(yaml.safe_dump(doc)) for doc in kustomize(folder)]
+    if folder in COMPONENTS:
+        for doc in docs:
+            assert "namespace" not in doc["metadata"], f"{folder} chooses its namespace"
+            doc["metadata"]["namespace"] = NAMESPACE
+    return docs
 
 
 def identity(doc: dict[str, Any]) -> tuple[str, str, str]:
@@ -106,7 +125,7 @@ def test_helm_lint_passes(name: str) -> None:
 @pytest.mark.parametrize("name", VALUE_SETS)
 def test_the_chart_renders_the_objects_of_its_kustomize_trees(name: str) -> None:
     values, folders = VALUE_SETS[name]
-    expected = [without_hash_names(doc) for folder in folders for doc in kustomize(folder)]
+    expected = [without_hash_names(doc) for folder in folders for doc in in_release_namespace(folder)]
     expected = [doc for doc in expected if identity(doc) != ("Namespace", "", NAMESPACE)]
 
     rendered = [without_checksums(doc) for doc in helm_template(values)]
@@ -158,6 +177,8 @@ def test_every_rendered_output_is_valid_for_the_kubernetes_version_the_docs_name
     for source, docs in rendered_outputs():
         assert docs, source
         for doc in docs:
+            if doc["kind"] in CUSTOM_KINDS:
+                continue
             try:
                 kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
             except kubernetes_validate.ValidationError as error:
@@ -200,3 +221,26 @@ def test_the_chart_s_app_version_is_the_package_s_version() -> None:
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
 
     assert chart["appVersion"] == matching.__version__
+
+
+def test_the_alerts_and_the_grafana_dashboard_are_off_by_default_and_each_on_its_own() -> None:
+    def kinds(*sets: str) -> set[tuple[str, str]]:
+        return {(doc["kind"], doc["metadata"]["name"]) for doc in helm_template([], *sets)}
+
+    default = kinds()
+    rule = ("PrometheusRule", "ome-compat")
+    dashboard = ("ConfigMap", "ome-compat-grafana-dashboard")
+
+    assert rule not in default
+    assert dashboard not in default
+    assert kinds("alerts.enabled=true") - default == {rule}
+    assert kinds("grafana.dashboard.enabled=true") - default == {dashboard}
+
+
+def test_the_grafana_dashboard_s_sidecar_label_is_a_value() -> None:
+    docs = by_identity(helm_template([], "grafana.dashboard.enabled=true", "grafana.dashboard.labels.dashboards=ome"))
+    config_map = docs[("ConfigMap", NAMESPACE, "ome-compat-grafana-dashboard")]
+
+    assert config_map["metadata"]["labels"] == {"grafana_dashboard": "1", "dashboards": "ome"}
+    dashboard = json.loads(config_map["data"]["ome-compat.json"])
+    assert dashboard["uid"] == json.loads((ROOT / "deploy/alerts/grafana-dashboard.json").read_text())["uid"]

@@ -4,6 +4,7 @@ with a SubjectAccessReview and applied by impersonating the user."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -32,6 +33,29 @@ def apply(cluster: Cluster, user: Any, model: str = MODEL, patch: Any = SEED_PAT
 
 def patches_sent(api: FakeKubeAPI) -> list[Any]:
     return [request for request in api.requests if request.method == "PATCH"]
+
+
+@pytest.fixture
+def cluster_patcher(django_user_model: Any) -> Any:
+    return user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
+
+
+@pytest.fixture
+def post_patch(live: Cluster) -> Callable[..., Any]:
+    """`POST /api/v1/patches/apply/` signed in as `user`: `patch` on the model `name` of cluster
+    live, at its stored resource version unless `resource_version` is given."""
+
+    def post(user: Any, patch: Any, name: str = "qwen-image-pvc", resource_version: str | None = None) -> Any:
+        model = Resource.objects.get(cluster=live, name=name)
+        body = {
+            "cluster": "live",
+            "model": model.pk,
+            "patch": patch,
+            "resource_version": resource_version or model.resource_version,
+        }
+        return signed_in(user).post("/api/v1/patches/apply/", body, "application/json")
+
+    return post
 
 
 def test_a_namespace_patcher_patches_its_namespace_but_not_a_cluster_scoped_model(
@@ -83,11 +107,9 @@ def test_a_viewer_is_denied_and_nothing_is_sent(live: Cluster, fake: FakeKubeAPI
     ],
 )
 def test_a_field_other_than_the_pipeline_is_rejected_before_anything_is_sent(
-    live: Cluster, fake: FakeKubeAPI, django_user_model: Any, patch: Any, field: str
+    live: Cluster, fake: FakeKubeAPI, cluster_patcher: Any, patch: Any, field: str
 ) -> None:
-    admin = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
-
-    outcome = apply(live, admin, patch=patch)
+    outcome = apply(live, cluster_patcher, patch=patch)
 
     assert (outcome.result, outcome.field) == ("rejected", field)
     assert patches_sent(fake) == []
@@ -116,18 +138,14 @@ def test_a_field_other_than_the_pipeline_is_rejected_before_anything_is_sent(
     ids=["2MB-className", "long-library", "long-component-name", "too-many-components"],
 )
 def test_an_oversized_pipeline_value_is_refused_naming_the_field_and_the_limit(
-    live: Cluster, fake: FakeKubeAPI, django_user_model: Any, pipeline: Any, field: str, message: str
+    fake: FakeKubeAPI,
+    cluster_patcher: Any,
+    post_patch: Callable[..., Any],
+    pipeline: Any,
+    field: str,
+    message: str,
 ) -> None:
-    patcher = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
-    model = Resource.objects.get(cluster=live, name="qwen-image-pvc")
-    body = {
-        "cluster": "live",
-        "model": model.pk,
-        "patch": {"spec": {"diffusionPipeline": pipeline}},
-        "resource_version": model.resource_version,
-    }
-
-    response = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+    response = post_patch(cluster_patcher, {"spec": {"diffusionPipeline": pipeline}})
 
     assert response.status_code == 400, response.content[:500]
     assert response.json()["field"] == field
@@ -135,12 +153,12 @@ def test_an_oversized_pipeline_value_is_refused_naming_the_field_and_the_limit(
     assert patches_sent(fake) == []
 
 
-def test_the_api_refuses_another_namespaces_model_as_missing(live: Cluster, django_user_model: Any) -> None:
+def test_the_api_refuses_another_namespaces_model_as_missing(
+    django_user_model: Any, post_patch: Callable[..., Any]
+) -> None:
     user = user_with(django_user_model, "team-b-patcher", "patcher", cluster="live", namespace="team-b")
-    model = Resource.objects.get(cluster=live, name="qwen-image-team")
-    body = {"cluster": "live", "model": model.pk, "patch": TEAM_PATCH, "resource_version": model.resource_version}
 
-    response = signed_in(user).post("/api/v1/patches/apply/", body, "application/json")
+    response = post_patch(user, TEAM_PATCH, name="qwen-image-team")
 
     assert response.status_code == 404
     assert "qwen-image-team" not in response.json()["detail"]
@@ -257,14 +275,18 @@ def test_a_local_account_and_an_oidc_user_of_the_same_name_are_different_people_
     ids=["non-latin-1", "cr-lf", "group-with-lf"],
 )
 def test_a_name_a_header_cannot_carry_is_a_clear_refusal_and_nothing_is_sent(
-    delegating: Cluster, fake: FakeKubeAPI, django_user_model: Any, name: str, groups: list[str], problem: str
+    delegating: Cluster,
+    fake: FakeKubeAPI,
+    django_user_model: Any,
+    post_patch: Callable[..., Any],
+    name: str,
+    groups: list[str],
+    problem: str,
 ) -> None:
     user = user_with(django_user_model, "odd", "viewer", cluster="live")
     Identity.objects.create(user=user, subject="s-4", name=name, groups=groups)
-    model = Resource.objects.get(cluster=delegating, name="qwen-image-pvc")
-    body = {"cluster": "live", "model": model.pk, "patch": SEED_PATCH, "resource_version": model.resource_version}
 
-    response = signed_in(user).post("/api/v1/patches/apply/", body, "application/json")
+    response = post_patch(user, SEED_PATCH)
 
     assert response.status_code == 403, response.content
     assert problem in response.json()["detail"]
@@ -285,18 +307,14 @@ def test_the_cluster_refuses_an_impersonated_patch_its_rbac_does_not_allow(live:
 
 
 def test_the_objects_a_patch_answers_with_are_redacted(
-    live: Cluster, fake: FakeKubeAPI, django_user_model: Any
+    fake: FakeKubeAPI, cluster_patcher: Any, post_patch: Callable[..., Any]
 ) -> None:
     """A conflict answers the cluster's current object and an applied patch the patched one:
     both come from the cluster, so both are redacted as stored objects are."""
-    patcher = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
     fake.patch("ClusterBaseModel", "qwen-image-pvc", {"metadata": {"annotations": {"example.com/token": "PLANTED"}}})
-    model = Resource.objects.get(cluster=live, name="qwen-image-pvc")
-    body = {"cluster": "live", "model": model.pk, "patch": SEED_PATCH, "resource_version": model.resource_version}
 
-    conflict = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
-    body["resource_version"] = conflict.json()["current"]["resource_version"]
-    applied = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+    conflict = post_patch(cluster_patcher, SEED_PATCH)
+    applied = post_patch(cluster_patcher, SEED_PATCH, resource_version=conflict.json()["current"]["resource_version"])
 
     assert (conflict.status_code, applied.status_code) == (409, 200), applied.content[:500]
     assert conflict.json()["current"]["object"]["metadata"]["annotations"]["example.com/token"] == "[redacted]"
@@ -314,18 +332,9 @@ def test_the_objects_a_patch_answers_with_are_redacted(
     ids=["string-component", "list-className", "string-additional-component"],
 )
 def test_an_oversized_value_of_the_wrong_type_is_refused_and_not_echoed(
-    live: Cluster, fake: FakeKubeAPI, django_user_model: Any, pipeline: Any, settings: Settings
+    fake: FakeKubeAPI, cluster_patcher: Any, post_patch: Callable[..., Any], pipeline: Any, settings: Settings
 ) -> None:
-    patcher = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
-    model = Resource.objects.get(cluster=live, name="qwen-image-pvc")
-    body = {
-        "cluster": "live",
-        "model": model.pk,
-        "patch": {"spec": {"diffusionPipeline": pipeline}},
-        "resource_version": model.resource_version,
-    }
-
-    response = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+    response = post_patch(cluster_patcher, {"spec": {"diffusionPipeline": pipeline}})
 
     assert response.status_code == 400, response.content[:500]
     assert response.json()["field"].startswith("patch.spec.diffusionPipeline")
@@ -345,13 +354,9 @@ def test_an_oversized_value_of_the_wrong_type_is_refused_and_not_echoed(
     ids=["top-level-key", "spec-key", "component-key"],
 )
 def test_a_refusal_quoting_a_huge_field_name_is_kept_short(
-    live: Cluster, fake: FakeKubeAPI, django_user_model: Any, patch: Any
+    fake: FakeKubeAPI, cluster_patcher: Any, post_patch: Callable[..., Any], patch: Any
 ) -> None:
-    patcher = user_with(django_user_model, "cluster-patcher", "patcher", cluster="live")
-    model = Resource.objects.get(cluster=live, name="qwen-image-pvc")
-    body = {"cluster": "live", "model": model.pk, "patch": patch, "resource_version": model.resource_version}
-
-    response = signed_in(patcher).post("/api/v1/patches/apply/", body, "application/json")
+    response = post_patch(cluster_patcher, patch)
 
     assert response.status_code == 400, response.content[:500]
     assert len(PatchAttempt.objects.get().detail) <= 1_000

@@ -17,7 +17,7 @@ from django.test import Client
 from pytest_django import Settings
 from rest_framework.test import APIClient
 
-from inventory.argocd import argocd_clusters_sync
+from inventory.argocd import Discovery, argocd_clusters_sync
 from inventory.kube import KubeUnavailable, aio
 from inventory.kube.argocd import SECRET_TYPE_LABEL, ArgoCDSecretInvalid, kubeconfig_of
 from inventory.live.resync import cluster_resync
@@ -51,7 +51,10 @@ def members(start_fake: Callable[..., FakeKubeAPI]) -> tuple[FakeKubeAPI, FakeKu
     return start_fake(token="prod-token", manifests=SEED), start_fake(token="lab-token", manifests=SEED)
 
 
-def serve_both(hub: FakeKubeAPI, prod: FakeKubeAPI, lab: FakeKubeAPI) -> None:
+@pytest.fixture
+def synced(db: None, hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]) -> Discovery:
+    """The hub serves both members' cluster Secrets (prod-eu and Lab Cluster), registered."""
+    prod, lab = members
     hub.serve_secrets(
         NAMESPACE,
         {
@@ -62,15 +65,12 @@ def serve_both(hub: FakeKubeAPI, prod: FakeKubeAPI, lab: FakeKubeAPI) -> None:
         },
         CLUSTER_LABELS,
     )
+    return argocd_clusters_sync()
 
 
-@pytest.mark.django_db
 def test_argocd_members_are_registered_synced_and_shown_in_the_fleet(
-    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+    synced: Discovery, members: tuple[FakeKubeAPI, FakeKubeAPI]
 ) -> None:
-    serve_both(hub, *members)
-
-    found = argocd_clusters_sync()
     clusters = {cluster.name: cluster for cluster in Cluster.objects.filter(source=Cluster.Source.ARGOCD)}
     for cluster in clusters.values():
         result = cluster_resync(cluster)
@@ -79,7 +79,7 @@ def test_argocd_members_are_registered_synced_and_shown_in_the_fleet(
     page = Client().get("/fleet/").content.decode()
     api = APIClient().get("/api/v1/fleet/").json()
 
-    assert sorted(found.added) == ["lab-cluster", "prod-eu"]
+    assert sorted(synced.added) == ["lab-cluster", "prod-eu"]
     assert clusters["prod-eu"].argocd_secret == f"{NAMESPACE}/cluster-prod"
     assert clusters["prod-eu"].describe_source() == f"Argo CD cluster Secret {NAMESPACE}/cluster-prod"
     for name in clusters:
@@ -93,13 +93,10 @@ def test_argocd_members_are_registered_synced_and_shown_in_the_fleet(
     assert {headers.get("authorization") for _m, _p, _q, headers in members[0].requests} == {"Bearer prod-token"}
 
 
-@pytest.mark.django_db
 def test_members_change_and_disappear_as_their_secrets_do(
-    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+    synced: Discovery, hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
 ) -> None:
     prod, lab = members
-    serve_both(hub, prod, lab)
-    argocd_clusters_sync()
     registered = Cluster.objects.create(name="edge", source=Cluster.Source.MANIFESTS, manifests=[str(SEED)])
 
     hub.serve_secrets(
@@ -121,13 +118,10 @@ def test_members_change_and_disappear_as_their_secrets_do(
     assert Cluster.objects.get(name="edge").source == Cluster.Source.MANIFESTS
 
 
-@pytest.mark.django_db
 def test_credentials_are_read_at_use_and_a_bad_secret_is_named(
-    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+    synced: Discovery, hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
 ) -> None:
-    prod, lab = members
-    serve_both(hub, prod, lab)
-    argocd_clusters_sync()
+    prod = members[0]
     cluster = Cluster.objects.get(name="prod-eu")
     hub.serve_secrets(
         NAMESPACE,
@@ -208,12 +202,9 @@ def test_unsupported_credentials_are_refused_naming_the_secret(config: dict[str,
     assert why in refused.value.message
 
 
-@pytest.mark.django_db
 def test_the_asyncio_client_of_the_watch_hub_reads_a_member_through_its_secret(
-    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+    synced: Discovery, members: tuple[FakeKubeAPI, FakeKubeAPI]
 ) -> None:
-    serve_both(hub, *members)
-    argocd_clusters_sync()
     cluster = Cluster.objects.get(name="lab-cluster")
 
     async def runtimes() -> list[str]:
@@ -228,12 +219,9 @@ def test_the_asyncio_client_of_the_watch_hub_reads_a_member_through_its_secret(
     assert {headers.get("authorization") for _m, _p, _q, headers in members[1].requests} == {"Bearer lab-token"}
 
 
-@pytest.mark.django_db
 def test_a_secret_already_registered_is_not_registered_twice_from_the_page(
-    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI], admin_client: Client
+    synced: Discovery, hub: FakeKubeAPI, admin_client: Client
 ) -> None:
-    serve_both(hub, *members)
-    argocd_clusters_sync()
     form = {"name": "zz-prod", "source": "argocd", "argocd": f"{NAMESPACE}/cluster-prod", "confirm": "1"}
 
     listed_before = len(hub.requests)
@@ -250,12 +238,7 @@ def test_a_secret_already_registered_is_not_registered_twice_from_the_page(
     assert lists_for_the_page == 1  # the form checks the choice among those the page listed
 
 
-@pytest.mark.django_db
-def test_the_hub_role_grants_exactly_the_verbs_the_dashboard_uses(
-    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
-) -> None:
-    serve_both(hub, *members)
-    argocd_clusters_sync()
+def test_the_hub_role_grants_exactly_the_verbs_the_dashboard_uses(synced: Discovery, hub: FakeKubeAPI) -> None:
     cluster_resync(Cluster.objects.get(name="prod-eu"))
     secrets = f"/api/v1/namespaces/{NAMESPACE}/secrets"
 
@@ -274,13 +257,10 @@ def test_the_hub_role_grants_exactly_the_verbs_the_dashboard_uses(
     assert set(rule["verbs"]) == used == {"get", "list"}
 
 
-@pytest.mark.django_db
 def test_a_secret_without_the_cluster_label_gives_no_client(
-    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
+    synced: Discovery, hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
 ) -> None:
-    prod, lab = members
-    serve_both(hub, prod, lab)
-    argocd_clusters_sync()
+    prod = members[0]
     cluster = Cluster.objects.get(name="prod-eu")
     hub.serve_secrets(NAMESPACE, {"cluster-prod": secret("prod-eu", prod.url, {"bearerToken": "prod-token"})}, {})
     requests_before = len(prod.requests)
@@ -293,12 +273,7 @@ def test_a_secret_without_the_cluster_label_gives_no_client(
     assert len(prod.requests) == requests_before
 
 
-@pytest.mark.django_db
-def test_a_hub_that_cannot_be_reached_is_named_as_such(
-    hub: FakeKubeAPI, members: tuple[FakeKubeAPI, FakeKubeAPI]
-) -> None:
-    serve_both(hub, *members)
-    argocd_clusters_sync()
+def test_a_hub_that_cannot_be_reached_is_named_as_such(synced: Discovery, hub: FakeKubeAPI) -> None:
     cluster = Cluster.objects.get(name="prod-eu")
     hub.stop()
 
