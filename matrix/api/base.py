@@ -173,6 +173,6 @@ class CellFilterView(MatrixView):
         filterset = filterset_class(**backend.get_filterset_kwargs(request, queryset, self), current=self.build)
         if not filterset.is_valid():
             raise filter_utils.translate_validation(filterset.errors)
-        cells = filterset.cell_list()
-        self.build = filterset.build
-        return cells
+        source = filterset.source(current=self.build)
+        self.build = source.build
+        return filterset.cell_list(source)
