@@ -266,7 +266,7 @@ PROFILED = {
 }
 
 
-def profile_pages(args: argparse.Namespace, top: int = 12) -> None:
+def profile_pages(args: argparse.Namespace, top: int = 14) -> None:
     """Profiles new pages of each scenario in-process (Django's test client, no server)."""
     import cProfile
     import pstats

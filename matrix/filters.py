@@ -10,6 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 
 from access.current import scope_of
 from core.errors import DomainError
+from core.filtering import FormOnceFilterSet
 from core.web import CLUSTER_SCOPE
 from inventory.filters import ClusterFilter, NamespaceFilter
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
@@ -59,7 +60,7 @@ def _resource_choice(kinds: tuple[str, ...], help_text: str, **kwargs: object) -
     return extend_schema_field({"type": "integer", "description": help_text})(choice)
 
 
-class CellFilterSet(filters.FilterSet):
+class CellFilterSet(FormOnceFilterSet):
     """The cells of one cluster's current matrix (the only cluster when `cluster` is not given).
 
     Side-effect free: `.qs` is the rows the filters keep, of every build. Bind it to the query,
@@ -142,7 +143,7 @@ class CellFilterSet(filters.FilterSet):
         )
 
 
-class CellChangeFilterSet(filters.FilterSet):
+class CellChangeFilterSet(FormOnceFilterSet):
     """Cell history, newest first. History names objects by kind/namespace/name (they may be
     gone); `model` and `runtime` ids are looked up and matched by that identity."""
 
@@ -177,7 +178,7 @@ class CellChangeFilterSet(filters.FilterSet):
         )
 
 
-class MatrixBuildFilterSet(filters.FilterSet):
+class MatrixBuildFilterSet(FormOnceFilterSet):
     cluster = ClusterFilter()
     status = filters.ChoiceFilter(choices=MatrixBuild.Status.choices)
 
