@@ -89,7 +89,7 @@ def rows_visible(scope: Scope) -> QuerySet[MatrixRow]:
 
 
 # Cluster id -> the namespaces a build generation has rows for, "" (cluster scope) first.
-_NAMESPACES: VersionedCache[int, tuple[str, ...]] = VersionedCache(owners=64)
+_NAMESPACES: VersionedCache[tuple[object, ...], tuple[str, ...]] = VersionedCache(owners=64)
 
 
 def matrix_namespaces(build: MatrixBuild, *, scope: Scope) -> list[str]:
