@@ -11,6 +11,10 @@ Each round also measures /healthz under the same clients, as the floor of what t
 of it. Scenarios: pages never asked for before (every one made from the database), pages a
 dashboard asks for again (served from the page cache), and clients that revalidate what they
 hold with If-None-Match (304s). --rounds repeats the whole measurement.
+
+`--profile` serves no clients: it makes new pages of each scenario in this process under
+cProfile (after one unmeasured page each) and prints each scenario's CPU time per page and the
+functions that take most of it (cumulative ms per page).
 """
 
 from __future__ import annotations
@@ -254,6 +258,65 @@ def print_round(number: int, results: dict[str, tuple[float, ...]]) -> None:
         )
 
 
+PROFILED = {
+    "new page, with reasons": {},
+    "new page, no reasons": {"reasons": "false"},
+    "new page, status=selected": {"status": "selected"},
+    "new page, one namespace, excluded": {"namespace": "team-1", "status": "excluded"},
+}
+
+
+def profile_pages(args: argparse.Namespace, top: int = 14) -> None:
+    """Profiles new pages of each scenario in-process (Django's test client, no server)."""
+    import cProfile
+    import pstats
+
+    from django.test import Client
+
+    client = Client(HTTP_HOST="127.0.0.1")
+    for path in ("/healthz", cells_path({"page_size": args.page_size})):
+        client.get(path)
+        started = time.process_time()
+        for _ in range(args.requests):
+            client.get(path)
+        print(f"{path}: {(time.process_time() - started) * 1000 / args.requests:.2f} ms CPU (the same page again)")
+    for name, params in PROFILED.items():
+        first = client.get(cells_path({**params, "page_size": args.page_size}))
+        assert first.status_code == 200, first.content[:500]
+        pages = max(1, first.json()["count"] // args.page_size)
+        paths = [
+            cells_path({**params, "page_size": args.page_size, "page": 2 + (n * 7919) % pages})
+            for n in range(args.requests)
+        ]
+        started = time.process_time()
+        for path in paths[: len(paths) // 2]:
+            assert client.get(path).status_code == 200
+        plain_ms = (time.process_time() - started) * 1000 / (len(paths) // 2)
+        profiled = paths[len(paths) // 2 :]
+        profiler = cProfile.Profile(time.process_time)
+        profiler.enable()
+        for path in profiled:
+            assert client.get(path).status_code == 200
+        profiler.disable()
+        print(
+            f"\n{name}: {plain_ms:.2f} ms CPU a page unprofiled; {len(profiled)} other pages profiled (ms CPU a page):"
+        )
+        stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+        ours = [item for item in stats.items() if _ours(item[0][0])]
+        for title, rows, column in (
+            ("project functions, cumulative", ours, 3),
+            ("all functions, own time", list(stats.items()), 2),
+        ):
+            print(f"  {title}:")
+            for (file, line, function), numbers in sorted(rows, key=lambda item: item[1][column], reverse=True)[:top]:
+                where = f"{Path(file).parent.name}/{Path(file).name}:{line}" if line else file
+                print(f"  {numbers[column] * 1000 / len(profiled):7.2f} ms  {function} ({where})")
+
+
+def _ours(file: str) -> bool:
+    return file.startswith(str(ROOT)) and ".venv" not in file and "/benchmarks/" not in file
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", type=int, default=2000)
@@ -266,6 +329,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker")
     parser.add_argument("--rounds", type=int, default=3, help="measure every scenario this many times")
     parser.add_argument("--keep", action="store_true", help="keep the database and gunicorn log")
+    parser.add_argument("--profile", action="store_true", help="profile new pages in-process instead")
     args = parser.parse_args(argv)
 
     folder = Path(tempfile.mkdtemp(prefix="ome-api-bench-"))
@@ -277,6 +341,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{args.models:,} models x {args.runtimes:,} runtimes: stored in {setup['store_s']:.1f} s, "
             f"matrix built in {setup['build_s']:.1f} s ({setup['rows']:,.0f} rows)"
         )
+        if args.profile:
+            profile_pages(args)
+            return
         with gunicorn(env, workers=args.workers, threads=args.threads, log=folder / "gunicorn.log") as port:
             scenarios = Scenarios(port, args)
             print(

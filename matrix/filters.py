@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from django.db.models import QuerySet
 from django_filters import rest_framework as filters
@@ -10,6 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 
 from access.current import scope_of
 from core.errors import DomainError
+from core.filtering import FormOnceFilterSet
 from core.web import CLUSTER_SCOPE
 from inventory.filters import ClusterFilter, NamespaceFilter
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
@@ -17,7 +18,7 @@ from inventory.selectors import cluster_choose, resources_visible
 
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
 from .paging import CellList
-from .selectors import matrix_build_get, rows_visible
+from .selectors import matrix_build_get, matrix_namespaces, rows_visible
 
 
 class NamespaceUnknown(DomainError, LookupError):
@@ -27,12 +28,22 @@ class NamespaceUnknown(DomainError, LookupError):
     code = "unknown_namespace"
 
     def __init__(self, cluster: Cluster, namespace: str, known: list[str]) -> None:
-        listed = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+        self.known = known  # the namespaces with rows the reader reads, "" (cluster scope) first
+        named = [name for name in known if name]
+        listed = ", ".join(named[:20]) + (f" and {len(named) - 20} more" if len(named) > 20 else "")
         super().__init__(
             f"namespace {namespace!r} has no rows in the matrix of cluster {cluster.name!r}: no model or "
             f"ServingRuntime is there. Namespaces with rows: {listed or 'none'} (or {CLUSTER_SCOPE} for cluster scope)",
             field="namespace",
         )
+
+
+@dataclass(frozen=True)
+class CellSource:
+    """Where a query's cells come from: the cluster it names (or the only one) and its current build."""
+
+    cluster: Cluster
+    build: MatrixBuild
 
 
 MODEL_KIND_CHOICES = [(kind, Kind(kind).label) for kind in MODEL_KINDS]
@@ -49,15 +60,16 @@ def _resource_choice(kinds: tuple[str, ...], help_text: str, **kwargs: object) -
     return extend_schema_field({"type": "integer", "description": help_text})(choice)
 
 
-class CellFilterSet(filters.FilterSet):
+class CellFilterSet(FormOnceFilterSet):
     """The cells of one cluster's current matrix (the only cluster when `cluster` is not given).
 
-    Bind it to the query and read `cell_list()`. Rows are filtered here; `runtime*` and
-    `status` pick cells within rows, so they travel to the CellList. Raises ClusterChoiceError
-    (no such cluster, or several and none named) and MatrixMissing while filtering.
+    Side-effect free: `.qs` is the rows the filters keep, of every build. Bind it to the query,
+    check `is_valid()`, then `source()` names the cluster and build (raising ClusterChoiceError,
+    MatrixMissing or NamespaceUnknown) and `cell_list(source)` gives the cells. `runtime*` and
+    `status` pick cells within rows, so they travel to the CellList.
     """
 
-    cluster = ClusterFilter(method="filter_cluster", help_text="Cluster name; defaults to the only cluster.")
+    cluster = ClusterFilter(help_text="Cluster name; defaults to the only cluster.")
     namespace = NamespaceFilter()
     model = _resource_choice(MODEL_KINDS, "Model resource id.")
     model_name = filters.CharFilter(field_name="model__name", help_text="Exact model name.")
@@ -73,30 +85,22 @@ class CellFilterSet(filters.FilterSet):
         model = MatrixRow
         fields: list[str] = []
 
-    cluster_chosen: Cluster
-    build: MatrixBuild
-
-    def __init__(self, *args: Any, current: MatrixBuild | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.current = current  # a current build the caller read already (saves a query)
+    def source(self, current: MatrixBuild | None = None) -> CellSource:
+        """The cluster and current build the cells come from (`current`, a current build the
+        caller read already, saves a query when it is the cluster's)."""
+        scope = scope_of(self.request)
+        cluster = self.form.cleaned_data.get("cluster") or cluster_choose(None, default="only", scope=scope)
+        build = current if current is not None and current.cluster_id == cluster.pk else matrix_build_get(cluster)
+        namespace = self.form.cleaned_data.get("namespace")
+        if namespace and namespace != CLUSTER_SCOPE:
+            known = matrix_namespaces(build, scope=scope)
+            if namespace not in known:
+                raise NamespaceUnknown(cluster, namespace, known)
+        return CellSource(cluster, build)
 
     def filter_queryset(self, queryset: QuerySet[MatrixRow]) -> QuerySet[MatrixRow]:
-        scope = scope_of(self.request)
-        self.cluster_chosen = self.form.cleaned_data.get("cluster") or cluster_choose(None, default="only", scope=scope)
-        build = self.current
-        if build is None or build.cluster_id != self.cluster_chosen.pk:
-            build = matrix_build_get(self.cluster_chosen)
-        self.build = build
-        namespace = self.form.cleaned_data.get("namespace")
         # The rows the caller gave, as far as the reader reads them.
-        rows = (queryset & rows_visible(scope)).filter(build=self.build)
-        if namespace and namespace != CLUSTER_SCOPE and not rows.filter(namespace=namespace).exists():
-            known = rows.exclude(namespace="").order_by("namespace").values_list("namespace", flat=True).distinct()
-            raise NamespaceUnknown(self.cluster_chosen, namespace, list(known))
-        return super().filter_queryset(rows)
-
-    def filter_cluster(self, queryset: QuerySet[MatrixRow], name: str, value: Cluster) -> QuerySet[MatrixRow]:
-        return queryset  # chosen in filter_queryset, which needs it even when it is not given
+        return super().filter_queryset(queryset & rows_visible(scope_of(self.request)))
 
     def filter_runtime(self, queryset: QuerySet[MatrixRow], name: str, value: Resource) -> QuerySet[MatrixRow]:
         # A ServingRuntime is in scope in its own namespace only.
@@ -113,13 +117,13 @@ class CellFilterSet(filters.FilterSet):
             return queryset.filter(outcome=MatrixRow.Outcome.SELECTED)
         return queryset
 
-    def runtime_ids(self) -> set[int] | None:
-        """The runtimes the filters allow; None when they allow all."""
+    def runtime_ids(self, cluster: Cluster) -> set[int] | None:
+        """The runtimes of `cluster` the filters allow; None when they allow all."""
         data = self.form.cleaned_data
         runtime, name, kind = data.get("runtime"), data.get("runtime_name"), data.get("runtime_kind")
         if not (runtime or name or kind):
             return None
-        runtimes = resources_visible(scope_of(self.request)).filter(cluster=self.cluster_chosen, kind__in=RUNTIME_KINDS)
+        runtimes = resources_visible(scope_of(self.request)).filter(cluster=cluster, kind__in=RUNTIME_KINDS)
         if runtime:
             runtimes = runtimes.filter(pk=runtime.pk)
         if name:
@@ -128,14 +132,18 @@ class CellFilterSet(filters.FilterSet):
             runtimes = runtimes.filter(kind=kind)
         return set(runtimes.values_list("pk", flat=True))
 
-    def cell_list(self) -> CellList:
-        rows = self.qs
+    def cell_list(self, source: CellSource, rows: QuerySet[MatrixRow] | None = None) -> CellList:
+        """The cells of `source`'s build in the rows the filters keep (or in `rows`, narrowed further)."""
+        rows = (self.qs if rows is None else rows).filter(build=source.build)
         return CellList(
-            self.build, rows, runtime_ids=self.runtime_ids(), statuses=self.form.cleaned_data.get("status") or ()
+            source.build,
+            rows,
+            runtime_ids=self.runtime_ids(source.cluster),
+            statuses=self.form.cleaned_data.get("status") or (),
         )
 
 
-class CellChangeFilterSet(filters.FilterSet):
+class CellChangeFilterSet(FormOnceFilterSet):
     """Cell history, newest first. History names objects by kind/namespace/name (they may be
     gone); `model` and `runtime` ids are looked up and matched by that identity."""
 
@@ -170,7 +178,7 @@ class CellChangeFilterSet(filters.FilterSet):
         )
 
 
-class MatrixBuildFilterSet(filters.FilterSet):
+class MatrixBuildFilterSet(FormOnceFilterSet):
     cluster = ClusterFilter()
     status = filters.ChoiceFilter(choices=MatrixBuild.Status.choices)
 

@@ -24,12 +24,6 @@ GRID_ROWS_PER_PAGE = 50
 GRID_COLUMNS_PER_PAGE = 60
 
 
-def matrix_namespaces(build: MatrixBuild, *, scope: Scope) -> list[str]:
-    """The namespaces the build has rows for that the scope reads, "" (cluster scope) first."""
-    found = rows_visible(scope).filter(build=build).order_by("namespace").values_list("namespace", flat=True).distinct()
-    return list(found)
-
-
 def model_facets(cluster: Cluster, *, scope: Scope) -> dict[str, list[str]]:
     """The distinct values the matrix's model filters can take in a cluster, for its drop-downs."""
     columns = ("model_format", "model_architecture", "pipeline_class", "storage_scheme")

@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 
 from core.cache import VersionedCache
 from inventory.models import Resource
+from matching import ObjectKey
 
 from .cells import Cell, ScopeKeys, row_cells, row_statuses, runtimes_in_scope, status_counts
 from .models import CellStatus, MatrixBuild, MatrixRow
@@ -26,12 +27,20 @@ class _Scope:
     query: QuerySet[Resource]
     heads: ScopeKeys
     _runtimes: list[Resource] | None = None
+    _positions: dict[ObjectKey, int] | None = None
 
     @property
     def runtimes(self) -> list[Resource]:
         if self._runtimes is None:
             self._runtimes = list(self.query.only("id", "cluster_id", "kind", "namespace", "name", "disabled"))
         return self._runtimes
+
+    def among(self, keys: Iterable[ObjectKey]) -> list[Resource]:
+        """The runtimes with these keys, in scope order (keys out of scope are left out)."""
+        if self._positions is None:
+            self._positions = {runtime.key: number for number, runtime in enumerate(self.runtimes)}
+        positions = self._positions
+        return [self.runtimes[number] for number in sorted(positions[key] for key in keys if key in positions)]
 
 
 @dataclass(frozen=True)
@@ -113,13 +122,12 @@ class CellList:
         return _Scope(query=query, heads=ScopeKeys.of(query))
 
     def _cells(self, row: MatrixRow) -> list[Cell]:
-        runtimes = self._scope(row.namespace).runtimes
+        scope = self._scope(row.namespace)
+        runtimes = scope.runtimes
         if self.statuses and not self.statuses & {CellStatus.EXCLUDED, CellStatus.DISABLED}:
             # Only runtimes the row lists can have these statuses: make no cells for the others.
-            listed = {
-                key for key, status in row_statuses(row.compatible, row.manual).items() if status in self.statuses
-            }
-            runtimes = [runtime for runtime in runtimes if runtime.key in listed]
+            statuses = row_statuses(row.compatible, row.manual)
+            runtimes = scope.among(key for key, status in statuses.items() if status in self.statuses)
         cells = row_cells(row, runtimes)
         return [cell for cell in cells if not self.statuses or cell.status in self.statuses]
 

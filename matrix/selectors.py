@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 
 from access.restrict import Action
-from access.scope import Scope
+from access.scope import SYSTEM, Scope
 from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.models import Cluster, Resource
@@ -86,6 +86,23 @@ def latest_builds_by_cluster(scope: Scope) -> dict[int, dict[str, MatrixBuild]]:
 def rows_visible(scope: Scope) -> QuerySet[MatrixRow]:
     """The matrix rows the scope reads: those of its namespaces and the cluster-scope rows."""
     return MatrixRow.objects.restrict(scope, Action.VIEW)
+
+
+# Cluster id -> the namespaces a build generation has rows for, "" (cluster scope) first.
+_NAMESPACES: VersionedCache[tuple[object, ...], tuple[str, ...]] = VersionedCache(owners=64)
+
+
+def matrix_namespaces(build: MatrixBuild, *, scope: Scope) -> list[str]:
+    """The namespaces the build has rows for that the scope reads, "" (cluster scope) first.
+    Every reader's answer comes from one read per build generation, narrowed as `restrict`
+    narrows rows (Scope.reads is the rule its query encodes)."""
+
+    def load(_stale: object) -> tuple[str, ...]:
+        rows = rows_visible(SYSTEM).filter(build=build).order_by("namespace")
+        return tuple(rows.values_list("namespace", flat=True).distinct())
+
+    every = _NAMESPACES.get(build.cluster_id, build.generation, load)
+    return [namespace for namespace in every if scope.reads(build.cluster.name, namespace)]
 
 
 def cell_change_list(scope: Scope) -> QuerySet[CellChange]:

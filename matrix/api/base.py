@@ -170,9 +170,9 @@ class CellFilterView(MatrixView):
         """The cells the query selects; sets `self.build` (a build the view read already is reused)."""
         backend, queryset = DjangoFilterBackend(), self.get_queryset()
         filterset_class = backend.get_filterset_class(self, queryset)
-        filterset = filterset_class(**backend.get_filterset_kwargs(request, queryset, self), current=self.build)
+        filterset = filterset_class(**backend.get_filterset_kwargs(request, queryset, self))
         if not filterset.is_valid():
             raise filter_utils.translate_validation(filterset.errors)
-        cells = filterset.cell_list()
-        self.build = filterset.build
-        return cells
+        source = filterset.source(current=self.build)
+        self.build = source.build
+        return filterset.cell_list(source)

@@ -60,7 +60,7 @@ class MatrixCellList(CellFilterView):
     def get(self, request: Request) -> Response:
         key = page_key(request)
         requested = self.build = requested_build(request)
-        freshness = None if requested is None else cluster_freshness(requested.cluster)
+        freshness = None if requested is None else cluster_freshness(requested.cluster, build=requested)
         if requested is not None and freshness is not None:
             held = held_page(request, requested, key, freshness)
             if held is not None:
@@ -68,7 +68,7 @@ class MatrixCellList(CellFilterView):
         cells = self.cell_list(request)  # sets self.build: the build the page is made from
         assert self.build is not None
         if freshness is None or requested is None or self.build.pk != requested.pk:
-            freshness = cluster_freshness(self.build.cluster)
+            freshness = cluster_freshness(self.build.cluster, build=self.build)
         paginator = self.paginator
         assert isinstance(paginator, MatrixPagination)
         paginator.build, paginator.freshness = self.build, freshness

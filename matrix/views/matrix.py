@@ -22,10 +22,10 @@ from inventory.models import MODEL_KINDS, Cluster
 from inventory.selectors import cluster_or_404, clusters_visible, resources_visible
 
 from ..filters import CellFilterSet, NamespaceUnknown
-from ..grid import GridPage, matrix_grid, matrix_namespaces, matrix_summary, model_facets
+from ..grid import GridPage, matrix_grid, matrix_summary, model_facets
 from ..models import CellStatus, MatrixRow
 from ..outcomes import OUTCOME_CHOICES, outcome_filter
-from ..selectors import MatrixMissing, current_build, matrix_version, rows_visible
+from ..selectors import MatrixMissing, current_build, matrix_namespaces, matrix_version, rows_visible
 
 # The legend, in the order the statuses rank.
 LEGEND = [
@@ -103,31 +103,31 @@ def matrix_context(request: HttpRequest, params: QueryDict, *, chosen: str | Non
     if not models.is_valid():
         return {**context, "error": "invalid"}
     try:
-        rows: QuerySet[MatrixRow] = cells.qs
+        source = cells.source()
     except MatrixMissing as error:
         return {**context, "error": "no-matrix", "error_text": str(error)}
     except NamespaceUnknown as error:
-        namespaces = matrix_namespaces(cells.build, scope=scope)
-        return {**context, "error": "unknown-namespace", "error_text": error.message, "namespaces": namespaces}
+        return {**context, "error": "unknown-namespace", "error_text": error.message, "namespaces": error.known}
+    rows = cells.qs
     if any(params.get(name) for name in MODEL_FILTER_FIELDS):
         rows = rows.filter(model__in=models.qs.values("pk"))
     grid = matrix_grid(
-        cells.build,
-        rows,
+        source.build,
+        rows.filter(build=source.build),
         namespace=namespace,
         statuses=cells.form.cleaned_data.get("status") or (),
         page=params.get("page"),
         column_page=params.get("cpage"),
         columns_mode=params.get("cols", "page"),
-        runtime_ids=cells.runtime_ids(),
+        runtime_ids=cells.runtime_ids(source.cluster),
     )
     return {
         **context,
-        "build": cells.build,
+        "build": source.build,
         "grid": grid,
         "grid_rows": grid_rows_html(grid),
         "cell_base": reverse("matrix:cell", args=[1, 1, "x"]).removesuffix("1/1/x/"),
-        "namespaces": matrix_namespaces(cells.build, scope=scope),
+        "namespaces": matrix_namespaces(source.build, scope=scope),
         "matrix_url": f"{reverse('matrix:matrix')}?{params.urlencode()}",
     }
 
