@@ -76,6 +76,7 @@ def main() -> None:
     parser.add_argument("--runtimes", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=3, help="repeated requests measured (median)")
     parser.add_argument("--profile", default="", help="profile the page whose path contains this text")
+    parser.add_argument("--sort", default="cumulative", help="cProfile order: cumulative or tottime")
     args = parser.parse_args()
     database = setup_django()
 
@@ -104,13 +105,13 @@ def main() -> None:
     print(f"{'request':<26} {'status':>6} {'new cpu ms':>10} {'new wall':>9} {'again cpu':>9} {'again wall':>10} "
           f"{'bytes':>9} {'gzipped':>8}")  # fmt: skip
     for label, path, headers in page_paths():
+        statuses: list[int] = []
 
-        def get(path: str = path, headers: dict[str, str] = headers) -> bytes:
+        def get(path: str = path, headers: dict[str, str] = headers, statuses: list[int] = statuses) -> bytes:
             response = client.get(path, headers=headers)
             statuses.append(response.status_code)
             return response.content
 
-        statuses: list[int] = []
         clear_caches()
         new_cpu, new_wall, _, _ = measure(get, 1)
         cpu, wall, raw, zipped = measure(get, args.repeat)
@@ -119,7 +120,7 @@ def main() -> None:
         if args.profile and args.profile in path:
             profiler = cProfile.Profile()
             profiler.runcall(get)
-            pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+            pstats.Stats(profiler).sort_stats(args.sort).print_stats(30)
     print("new: caches cleared first; again: median of the repeated requests; CPU is this process's, in ms")
 
 
