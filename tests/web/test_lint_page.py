@@ -177,3 +177,25 @@ def test_a_pipeline_group_opens_the_models_patches_in_one_what_if(client: Client
     result = client.post(form.group(1), {"manifest": manifest}).content.decode()
 
     assert "qwen-image-pvc" in result.split('id="whatif"')[1]
+
+
+def test_the_groups_are_read_a_page_at_a_time_and_the_pager_keeps_the_filters(
+    client: Client, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("lint.views.GROUPS_PER_PAGE", 10)
+    report = lint_report_get(cluster, scope=SYSTEM)
+    first = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+    pages, keys = re.search(r"Page 1 of (\d+)", first), list(entries(first))
+    assert pages is not None and int(pages.group(1)) == -(-len(report.groups) // 10) > 1
+    assert f"<strong>{len(report.groups)}</strong> shown" in first
+    assert 'href="?cluster=demo&amp;severity=&amp;page=2" rel="next"' in first
+    for number in range(2, int(pages.group(1)) + 1):
+        keys += entries(client.get(reverse("lint:lint"), {"cluster": "demo", "page": number}).content.decode())
+    assert sorted(keys) == sorted(group.key for group in report.groups)  # each group once, on one page
+
+    infos = sum(1 for group in report.groups if group.severity == "info")
+    assert infos > 10  # the demo's info groups fill more than one page
+    filtered = client.get(reverse("lint:lint"), {"cluster": "demo", "severity": "info", "acknowledged": "1"})
+    assert (
+        'href="?cluster=demo&amp;severity=info&amp;acknowledged=1&amp;page=2" rel="next"' in filtered.content.decode()
+    )
