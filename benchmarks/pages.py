@@ -114,6 +114,7 @@ def main() -> None:
 
     print(f"{'request':<26} {'status':>6} {'new cpu ms':>10} {'new wall':>9} {'again cpu':>9} {'again wall':>10} "
           f"{'bytes':>9} {'gzipped':>8}")  # fmt: skip
+    failed: list[str] = []
     for label, path, headers in page_paths(CLUSTER):
         statuses: list[int] = []
 
@@ -128,9 +129,14 @@ def main() -> None:
         cpu, wall, raw, zipped = measure(get, args.repeat)
         print(f"{label:<26} {statuses[-1]:>6} {new_cpu:>10.1f} {new_wall:>9.1f} {cpu:>9.1f} {wall:>10.1f} "
               f"{raw:>9,} {zipped:>8,}")  # fmt: skip
+        failed += [label] if set(statuses) != {200} else []
         if profiler is not None:  # the new request: the one that makes what the repeated ones reuse
             pstats.Stats(profiler).sort_stats(args.sort).print_stats(30)
-    print("new: caches cleared first; again: median of the repeated requests; CPU is this process's, in ms")
+    print("new: the first request for this build (Django's cache cleared); again: median of the repeated requests;")
+    print("CPU is this process's, in ms")
+    if failed:
+        raise SystemExit(f"not answered 200: {', '.join(failed)}")
+    print("every request answered 200")
 
 
 if __name__ == "__main__":
