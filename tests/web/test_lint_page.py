@@ -3,18 +3,21 @@ quirks in words, and acknowledging (hide, with who and why) and showing again.""
 
 from __future__ import annotations
 
+import copy
 import html as html_lib
 import re
 from typing import Any
 
 import pytest
+import yaml
 from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from access.scope import SYSTEM
-from inventory.models import Cluster
+from inventory.models import Cluster, Resource
+from inventory.sync import event_apply
 from lint.models import LintAcknowledgement
 from lint.selectors import lint_report_get
 from tests.web.conftest import _user
@@ -186,7 +189,8 @@ def test_the_groups_are_read_a_page_at_a_time_and_the_pager_keeps_the_filters(
     report = lint_report_get(cluster, scope=SYSTEM)
     first = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
     pages, keys = re.search(r"Page 1 of (\d+)", first), list(entries(first))
-    assert pages is not None and int(pages.group(1)) == -(-len(report.groups) // 10) > 1
+    assert pages is not None
+    assert int(pages.group(1)) == -(-len(report.groups) // 10) > 1
     assert f"<strong>{len(report.groups)}</strong> shown" in first
     assert 'href="?cluster=demo&amp;severity=&amp;page=2" rel="next"' in first
     for number in range(2, int(pages.group(1)) + 1):
@@ -199,3 +203,22 @@ def test_the_groups_are_read_a_page_at_a_time_and_the_pager_keeps_the_filters(
     assert (
         'href="?cluster=demo&amp;severity=info&amp;acknowledged=1&amp;page=2" rel="next"' in filtered.content.decode()
     )
+
+
+def test_a_fix_form_shows_the_object_as_stored_now(client: Client, cluster: Cluster) -> None:
+    """The fix manifests are held per inventory version: a change of the object is shown."""
+
+    def shadowed_manifest() -> str:
+        html = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+        body = next(body for key, body in entries(html).items() if key.startswith("shadowed:"))
+        found = re.search(r'name="manifest" value="([^"]*)"', body)
+        assert found
+        return html_lib.unescape(found.group(1))
+
+    runtime = yaml.safe_load(shadowed_manifest().split("---\n")[0])
+    stored = Resource.objects.get(cluster=cluster, kind=runtime["kind"], name=runtime["metadata"]["name"])
+    obj = copy.deepcopy(stored.obj)
+    obj["metadata"].setdefault("labels", {})["edited-by"] = "lint-test"
+    event_apply(cluster, "MODIFIED", obj)
+
+    assert "edited-by: lint-test" in shadowed_manifest()
