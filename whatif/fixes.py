@@ -31,7 +31,7 @@ from .services import readable_inventory, stored_in, whatif_inventory
 
 MAX_WITH_FIXES = 6
 # (model id, namespace, runtime id, reader's rights) -> near misses at an inventory fingerprint.
-_NEAR_MISSES: VersionedCache[tuple[object, ...], NearFixes] = VersionedCache(owners=512)
+_NEAR_MISSES: VersionedCache[str, NearFixes] = VersionedCache(owners=512)
 """Fixes are proposed for the closest near misses only."""
 MAX_IMPACTS = 12
 """What-ifs per panel: the impact of the first fixes (closest misses first) is measured; later
