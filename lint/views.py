@@ -42,10 +42,10 @@ MODELS_SHOWN = 20
 
 
 # Cluster id -> at an inventory fingerprint, the YAML of each object as a group's fix changes it,
-# by (group key, which of its fixes, object key): dumping hundreds of runtime manifests to YAML
+# by (group key, which form, which of its fixes, object key): dumping hundreds of runtime manifests to YAML
 # was most of the page's cost. Filled as pages are read; a reader is given only forms whose
 # objects it reads (_fix_form checks against its own ids).
-_MANIFESTS: VersionedCache[str, dict[tuple[str, str, ObjectKey], str]] = VersionedCache(owners=64)
+_MANIFESTS: VersionedCache[str, dict[tuple[str, str, int, ObjectKey], str]] = VersionedCache(owners=64)
 # Which fixes of a group have forms: (role, fixes the form applies).
 _ROLES: tuple[tuple[str, Callable[[FindingGroup], list[Fix | None] | None]], ...] = (
     ("fix", lambda group: [group.fix]),
@@ -61,17 +61,19 @@ def _pks(cluster: Cluster, keys: set[ObjectKey], scope: Scope) -> dict[ObjectKey
     return {(kind, namespace, name): pk for pk, kind, namespace, name in rows if (kind, namespace, name) in keys}
 
 
-def _manifests(cluster: Cluster, groups: list[FindingGroup], scope: Scope) -> dict[tuple[str, str, ObjectKey], str]:
+def _manifests(
+    cluster: Cluster, groups: list[FindingGroup], scope: Scope
+) -> dict[tuple[str, str, int, ObjectKey], str]:
     """The edited manifests of the groups' fix forms, made for those not held yet."""
     held = _MANIFESTS.get(cluster.pk, inventory_fingerprint(cluster), lambda _stale: {})
     missing = {
-        (group.key, role, key): (fix, key)
+        (group.key, role, index, key): (fix, key)
         for group in groups
         for role, fixes_of in _ROLES
-        for fix in fixes_of(group) or []
+        for index, fix in enumerate(fixes_of(group) or [])
         if fix is not None
         for key in fix.changed
-        if (group.key, role, key) not in held
+        if (group.key, role, index, key) not in held
     }
     if missing:
         keys = {key for _fix, key in missing.values()}
@@ -84,7 +86,7 @@ def _manifests(cluster: Cluster, groups: list[FindingGroup], scope: Scope) -> di
 
 
 def _fix_form(
-    group: FindingGroup, role: str, pks: dict[ObjectKey, int], manifests: dict[tuple[str, str, ObjectKey], str]
+    group: FindingGroup, role: str, pks: dict[ObjectKey, int], manifests: dict[tuple[str, str, int, ObjectKey], str]
 ) -> dict[str, Any] | None:
     """Where the fixes open: the what-if of the first one's target runtime, with the manifests
     of the objects they change filled in (several YAML documents when they change several)."""
@@ -92,15 +94,15 @@ def _fix_form(
     if not fixes or any(fix is None for fix in fixes):
         return None
     present = [fix for fix in fixes if fix is not None]
-    changed = [key for fix in present for key in fix.changed]
-    documents = [manifests.get((group.key, role, key)) for key in changed]
-    if present[0].target not in pks or not all(key in pks for key in changed) or None in documents:
+    changed = [(index, key) for index, fix in enumerate(present) for key in fix.changed]
+    documents = [manifests.get((group.key, role, index, key)) for index, key in changed]
+    if present[0].target not in pks or not all(key in pks for _index, key in changed) or None in documents:
         return None
     return {"runtime_id": pks[present[0].target], "manifest": "---\n".join(filter(None, documents))}
 
 
 def _item(
-    state: GroupState, pks: dict[ObjectKey, int], manifests: dict[tuple[str, str, ObjectKey], str]
+    state: GroupState, pks: dict[ObjectKey, int], manifests: dict[tuple[str, str, int, ObjectKey], str]
 ) -> dict[str, Any]:
     group = state.group
     return {
