@@ -3,11 +3,13 @@ fix opened in the runtime what-if, and the acknowledge / show-again actions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -16,47 +18,100 @@ from django.views.decorators.http import require_POST, require_safe
 
 from access.current import scope_of
 from access.scope import Scope
+from core.cache import VersionedCache
 from core.errors import DomainError
 from core.web import editable_manifest, read_access
-from inventory.models import Cluster, Resource
+from inventory.models import Cluster
+from inventory.parsed import inventory_fingerprint
 from inventory.selectors import clusters_visible, resources_visible
 from inventory.views import page_cluster
 from matching import ObjectKey
 
 from .models import ACKNOWLEDGE_PERMISSION
-from .rules import SEVERITIES, Fix
+from .rules import SEVERITIES, FindingGroup, Fix
 from .selectors import GroupState, lint_group_states
 from .services import lint_acknowledge, lint_withdraw
 
+# Each group on the page carries its fixes' manifests (YAML in the what-if forms): a cluster
+# with hundreds of groups is read a page at a time.
+GROUPS_PER_PAGE = 50
 
-def _resources(cluster: Cluster, keys: set[ObjectKey], scope: Scope) -> dict[ObjectKey, Resource]:
+
+# The models a group names on the page; the rest are counted.
+MODELS_SHOWN = 20
+
+
+# Cluster id -> at an inventory fingerprint, the YAML of each object as a group's fix changes it,
+# by (group key, which form, which of its fixes, object key): dumping hundreds of runtime manifests to YAML
+# was most of the page's cost. Filled as pages are read; a reader is given only forms whose
+# objects it reads (_fix_form checks against its own ids).
+_MANIFESTS: VersionedCache[str, dict[tuple[str, str, int, ObjectKey], str]] = VersionedCache(owners=64)
+# Which fixes of a group have forms: (role, fixes the form applies).
+_ROLES: tuple[tuple[str, Callable[[FindingGroup], list[Fix | None] | None]], ...] = (
+    ("fix", lambda group: [group.fix]),
+    ("pair", lambda group: [group.fix, group.partner] if group.pair is not None else None),
+    ("alternative", lambda group: [group.alternative] if group.alternative is not None else None),
+)
+
+
+def _pks(cluster: Cluster, keys: set[ObjectKey], scope: Scope) -> dict[ObjectKey, int]:
+    """The ids of the objects the page names that the reader reads, without their stored objects."""
     found = resources_visible(scope).filter(cluster=cluster, name__in={key[2] for key in keys})
-    return {resource.key: resource for resource in found if resource.key in keys}
+    rows = found.values_list("pk", "kind", "namespace", "name")
+    return {(kind, namespace, name): pk for pk, kind, namespace, name in rows if (kind, namespace, name) in keys}
 
 
-def _fix_form(fixes: list[Fix | None], resources: dict[ObjectKey, Resource]) -> dict[str, Any] | None:
+def _manifests(
+    cluster: Cluster, groups: list[FindingGroup], scope: Scope
+) -> dict[tuple[str, str, int, ObjectKey], str]:
+    """The edited manifests of the groups' fix forms, made for those not held yet."""
+    held = _MANIFESTS.get(cluster.pk, inventory_fingerprint(cluster), lambda _stale: {})
+    missing = {
+        (group.key, role, index, key): (fix, key)
+        for group in groups
+        for role, fixes_of in _ROLES
+        for index, fix in enumerate(fixes_of(group) or [])
+        if fix is not None
+        for key in fix.changed
+        if (group.key, role, index, key) not in held
+    }
+    if missing:
+        keys = {key for _fix, key in missing.values()}
+        found = resources_visible(scope).filter(cluster=cluster, name__in={key[2] for key in keys})
+        objects = {resource.key: resource.obj for resource in found if resource.key in keys}
+        for name, (fix, key) in missing.items():
+            if key in objects:
+                held[name] = editable_manifest(fix.apply_to(key, objects[key]))
+    return held
+
+
+def _fix_form(
+    group: FindingGroup, role: str, pks: dict[ObjectKey, int], manifests: dict[tuple[str, str, int, ObjectKey], str]
+) -> dict[str, Any] | None:
     """Where the fixes open: the what-if of the first one's target runtime, with the manifests
     of the objects they change filled in (several YAML documents when they change several)."""
+    fixes = dict(_ROLES)[role](group)
     if not fixes or any(fix is None for fix in fixes):
         return None
     present = [fix for fix in fixes if fix is not None]
-    changed = [(fix, key) for fix in present for key in fix.changed]
-    if present[0].target not in resources or not all(key in resources for _fix, key in changed):
+    changed = [(index, key) for index, fix in enumerate(present) for key in fix.changed]
+    documents = [manifests.get((group.key, role, index, key)) for index, key in changed]
+    if present[0].target not in pks or not all(key in pks for _index, key in changed) or None in documents:
         return None
-    documents = [editable_manifest(fix.apply_to(key, resources[key].obj)) for fix, key in changed]
-    return {"runtime_id": resources[present[0].target].pk, "manifest": "---\n".join(documents)}
+    return {"runtime_id": pks[present[0].target], "manifest": "---\n".join(filter(None, documents))}
 
 
-def _item(state: GroupState, resources: dict[ObjectKey, Resource]) -> dict[str, Any]:
+def _item(
+    state: GroupState, pks: dict[ObjectKey, int], manifests: dict[tuple[str, str, int, ObjectKey], str]
+) -> dict[str, Any]:
     group = state.group
     return {
         "state": state,
         "group": group,
-        "runtimes": [(key, resources[key].pk if key in resources else None) for key in group.runtimes],
-        "models": [(key, resources[key].pk if key in resources else None) for key in group.models],
-        "fix_form": _fix_form([group.fix], resources),
-        "pair_form": _fix_form([group.fix, group.partner], resources) if group.pair is not None else None,
-        "alternative_form": _fix_form([group.alternative], resources) if group.alternative is not None else None,
+        "runtimes": [(key, pks.get(key)) for key in group.runtimes],
+        "models": [(key, pks.get(key)) for key in group.models[:MODELS_SHOWN]],
+        "models_more": max(len(group.models) - MODELS_SHOWN, 0),
+        **{f"{role}_form": _fix_form(group, role, pks, manifests) for role, _fixes in _ROLES},
     }
 
 
@@ -72,10 +127,14 @@ def lint(request: HttpRequest) -> HttpResponse:
     severity = request.GET.get("severity", "")
     listed = [state for state in states if show_acknowledged or not state.hidden]
     counts = {name: sum(1 for state in listed if state.group.severity == name) for name in SEVERITIES}
-    shown = [state for state in listed if not severity or state.group.severity == severity]
-    keys = {key for state in shown for key in (*state.group.runtimes, *state.group.models)}
-    keys |= {key for state in shown for fix in (state.group.fix, state.group.partner) if fix for key in fix.changed}
-    resources = _resources(cluster, keys, scope)
+    filtered = [state for state in listed if not severity or state.group.severity == severity]
+    page = Paginator(filtered, GROUPS_PER_PAGE).get_page(request.GET.get("page"))
+    shown: list[GroupState] = list(page.object_list)
+    groups = [state.group for state in shown]
+    fixes = [fix for group in groups for fix in (group.fix, group.partner, group.alternative) if fix]
+    named = {key for group in groups for key in (*group.runtimes, *group.models[:MODELS_SHOWN])}
+    pks = _pks(cluster, named | {key for fix in fixes for key in (fix.target, *fix.changed)}, scope)
+    manifests = _manifests(cluster, groups, scope)
     context = {
         "cluster": cluster,
         "clusters": clusters_visible(scope),
@@ -84,7 +143,13 @@ def lint(request: HttpRequest) -> HttpResponse:
         "show_acknowledged": show_acknowledged,
         "hidden": sum(1 for state in states if state.hidden),
         "findings_total": sum(state.group.count for state in listed),
-        "items": [_item(state, resources) for state in shown],
+        "items": [_item(state, pks, manifests) for state in shown],
+        "page": page,
+        "filtered_total": len(filtered),
+        # The filters the pager's links keep.
+        "page_query": urlencode(
+            {"cluster": cluster.name, "severity": severity, **({"acknowledged": "1"} if show_acknowledged else {})}
+        ),
         "may_acknowledge": request.user.has_perm(ACKNOWLEDGE_PERMISSION),
         "acknowledge_permission": ACKNOWLEDGE_PERMISSION,
     }

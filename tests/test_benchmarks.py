@@ -20,6 +20,7 @@ RUNS = {
     "grid": (TINY, "grid is"),
     "matrix": (TINY, "full recompute: 40 models x 8 runtimes"),
     "matrix_page": (TINY, "(status 200)"),
+    "pages": ([*TINY, "--repeat", "1"], "every request answered 200"),
     "near_misses": (TINY, "panel with fixes and impact"),
     "inventory_sync": (TINY, "stored: 48 resources"),
     "fleet": (["--clusters", "2", *TINY], "(HTTP 200"),

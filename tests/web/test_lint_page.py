@@ -3,18 +3,21 @@ quirks in words, and acknowledging (hide, with who and why) and showing again.""
 
 from __future__ import annotations
 
+import copy
 import html as html_lib
 import re
 from typing import Any
 
 import pytest
+import yaml
 from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from access.scope import SYSTEM
-from inventory.models import Cluster
+from inventory.models import Cluster, Resource
+from inventory.sync import event_apply
 from lint.models import LintAcknowledgement
 from lint.selectors import lint_report_get
 from tests.web.conftest import _user
@@ -177,3 +180,45 @@ def test_a_pipeline_group_opens_the_models_patches_in_one_what_if(client: Client
     result = client.post(form.group(1), {"manifest": manifest}).content.decode()
 
     assert "qwen-image-pvc" in result.split('id="whatif"')[1]
+
+
+def test_the_groups_are_read_a_page_at_a_time_and_the_pager_keeps_the_filters(
+    client: Client, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("lint.views.GROUPS_PER_PAGE", 10)
+    report = lint_report_get(cluster, scope=SYSTEM)
+    first = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+    pages, keys = re.search(r"Page 1 of (\d+)", first), list(entries(first))
+    assert pages is not None
+    assert int(pages.group(1)) == -(-len(report.groups) // 10) > 1
+    assert f"<strong>{len(report.groups)}</strong> shown" in first
+    assert 'href="?cluster=demo&amp;severity=&amp;page=2" rel="next"' in first
+    for number in range(2, int(pages.group(1)) + 1):
+        keys += entries(client.get(reverse("lint:lint"), {"cluster": "demo", "page": number}).content.decode())
+    assert sorted(keys) == sorted(group.key for group in report.groups)  # each group once, on one page
+
+    infos = sum(1 for group in report.groups if group.severity == "info")
+    assert infos > 10  # the demo's info groups fill more than one page
+    filtered = client.get(reverse("lint:lint"), {"cluster": "demo", "severity": "info", "acknowledged": "1"})
+    assert (
+        'href="?cluster=demo&amp;severity=info&amp;acknowledged=1&amp;page=2" rel="next"' in filtered.content.decode()
+    )
+
+
+def test_a_fix_form_shows_the_object_as_stored_now(client: Client, cluster: Cluster) -> None:
+    """The fix manifests are held per inventory version: a change of the object is shown."""
+
+    def shadowed_manifest() -> str:
+        html = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+        body = next(body for key, body in entries(html).items() if key.startswith("shadowed:"))
+        found = re.search(r'name="manifest" value="([^"]*)"', body)
+        assert found
+        return html_lib.unescape(found.group(1))
+
+    runtime = yaml.safe_load(shadowed_manifest().split("---\n")[0])
+    stored = Resource.objects.get(cluster=cluster, kind=runtime["kind"], name=runtime["metadata"]["name"])
+    obj = copy.deepcopy(stored.obj)
+    obj["metadata"].setdefault("labels", {})["edited-by"] = "lint-test"
+    event_apply(cluster, "MODIFIED", obj)
+
+    assert "edited-by: lint-test" in shadowed_manifest()

@@ -308,3 +308,22 @@ def test_pages_load_nothing_from_other_hosts(client: Client, cluster: Cluster, p
     assert all(not re.match(r"^(https?:)?//", url) for url in sources), [u for u in sources if "//" in u]
     assert "/static/django_htmx/htmx" in html
     assert "/static/js/site.js" in html
+
+
+def test_the_status_filter_follows_an_incremental_update(
+    client: Client, cluster: Cluster, seed_model: Resource
+) -> None:
+    """The rows with a cell in the statuses are found once per build generation: a change shows."""
+    query = {"search": "qwen-image", "status": "compatible"}
+    assert SEED_MODEL not in row_models(client.get(MATRIX, query).content.decode())
+    obj = dict(seed_model.obj)
+    obj["spec"] = {
+        **obj["spec"],
+        "diffusionPipeline": {"className": "QwenImagePipeline", "transformer": {"library": "diffusers"}},
+    }
+    event_apply(cluster, "MODIFIED", obj)
+    matrix_apply_changes(
+        cluster, [{"kind": "ClusterBaseModel", "namespace": "", "name": SEED_MODEL, "action": "changed"}]
+    )
+
+    assert SEED_MODEL in row_models(client.get(MATRIX, query).content.decode())

@@ -41,7 +41,7 @@ PAGES: list[tuple[str, Callable[[dict[str, Resource]], str], int]] = [
     ),  # + the stored object the what-if validates the patched one against
     ("model_index.json", lambda o: reverse("patches:model-index", args=[o["model"].pk]), 3),
     ("InferenceServices", lambda o: f"{reverse('matrix:isvcs')}?cluster=demo", 16),
-    ("lint", lambda o: f"{reverse('lint:lint')}?cluster=demo", 9),
+    ("lint", lambda o: f"{reverse('lint:lint')}?cluster=demo", 10),  # + the fix manifests not held yet
     ("sync", lambda o: reverse("sync"), 5),
     ("history", lambda o: f"{reverse('history')}?cluster=demo", 6),
     ("search", lambda o: f"{reverse('search')}?q=qwen", 3),

@@ -20,6 +20,7 @@ from access.scope import SYSTEM
 from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Resource
 from inventory.parsed import load_inventory
+from inventory.sync import event_apply
 from matrix.models import MatrixRow
 from matrix.selectors import current_build
 from matrix.services import matrix_rebuild
@@ -335,3 +336,20 @@ def test_the_wording_names_only_real_changes_and_the_runtime_ome_would_pick(clie
     instead = [p for p in found.ranked if p.picked_instead is not None]
     assert instead  # srt-qwen2-5-14b-instruct matches but srt-deepseek-r1-distill-qwen-14b still ranks higher
     assert f"but OME would pick {instead[0].picked_instead[2]}, which ranks higher" in html  # type: ignore[index]
+
+
+@pytest.mark.django_db
+def test_near_misses_are_made_once_per_inventory_version(demo: Cluster) -> None:
+    model = resource(demo, AFM)
+    first = model_near_misses(model, "", scope=SYSTEM)
+    assert model_near_misses(model, "", scope=SYSTEM) is first  # the model page asks on every load
+    assert first.misses[0].miss.checks == ("autoSelect",)
+
+    runtime = resource(demo, ("ClusterServingRuntime", "", first.misses[0].miss.runtime[2]))
+    obj = copy.deepcopy(runtime.obj)
+    for entry in obj["spec"]["supportedModelFormats"]:
+        entry["autoSelect"] = True
+    event_apply(demo, "MODIFIED", obj)
+
+    after = model_near_misses(model, "", scope=SYSTEM)
+    assert runtime.key not in [item.miss.runtime for item in after.misses]  # it serves the model now
