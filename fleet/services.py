@@ -25,7 +25,7 @@ from inventory.parsed import load_inventory
 from inventory.selectors import cluster_list
 from isvcs.services import isvc_at_risk, isvc_verdicts
 from lint.selectors import lint_report_get
-from matching import Model, ObjectKey, Runtime, key_dict
+from matching import Model, ObjectKey, Runtime, fold_everywhere, home_namespace, key_dict
 from matrix.freshness import Freshness, cluster_freshness
 from matrix.models import MatrixBuild, MatrixRow
 from matrix.selectors import current_build
@@ -52,8 +52,8 @@ class ClusterData:
 
     @cached_property
     def home_outcomes(self) -> Counter[str]:
-        """Outcomes of the rows where each model lives (see `_home`)."""
-        return Counter(cell[2] for (model, namespace), cell in self.cells.items() if namespace == _home(model))
+        """Outcomes of the rows where each model lives (`matching.home_namespace`)."""
+        return Counter(cell[2] for (model, namespace), cell in self.cells.items() if namespace == home_namespace(model))
 
     @property
     def name(self) -> str:
@@ -164,11 +164,6 @@ class ClusterCounts:
         }
 
 
-def _home(model: ObjectKey) -> str:
-    """Where a model lives: a BaseModel's namespace, a ClusterBaseModel's cluster scope."""
-    return model[1] if model[0] == "BaseModel" else ""
-
-
 def _sync(cluster: Cluster) -> tuple[str, datetime | None, list[str]]:
     """(state, when the data was last known current, errors): `error` when a kind reports an
     error, `never` when a kind was never listed, `watching` when every watch of a live cluster
@@ -276,18 +271,10 @@ def fleet_rows(data: Sequence[ClusterData]) -> list[FleetRow]:
 
 
 def _folded(rows: list[FleetRow]) -> list[FleetRow]:
-    """A cluster-scoped model has a row in every namespace; where they are all the same, in every
-    cluster, one row stands for them (a runtime of one namespace that picks it keeps them apart)."""
-    by_model: dict[ObjectKey, list[FleetRow]] = {}
-    for row in rows:
-        by_model.setdefault(row.model, []).append(row)
-    folded = []
-    for model, group in by_model.items():
-        if _home(model) != "" or len(group) < 2 or len({tuple(sorted(row.cells.items())) for row in group}) > 1:
-            folded.extend(group)
-        else:
-            folded.append(FleetRow(model, "", group[0].cells, everywhere=True))
-    return folded
+    """A cluster-scoped model's rows that are the same in every namespace of every cluster
+    become one (`matching.fold_everywhere`)."""
+    folded = fold_everywhere(rows, model=lambda row: row.model, same=lambda row: tuple(sorted(row.cells.items())))
+    return [FleetRow(row.model, "", row.cells, everywhere=True) if once else row for row, once in folded]
 
 
 def runtime_reach(data: Sequence[ClusterData], differing: set[ObjectKey]) -> list[Reach]:

@@ -31,6 +31,7 @@ from .diff import diff
 from .diff_results import CONDITIONS as DIFF_CONDITIONS
 from .diff_results import Diff, DiffCell, DiffIsvc, DiffRow
 from .errors import ManifestError, ModelIndexError
+from .everywhere import EVERYWHERE, fold_everywhere, home_namespace
 from .facts import unserved_fact
 from .files import load_text, read_documents
 from .fixes import Fix, ObjectPatch, propose_fixes
@@ -89,6 +90,7 @@ __all__ = [
     "DEFAULT_BEHAVIOUR",
     "DEFAULT_NAMESPACE",
     "DIFF_CONDITIONS",
+    "EVERYWHERE",
     "NAMED",
     "NAMED_COMPONENTS",
     "NEWEST_BEHAVIOUR",
@@ -146,8 +148,10 @@ __all__ = [
     "entry_passes",
     "entry_score",
     "evaluate_isvc",
+    "fold_everywhere",
     "go_parse_float",
     "grid",
+    "home_namespace",
     "in_scope",
     "invalid_isvc",
     "is_ome_object",

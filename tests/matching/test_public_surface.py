@@ -28,7 +28,9 @@ def test_no_export_is_a_command_line_helper() -> None:
     and nothing exported comes from the command line's modules."""
     for name in matching.__all__:
         value = getattr(matching, name)
-        assert getattr(value, "__module__", "") not in {"matching.cli", "matching.cli_diff", "matching.cli_policy"}, name
+        assert getattr(value, "__module__", "") not in {"matching.cli", "matching.cli_diff", "matching.cli_policy"}, (
+            name
+        )
         if inspect.isfunction(value):
             assert "argparse" not in str(inspect.signature(value)), name
 
