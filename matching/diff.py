@@ -10,6 +10,7 @@ the place (file, document, line) of the object that caused it, where the objects
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Set
 from dataclasses import dataclass, replace
 
@@ -231,8 +232,9 @@ def _folded(rows: list[DiffRow]) -> list[DiffRow]:
     def change(row: DiffRow) -> DiffRow:
         return replace(row, namespace="", error=None)
 
+    counts = Counter(row.model for row in rows)
     folded = fold_everywhere(rows, model=lambda row: row.model, same=change)
-    return [replace(row, everywhere=True) if once else row for row, once in folded]
+    return [replace(row, everywhere=True, stands_for=counts[row.model]) if once else row for row, once in folded]
 
 
 def _outcome(view: Objects, key: ObjectKey) -> IsvcOutcome | None:

@@ -119,7 +119,8 @@ class DiffRow:
     selected | no-runtime | invalid, None where the model is absent. `reason`: why the pick or
     outcome changes; `error`: OME's error for the new row when it selects nothing.
     `everywhere`: a cluster-scoped model that changes alike in every namespace, shown once
-    (`namespace` is then ""; `matching.fold_everywhere`)."""
+    (`namespace` is then ""; `matching.fold_everywhere`); `stands_for`: how many rows (cluster
+    scope and each namespace) it is."""
 
     model: ObjectKey
     namespace: str
@@ -134,6 +135,7 @@ class DiffRow:
     error: str | None = None
     at: Place | None = None
     everywhere: bool = False
+    stands_for: int = 1
 
     @property
     def conditions(self) -> set[str]:
@@ -168,6 +170,7 @@ class DiffRow:
             "model": key_dict(self.model),
             "namespace": self.namespace,
             "everywhere": self.everywhere,
+            "standsFor": self.stands_for,
             "oldOutcome": self.old_outcome,
             "newOutcome": self.new_outcome,
             "oldPick": key_dict(self.old_pick),

@@ -134,6 +134,11 @@ class CheckCellSerializer(serializers.Serializer):
 class CheckRowSerializer(serializers.Serializer):
     model = ObjectKeySerializer()
     namespace = serializers.CharField()
+    everywhere = serializers.BooleanField(
+        help_text="A cluster-scoped model that changes alike in cluster scope and every namespace: one row "
+        "stands for them all (`namespace` is then empty)."
+    )
+    stands_for = serializers.IntegerField(help_text="How many rows (cluster scope and each namespace) this one is.")
     old_outcome = serializers.CharField(allow_null=True, help_text=OUTCOME_HELP)
     new_outcome = serializers.CharField(allow_null=True, help_text=OUTCOME_HELP)
     old_pick = ObjectKeySerializer(allow_null=True)

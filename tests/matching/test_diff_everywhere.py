@@ -44,7 +44,8 @@ def test_a_change_alike_in_every_namespace_is_one_row_marked_everywhere(tmp_path
 
     text = sections(tmp_path / "text", base, head).stdout
     assert "ClusterBaseModel llama (same in every namespace): ClusterServingRuntime vllm" in text
-    assert " in team-a" not in text and "cluster scope" not in text
+    assert " in team-a" not in text
+    assert "cluster scope" not in text
 
 
 def test_every_format_shows_the_folded_row_once(tmp_path: Path) -> None:
