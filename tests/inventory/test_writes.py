@@ -75,7 +75,7 @@ def test_a_replaced_object_gets_a_new_version_and_is_announced(
 
 def test_a_replacement_may_not_change_the_objects_identity(cluster: Cluster) -> None:
     resource = Resource.objects.get(cluster=cluster, name="llama")
-    with object_locked(cluster, resource.pk) as current, pytest.raises(ValueError, match="must keep"):
-        assert current is not None
-        object_replace(cluster, current, {**current.obj, "metadata": {**current.obj["metadata"], "name": "other"}})
+    renamed = {**resource.obj, "metadata": {**resource.obj["metadata"], "name": "other"}}
+    with pytest.raises(ValueError, match="must keep"), object_locked(cluster, resource.pk) as current:
+        object_replace(cluster, current or resource, renamed)
     assert not Resource.objects.filter(cluster=cluster, name="other").exists()
