@@ -10,12 +10,13 @@ from drf_spectacular.utils import extend_schema_field
 
 from access.current import scope_of
 from core.errors import DomainError
-from core.web import CLUSTER_SCOPE
+from core.web import ALL_NAMESPACES, CLUSTER_SCOPE
 from inventory.filters import ClusterFilter, NamespaceFilter
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
 from inventory.selectors import cluster_choose, resources_visible
 
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
+from .outcomes import OUTCOME_CHOICES, outcome_filter
 from .paging import CellList
 from .selectors import matrix_build_get, rows_visible
 
@@ -68,6 +69,7 @@ class CellFilterSet(filters.FilterSet):
     status = filters.MultipleChoiceFilter(
         method="filter_status", choices=CellStatus.choices, help_text="Cell status; repeat for several."
     )
+    outcome = filters.ChoiceFilter(choices=OUTCOME_CHOICES, method="filter_outcome", help_text="Row outcome.")
 
     class Meta:
         model = MatrixRow
@@ -90,7 +92,11 @@ class CellFilterSet(filters.FilterSet):
         namespace = self.form.cleaned_data.get("namespace")
         # The rows the caller gave, as far as the reader reads them.
         rows = (queryset & rows_visible(scope)).filter(build=self.build)
-        if namespace and namespace != CLUSTER_SCOPE and not rows.filter(namespace=namespace).exists():
+        if (
+            namespace
+            and namespace not in (CLUSTER_SCOPE, ALL_NAMESPACES)
+            and not rows.filter(namespace=namespace).exists()
+        ):
             known = rows.exclude(namespace="").order_by("namespace").values_list("namespace", flat=True).distinct()
             raise NamespaceUnknown(self.cluster_chosen, namespace, list(known))
         return super().filter_queryset(rows)
@@ -112,6 +118,9 @@ class CellFilterSet(filters.FilterSet):
         if value and set(value) <= {CellStatus.SELECTED, CellStatus.COMPATIBLE}:
             return queryset.filter(outcome=MatrixRow.Outcome.SELECTED)
         return queryset
+
+    def filter_outcome(self, queryset: QuerySet[MatrixRow], name: str, value: str) -> QuerySet[MatrixRow]:
+        return outcome_filter(queryset, value)
 
     def runtime_ids(self) -> set[int] | None:
         """The runtimes the filters allow; None when they allow all."""
