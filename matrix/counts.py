@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
+from django.db.models.functions import Coalesce
 
+from access.scope import Scope
 from inventory.models import Kind
 
 from .models import MatrixRow
 from .outcomes import INVALID, MANUAL_ONLY, NO_MATCH, outcome_counts
+from .selectors import rows_visible
 
 ACROSS = None
 """The namespace argument for the whole cluster."""
@@ -20,15 +23,37 @@ ACROSS = None
 ACROSS_TEXT = "across the cluster"
 
 
+HOME = Q(model__kind=Kind.BASE_MODEL, namespace=F("model__namespace")) | (
+    ~Q(model__kind=Kind.BASE_MODEL) & Q(namespace="")
+)
+"""A model's row where it lives: a BaseModel's in its namespace, a ClusterBaseModel's in
+cluster scope (`matching.home_namespace`)."""
+
+
 def counted_rows(rows: QuerySet[MatrixRow], namespace: str | None) -> QuerySet[MatrixRow]:
     """The rows a count of `namespace` counts: the namespace's rows; ACROSS: each model's row
     where it lives."""
-    if namespace is not ACROSS:
-        return rows.filter(namespace=namespace)
-    home = Q(model__kind=Kind.BASE_MODEL, namespace=F("model__namespace")) | (
-        ~Q(model__kind=Kind.BASE_MODEL) & Q(namespace="")
+    return rows.filter(HOME) if namespace is ACROSS else rows.filter(namespace=namespace)
+
+
+def whole_cluster_rows(rows: QuerySet[MatrixRow], *, scope: Scope) -> QuerySet[MatrixRow]:
+    """The rows a list of the whole cluster shows: each model's row where it lives, and a
+    ClusterBaseModel's row in a namespace only where OME decides differently there than in
+    cluster scope (outcome, pick, score or matches: the rule of `matching.fold_everywhere`)."""
+    alike = rows_visible(scope).filter(
+        build=OuterRef("build"),
+        model=OuterRef("model"),
+        namespace="",
+        outcome=OuterRef("outcome"),
+        compatible=OuterRef("compatible"),
+        manual=OuterRef("manual"),
     )
-    return rows.filter(home)
+    alike = alike.alias(
+        pick=Coalesce("selected_id", Value(0)), points=Coalesce("selected_score", Value(-(2**31)))
+    ).filter(
+        pick=Coalesce(OuterRef("selected_id"), Value(0)), points=Coalesce(OuterRef("selected_score"), Value(-(2**31)))
+    )
+    return rows.filter(HOME | ~Exists(alike))
 
 
 @dataclass(frozen=True)

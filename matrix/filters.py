@@ -15,6 +15,7 @@ from inventory.filters import ClusterFilter, NamespaceFilter
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
 from inventory.selectors import cluster_choose, resources_visible
 
+from .counts import whole_cluster_rows
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
 from .outcomes import OUTCOME_CHOICES, outcome_filter
 from .paging import CellList
@@ -34,6 +35,16 @@ class NamespaceUnknown(DomainError, LookupError):
             f"ServingRuntime is there. Namespaces with rows: {listed or 'none'} (or {CLUSTER_SCOPE} for cluster scope)",
             field="namespace",
         )
+
+
+class RowNamespaceFilter(NamespaceFilter):
+    """A namespace of the matrix's rows; `_all` the whole cluster, each model once where it
+    lives unless a namespace decides differently (`counts.whole_cluster_rows`)."""
+
+    def filter(self, qs: QuerySet, value: str) -> QuerySet:
+        if value == ALL_NAMESPACES:
+            return whole_cluster_rows(qs, scope=scope_of(self.parent.request))
+        return super().filter(qs, value)
 
 
 MODEL_KIND_CHOICES = [(kind, Kind(kind).label) for kind in MODEL_KINDS]
@@ -59,7 +70,7 @@ class CellFilterSet(filters.FilterSet):
     """
 
     cluster = ClusterFilter(method="filter_cluster", help_text="Cluster name; defaults to the only cluster.")
-    namespace = NamespaceFilter()
+    namespace = RowNamespaceFilter()
     model = _resource_choice(MODEL_KINDS, "Model resource id.")
     model_name = filters.CharFilter(field_name="model__name", help_text="Exact model name.")
     model_kind = filters.ChoiceFilter(field_name="model__kind", choices=MODEL_KIND_CHOICES)
