@@ -106,7 +106,9 @@ def test_matrix_fleet_and_api_agree_on_the_counts_and_say_their_scope(demo: Clus
     assert f"<strong>{counts.no_match}</strong> with no match at all" in matrix
     assert f"<strong>{counts.manual_only}</strong> with manual-only matches only" in matrix
     assert f"<td>{counts.models}</td>" in fleet
-    assert f">{counts.without_runtime}</strong></a> <span class=\"muted\">({counts.no_match}, {counts.manual_only})" in fleet
+    assert (
+        f'>{counts.without_runtime}</strong></a> <span class="muted">({counts.no_match}, {counts.manual_only})' in fleet
+    )
     assert "across the cluster" in fleet
     assert (api["models"], api["models_where"]) == (counts.models, "across the cluster")
     assert (api["models_without_runtime"], api["models_no_match"], api["models_manual_only"]) == (
