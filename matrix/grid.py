@@ -129,8 +129,9 @@ def matrix_grid(
 ) -> GridPage:
     """One page of the matrix of `namespace` (None: every namespace the rows have, each model's
     rows together). `rows` are the build's filtered rows; `statuses` keeps the rows (and, with
-    `columns_mode="page"`, the columns) having a cell in one of them. Columns: `page` = the runtimes relevant to the page's rows (see
-    `_relevant_columns`), `all` = every runtime in scope; either is paged by `per_column_page`."""
+    `columns_mode="page"`, the columns) having a cell in one of them. Columns: `page` = the
+    runtimes relevant to the page's rows (see `_relevant_columns`), `all` = every runtime in
+    scope; either is paged by `per_column_page`."""
     wanted = frozenset(statuses)
     allowed = None if runtime_ids is None else frozenset(runtime_ids)
     if namespace is not None:
