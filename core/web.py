@@ -16,6 +16,8 @@ View = TypeVar("View", bound=Callable[..., HttpResponse])
 # How a namespace travels in URLs and queries when it is the cluster scope (the empty namespace).
 # Kubernetes namespaces are DNS labels, so this can never name a real one.
 CLUSTER_SCOPE = "_cluster"
+# ... and every namespace at once (the whole cluster), where a list can show them together.
+ALL_NAMESPACES = "_all"
 
 
 def poll_seconds() -> float:

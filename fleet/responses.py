@@ -40,8 +40,11 @@ class FleetClusterSerializer(serializers.Serializer):
     source = serializers.CharField()  # type: ignore[assignment]
     ome_behaviour = serializers.CharField()
     built_at = serializers.DateTimeField(allow_null=True)
-    models = serializers.IntegerField()
-    models_without_runtime = serializers.IntegerField()
+    models = serializers.IntegerField(help_text="The cluster's models, each counted once where it lives.")
+    models_where = serializers.CharField(help_text='The scope of the model counts: "across the cluster".')
+    models_without_runtime = serializers.IntegerField(help_text="No runtime selected: no match or manual-only.")
+    models_no_match = serializers.IntegerField(help_text="No runtime matches at all.")
+    models_manual_only = serializers.IntegerField(help_text="Manual-only matches only (a named runtime works).")
     models_invalid = serializers.IntegerField()
     isvcs = serializers.IntegerField()
     isvcs_at_risk = serializers.IntegerField()

@@ -9,7 +9,6 @@ and InferenceServices pages use, so a reader's scope applies to them as there.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,10 +24,11 @@ from inventory.parsed import load_inventory
 from inventory.selectors import cluster_list
 from isvcs.services import isvc_at_risk, isvc_verdicts
 from lint.selectors import lint_report_get
-from matching import Model, ObjectKey, Runtime, key_dict
+from matching import Model, ObjectKey, Runtime, fold_everywhere, key_dict
+from matrix.counts import ACROSS, ModelCounts, model_counts
 from matrix.freshness import Freshness, cluster_freshness
 from matrix.models import MatrixBuild, MatrixRow
-from matrix.selectors import current_build
+from matrix.selectors import current_build, rows_visible
 
 from .compare import difference_reasons, runtime_signature
 
@@ -51,9 +51,13 @@ class ClusterData:
     version: tuple[object, ...]
 
     @cached_property
-    def home_outcomes(self) -> Counter[str]:
-        """Outcomes of the rows where each model lives (see `_home`)."""
-        return Counter(cell[2] for (model, namespace), cell in self.cells.items() if namespace == _home(model))
+    def counts(self) -> ModelCounts:
+        """The cluster's models, each once where it lives (`matrix.counts`: as the matrix page
+        and the API count them). Whole-cluster counts: fleet_get keeps only the clusters its
+        reader reads whole."""
+        if self.build is None:
+            return ModelCounts(ACROSS, models=0, no_match=0, manual_only=0, invalid=0)
+        return model_counts(rows_visible(SYSTEM).filter(build=self.build), ACROSS)
 
     @property
     def name(self) -> str:
@@ -110,17 +114,15 @@ def cluster_data(cluster: Cluster) -> ClusterData:
 
 @dataclass(frozen=True)
 class ClusterCounts:
-    """One cluster's column head: models and those OME gives no runtime where they live (their
-    own namespace, or cluster scope), InferenceServices at risk, lint findings, the sync, and
-    how current all that is (matrix.freshness, as on every other surface)."""
+    """One cluster's column head: its models across the cluster and those OME gives no runtime
+    (`matrix.counts`), InferenceServices at risk, lint findings, the sync, and how current all
+    that is (matrix.freshness, as on every other surface)."""
 
     name: str
     source: str
     behaviour: str
     built_at: datetime | None
-    models: int
-    without_runtime: int
-    invalid: int
+    models: ModelCounts
     isvcs: int
     isvcs_at_risk: int
     lint: dict[str, int]
@@ -147,9 +149,12 @@ class ClusterCounts:
             "source": self.source,
             "ome_behaviour": self.behaviour,
             "built_at": self.built_at.isoformat() if self.built_at else None,
-            "models": self.models,
-            "models_without_runtime": self.without_runtime,
-            "models_invalid": self.invalid,
+            "models": self.models.models,
+            "models_where": self.models.where,
+            "models_without_runtime": self.models.without_runtime,
+            "models_no_match": self.models.no_match,
+            "models_manual_only": self.models.manual_only,
+            "models_invalid": self.models.invalid,
             "isvcs": self.isvcs,
             "isvcs_at_risk": self.isvcs_at_risk,
             "lint": self.lint,
@@ -162,11 +167,6 @@ class ClusterCounts:
             },
             "freshness": self.freshness.to_dict(),
         }
-
-
-def _home(model: ObjectKey) -> str:
-    """Where a model lives: a BaseModel's namespace, a ClusterBaseModel's cluster scope."""
-    return model[1] if model[0] == "BaseModel" else ""
 
 
 def _sync(cluster: Cluster) -> tuple[str, datetime | None, list[str]]:
@@ -187,7 +187,6 @@ def _sync(cluster: Cluster) -> tuple[str, datetime | None, list[str]]:
 
 
 def cluster_counts(data: ClusterData) -> ClusterCounts:
-    outcomes = data.home_outcomes
     # Whole-cluster counts: fleet_get keeps only the clusters its reader reads whole.
     verdicts = isvc_verdicts(data.cluster, scope=SYSTEM)
     state, synced_at, errors = _sync(data.cluster)
@@ -196,9 +195,7 @@ def cluster_counts(data: ClusterData) -> ClusterCounts:
         source=data.cluster.source,
         behaviour=data.behaviour,
         built_at=None if data.build is None else data.build.updated_at or data.build.finished_at,
-        models=sum(outcomes.values()),
-        without_runtime=outcomes.get(MatrixRow.Outcome.NO_RUNTIME.value, 0),
-        invalid=outcomes.get(MatrixRow.Outcome.INVALID.value, 0),
+        models=data.counts,
         isvcs=len(verdicts),
         isvcs_at_risk=sum(1 for verdict in verdicts if isvc_at_risk(verdict)),
         lint=lint_report_get(data.cluster, scope=SYSTEM).counts(),
@@ -276,18 +273,10 @@ def fleet_rows(data: Sequence[ClusterData]) -> list[FleetRow]:
 
 
 def _folded(rows: list[FleetRow]) -> list[FleetRow]:
-    """A cluster-scoped model has a row in every namespace; where they are all the same, in every
-    cluster, one row stands for them (a runtime of one namespace that picks it keeps them apart)."""
-    by_model: dict[ObjectKey, list[FleetRow]] = {}
-    for row in rows:
-        by_model.setdefault(row.model, []).append(row)
-    folded = []
-    for model, group in by_model.items():
-        if _home(model) != "" or len(group) < 2 or len({tuple(sorted(row.cells.items())) for row in group}) > 1:
-            folded.extend(group)
-        else:
-            folded.append(FleetRow(model, "", group[0].cells, everywhere=True))
-    return folded
+    """A cluster-scoped model's rows that are the same in every namespace of every cluster
+    become one (`matching.fold_everywhere`)."""
+    folded = fold_everywhere(rows, model=lambda row: row.model, same=lambda row: tuple(sorted(row.cells.items())))
+    return [FleetRow(row.model, "", row.cells, everywhere=True) if once else row for row, once in folded]
 
 
 def runtime_reach(data: Sequence[ClusterData], differing: set[ObjectKey]) -> list[Reach]:

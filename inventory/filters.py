@@ -6,20 +6,26 @@ from django.db.models import Q, QuerySet
 from django_filters import rest_framework as filters
 
 from access.current import scope_of
-from core.web import CLUSTER_SCOPE
+from core.web import ALL_NAMESPACES, CLUSTER_SCOPE
 
 from .models import MODEL_KINDS, RUNTIME_KINDS, Kind, Resource, SyncState
 from .selectors import clusters_visible
 
 
 class NamespaceFilter(filters.CharFilter):
-    """An exact namespace; `_cluster` selects cluster scope (the empty namespace)."""
+    """An exact namespace; `_cluster` selects cluster scope (the empty namespace), `_all` every
+    namespace and cluster scope (as no namespace given: for a page that defaults to one)."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
-        kwargs.setdefault("help_text", f"Exact namespace; `{CLUSTER_SCOPE}` for cluster scope (no namespace).")
+        kwargs.setdefault(
+            "help_text",
+            f"Exact namespace; `{CLUSTER_SCOPE}` for cluster scope (no namespace), `{ALL_NAMESPACES}` for all of them.",
+        )
         super().__init__(*args, **kwargs)
 
     def filter(self, qs: QuerySet, value: str) -> QuerySet:
+        if value == ALL_NAMESPACES:
+            return qs
         if value == CLUSTER_SCOPE:
             # CharFilter skips an empty value, so the empty namespace is looked up here.
             return qs.filter(**{self.field_name: ""})

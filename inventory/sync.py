@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -16,6 +17,8 @@ from django.utils import timezone
 from core.redact import redact
 
 from . import records
+from .live.state import object_rv, rv_order
+from .locks import cluster_write_lock
 from .models import Cluster, Kind, Resource, SyncState
 from .signals import inventory_changed
 
@@ -258,6 +261,46 @@ def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Chang
             _recount(cluster, key[0], 0, int(bool(resource.error)) - int(was_invalid))
         _announce(cluster, [change])
     return change
+
+
+def returned_store(cluster: Cluster, obj: dict[str, Any]) -> Change | None:
+    """Store an object the cluster's API server returned (a patch's answer, a read after a
+    conflict), unless the inventory holds a newer version of it already (a watch event may have
+    come first). The cluster's write lock first, then the object's row (locks.py)."""
+    key = records.identity(obj)
+    if key is None:
+        return None
+    with transaction.atomic():
+        cluster_write_lock(cluster.pk)
+        held = (
+            Resource.objects.select_for_update()
+            .filter(cluster=cluster, kind=key[0], namespace=key[1], name=key[2])
+            .values_list("resource_version", flat=True)
+            .first()
+        )
+        if held is not None and rv_order(held, object_rv(obj)) == 1:
+            return None
+        return event_apply(cluster, "MODIFIED", obj)
+
+
+@contextmanager
+def object_locked(cluster: Cluster, pk: int) -> Iterator[Resource | None]:
+    """The stored object (None when it is gone), locked for a change in place
+    (`object_replace`) in one transaction with whatever the caller records beside it (a patch's
+    audit row): the cluster's write lock first, then the object's row (locks.py)."""
+    with transaction.atomic():
+        cluster_write_lock(cluster.pk)
+        yield Resource.objects.select_for_update().filter(cluster=cluster, pk=pk).first()
+
+
+def object_replace(cluster: Cluster, resource: Resource, obj: dict[str, Any]) -> Resource:
+    """Store `obj` as the new content of `resource` (locked by `object_locked`), with the
+    columns, counts, version and announcement of every write; the resource as stored now."""
+    if records.identity(obj) != resource.key:
+        raise ValueError(f"{resource}: a replacement must keep the object's kind, namespace and name")
+    event_apply(cluster, "MODIFIED", obj)
+    resource.refresh_from_db()
+    return resource
 
 
 # At most this many messages about objects that could not be stored are kept per kind.

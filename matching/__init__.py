@@ -5,6 +5,9 @@ Verdicts follow one OME's behaviour, chosen per call with `behaviour=` (a profil
 `BEHAVIOURS` or its name, default `DEFAULT_BEHAVIOUR`): "17b77eda" is OME at commit
 17b77edad23bae262e0c9adb7f12039397a5d33d (spec sections 1-9); the newest adds spec section
 10's U1-U9. `OME_BEHAVIOUR` describes the default profile.
+
+`__all__` is the library that other tools call (docs/cli.md lists it); the command line's own
+helpers (its options, exit codes and printing) stay in `matching.cli*` and `matching.reporting`.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from .behaviour import (
     as_behaviour,
     changes_between,
 )
-from .candidates import CandidateIndex, entry_could_match, in_scope, runtime_could_match
+from .candidates import CandidateIndex, in_scope, runtime_could_match
 from .crd import DEFAULT_NAMESPACE, as_applied, with_crd_defaults
 from .derived import derived_runtime
 from .diff import diff
 from .diff_results import CONDITIONS as DIFF_CONDITIONS
 from .diff_results import Diff, DiffCell, DiffIsvc, DiffRow
 from .errors import ManifestError, ModelIndexError
+from .everywhere import EVERYWHERE, fold_everywhere, home_namespace
 from .facts import unserved_fact
 from .files import load_text, read_documents
 from .fixes import Fix, ObjectPatch, propose_fixes
@@ -52,10 +56,10 @@ from .pipeline import model_index_problem, pipeline_from_model_index
 from .positions import Origin, Positions
 from .problems import Problem
 from .report import Section, Verdict, json_report, parse_conditions, verdict
-from .reporting import EXIT_BAD_INPUT, add_lenient_option, add_report_options, emit, fail_on_of, render
 from .reporting import FORMATS as REPORT_FORMATS
+from .reporting import render
 from .results import CheckOutcome, CheckReport, EntryReport, Match, PatchPlan, Selection
-from .rules import SHARDED, entry_passes
+from .rules import entry_passes
 from .schema import manifest_problems, schema_problems
 from .score import ScoreTerms, entry_score, model_size_value, score_breakdown, score_terms, size_score
 from .select import check, model_error, score, select, validate
@@ -86,14 +90,13 @@ __all__ = [
     "DEFAULT_BEHAVIOUR",
     "DEFAULT_NAMESPACE",
     "DIFF_CONDITIONS",
-    "EXIT_BAD_INPUT",
+    "EVERYWHERE",
     "NAMED",
     "NAMED_COMPONENTS",
     "NEWEST_BEHAVIOUR",
     "OME_BEHAVIOUR",
     "REPORT_FORMATS",
     "SELECTED",
-    "SHARDED",
     "WAITING",
     "Behaviour",
     "BehaviourInput",
@@ -135,8 +138,6 @@ __all__ = [
     "TreeError",
     "Verdict",
     "__version__",
-    "add_lenient_option",
-    "add_report_options",
     "as_applied",
     "as_behaviour",
     "behaviour_diff",
@@ -144,14 +145,13 @@ __all__ = [
     "check",
     "derived_runtime",
     "diff",
-    "emit",
-    "entry_could_match",
     "entry_passes",
     "entry_score",
     "evaluate_isvc",
-    "fail_on_of",
+    "fold_everywhere",
     "go_parse_float",
     "grid",
+    "home_namespace",
     "in_scope",
     "invalid_isvc",
     "is_ome_object",

@@ -10,6 +10,7 @@ the place (file, document, line) of the object that caused it, where the objects
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Set
 from dataclasses import dataclass, replace
 
@@ -29,6 +30,7 @@ from .diff_results import (
     Place,
     key_label,
 )
+from .everywhere import fold_everywhere
 from .isvc import BLOCKED, WAITING, IsvcOutcome, evaluate_isvc, invalid_isvc
 from .select import model_error
 from .tree import Objects
@@ -222,6 +224,19 @@ def _rows(base: Objects, head: Objects, changed: list[ObjectKey]) -> tuple[list[
     return rows, compared
 
 
+def _folded(rows: list[DiffRow]) -> list[DiffRow]:
+    """A cluster-scoped model's rows that change alike (outcomes, picks, scores, cells) in
+    cluster scope and every namespace, once (`matching.fold_everywhere`). OME's error is the
+    cluster scope's: each namespace's error also lists the namespace's own runtimes, unchanged."""
+
+    def change(row: DiffRow) -> DiffRow:
+        return replace(row, namespace="", error=None)
+
+    counts = Counter(row.model for row in rows)
+    folded = fold_everywhere(rows, model=lambda row: row.model, same=change)
+    return [replace(row, everywhere=True, stands_for=counts[row.model]) if once else row for row, once in folded]
+
+
 def _outcome(view: Objects, key: ObjectKey) -> IsvcOutcome | None:
     if key in view.invalid:
         return invalid_isvc(view.invalid[key])
@@ -307,7 +322,7 @@ def diff(base: Objects, head: Objects) -> Diff:
     isvcs, isvcs_compared = _isvcs(base, head)
     return Diff(
         objects=tuple(objects),
-        rows=tuple(_located(base, head, rows, changed)),
+        rows=tuple(_located(base, head, _folded(rows), changed)),
         isvcs=tuple(replace(isvc, at=_place(base, head, isvc.isvc)) for isvc in isvcs),
         rows_compared=rows_compared,
         isvcs_compared=isvcs_compared,

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from .everywhere import EVERYWHERE
 from .keys import key_dict, key_text
 from .positions import Origin
 from .types import ObjectKey
@@ -116,7 +117,10 @@ class DiffCell:
 class DiffRow:
     """One (model, namespace) row whose outcome, pick, score or cells change. Outcomes:
     selected | no-runtime | invalid, None where the model is absent. `reason`: why the pick or
-    outcome changes; `error`: OME's error for the new row when it selects nothing."""
+    outcome changes; `error`: OME's error for the new row when it selects nothing.
+    `everywhere`: a cluster-scoped model that changes alike in every namespace, shown once
+    (`namespace` is then ""; `matching.fold_everywhere`); `stands_for`: how many rows (cluster
+    scope and each namespace) it is."""
 
     model: ObjectKey
     namespace: str
@@ -130,6 +134,8 @@ class DiffRow:
     reason: str | None = None
     error: str | None = None
     at: Place | None = None
+    everywhere: bool = False
+    stands_for: int = 1
 
     @property
     def conditions(self) -> set[str]:
@@ -150,14 +156,21 @@ class DiffRow:
         return found | {"any-change"}
 
     @property
+    def scope(self) -> str:
+        return EVERYWHERE if self.everywhere else self.namespace or "cluster scope"
+
+    @property
     def title(self) -> str:
-        scope = self.namespace or "cluster scope"
-        return f"{key_text(self.model)} in {scope}"
+        return (
+            f"{key_text(self.model)} ({EVERYWHERE})" if self.everywhere else f"{key_text(self.model)} in {self.scope}"
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {
             "model": key_dict(self.model),
             "namespace": self.namespace,
+            "everywhere": self.everywhere,
+            "standsFor": self.stands_for,
             "oldOutcome": self.old_outcome,
             "newOutcome": self.new_outcome,
             "oldPick": key_dict(self.old_pick),

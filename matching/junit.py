@@ -47,7 +47,7 @@ def junit_report(sections: Sequence[Section], result: Verdict) -> str:
         ET.SubElement(properties, "property", name="ome-behaviour", value=_clean(diff.behaviour))
         for row in diff.rows:
             failing = sorted(row.conditions & result.fail_on)
-            _case(suite, key_text(row.model), row.namespace or "cluster scope", row_line(row), failing, row.at)
+            _case(suite, key_text(row.model), row.scope, row_line(row), failing, row.at)
         for isvc in diff.isvcs:
             failing = sorted(isvc.conditions & result.fail_on)
             _case(suite, key_text(isvc.isvc), "decision", isvc_line(isvc), failing, isvc.at)

@@ -66,13 +66,14 @@ def row_statuses(compatible: Iterable[Sequence[object]], manual: Iterable[Sequen
     return found
 
 
-def runtimes_in_scope(cluster: Cluster, namespace: str) -> QuerySet[Resource]:
-    """The runtimes OME considers in a namespace: its ServingRuntimes and every ClusterServingRuntime.
-    Callers name a namespace whose rows they read through `restrict`: its runtimes are then
-    readable too (a reader of a namespace reads the cluster-scoped objects)."""
+def runtimes_in_scope(cluster: Cluster, *namespaces: str) -> QuerySet[Resource]:
+    """The runtimes OME considers in the namespaces: their ServingRuntimes and every
+    ClusterServingRuntime. Callers name namespaces whose rows they read through `restrict`: their
+    runtimes are then readable too (a reader of a namespace reads the cluster-scoped objects)."""
     scope = Q(kind=Kind.CLUSTER_SERVING_RUNTIME)
-    if namespace:
-        scope |= Q(kind=Kind.SERVING_RUNTIME, namespace=namespace)
+    named = [namespace for namespace in namespaces if namespace]
+    if named:
+        scope |= Q(kind=Kind.SERVING_RUNTIME, namespace__in=named)
     runtimes = Resource.objects.filter(cluster=cluster, kind__in=RUNTIME_KINDS)
     return runtimes.filter(scope).order_by("name", "kind")
 
@@ -134,11 +135,25 @@ class Cell:
         return self.row.namespace
 
 
+OUT_OF_SCOPE = "out-of-scope"
+"""The status of a cell whose runtime is a ServingRuntime of another namespace than its row's:
+OME never considers it there (a grid of several namespaces shows such cells empty)."""
+
+
+def in_scope_of(runtime: Resource, namespace: str) -> bool:
+    """Whether OME considers the runtime for a model's row in `namespace`."""
+    return runtime.kind != Kind.SERVING_RUNTIME or runtime.namespace == namespace
+
+
 def row_cells(row: MatrixRow, runtimes: Iterable[Resource]) -> Iterator[Cell]:
-    """The cells of one row, for the runtimes given (in scope of the row's namespace)."""
+    """The cells of one row, for the runtimes given (OUT_OF_SCOPE for those not in scope of the
+    row's namespace)."""
     statuses = row_statuses(row.compatible, row.manual)
     ranked = {item.key: (rank, item) for rank, item in enumerate(ranked_of(row.compatible))}
     for runtime in runtimes:
+        if not in_scope_of(runtime, row.namespace):
+            yield Cell(row=row, runtime=runtime, status=OUT_OF_SCOPE, score=None, entry=None, rank=None)
+            continue
         status = statuses.get(runtime.key)
         if status is None:
             status = CellStatus.DISABLED.value if runtime.disabled else CellStatus.EXCLUDED.value

@@ -11,12 +11,14 @@ from drf_spectacular.utils import extend_schema_field
 from access.current import scope_of
 from core.errors import DomainError
 from core.filtering import FormOnceFilterSet
-from core.web import CLUSTER_SCOPE
+from core.web import ALL_NAMESPACES, CLUSTER_SCOPE
 from inventory.filters import ClusterFilter, NamespaceFilter
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
 from inventory.selectors import cluster_choose, resources_visible
 
+from .counts import whole_cluster_rows
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
+from .outcomes import OUTCOME_CHOICES, outcome_filter
 from .paging import CellList
 from .selectors import matrix_build_get, matrix_namespaces, rows_visible
 
@@ -46,6 +48,16 @@ class CellSource:
     build: MatrixBuild
 
 
+class RowNamespaceFilter(NamespaceFilter):
+    """A namespace of the matrix's rows; `_all` the whole cluster, each model once where it
+    lives unless a namespace decides differently (`counts.whole_cluster_rows`)."""
+
+    def filter(self, qs: QuerySet, value: str) -> QuerySet:
+        if value == ALL_NAMESPACES:
+            return whole_cluster_rows(qs, scope=scope_of(self.parent.request))
+        return super().filter(qs, value)
+
+
 MODEL_KIND_CHOICES = [(kind, Kind(kind).label) for kind in MODEL_KINDS]
 RUNTIME_KIND_CHOICES = [(kind, Kind(kind).label) for kind in RUNTIME_KINDS]
 
@@ -70,7 +82,7 @@ class CellFilterSet(FormOnceFilterSet):
     """
 
     cluster = ClusterFilter(help_text="Cluster name; defaults to the only cluster.")
-    namespace = NamespaceFilter()
+    namespace = RowNamespaceFilter()
     model = _resource_choice(MODEL_KINDS, "Model resource id.")
     model_name = filters.CharFilter(field_name="model__name", help_text="Exact model name.")
     model_kind = filters.ChoiceFilter(field_name="model__kind", choices=MODEL_KIND_CHOICES)
@@ -80,6 +92,7 @@ class CellFilterSet(FormOnceFilterSet):
     status = filters.MultipleChoiceFilter(
         method="filter_status", choices=CellStatus.choices, help_text="Cell status; repeat for several."
     )
+    outcome = filters.ChoiceFilter(choices=OUTCOME_CHOICES, method="filter_outcome", help_text="Row outcome.")
 
     class Meta:
         model = MatrixRow
@@ -92,7 +105,7 @@ class CellFilterSet(FormOnceFilterSet):
         cluster = self.form.cleaned_data.get("cluster") or cluster_choose(None, default="only", scope=scope)
         build = current if current is not None and current.cluster_id == cluster.pk else matrix_build_get(cluster)
         namespace = self.form.cleaned_data.get("namespace")
-        if namespace and namespace != CLUSTER_SCOPE:
+        if namespace and namespace not in (CLUSTER_SCOPE, ALL_NAMESPACES):
             known = matrix_namespaces(build, scope=scope)
             if namespace not in known:
                 raise NamespaceUnknown(cluster, namespace, known)
@@ -116,6 +129,9 @@ class CellFilterSet(FormOnceFilterSet):
         if value and set(value) <= {CellStatus.SELECTED, CellStatus.COMPATIBLE}:
             return queryset.filter(outcome=MatrixRow.Outcome.SELECTED)
         return queryset
+
+    def filter_outcome(self, queryset: QuerySet[MatrixRow], name: str, value: str) -> QuerySet[MatrixRow]:
+        return outcome_filter(queryset, value)
 
     def runtime_ids(self, cluster: Cluster) -> set[int] | None:
         """The runtimes of `cluster` the filters allow; None when they allow all."""

@@ -17,9 +17,9 @@ from isvcs.services import isvc_at_risk, isvc_verdicts
 from lint.selectors import lint_open_counts
 from matching import ObjectKey
 
-from .cells import Cell, ScopeKeys, row_cells, row_statuses, runtimes_in_scope, status_counts
+from .cells import Cell, ScopeKeys, in_scope_of, row_cells, row_statuses, runtimes_in_scope, status_counts
+from .counts import ModelCounts, model_counts
 from .models import MatrixBuild, MatrixRow
-from .outcomes import INVALID, MANUAL_ONLY, NO_MATCH, outcome_counts
 from .selectors import rows_visible
 
 GRID_ROWS_PER_PAGE = 50
@@ -77,9 +77,10 @@ class GridPage:
 def _rows_with_status(
     build: MatrixBuild, rows: QuerySet[MatrixRow], scope: Sequence[Resource], statuses: frozenset[str]
 ) -> list[int]:
-    """Ids of the rows (in display order) with at least one cell in `statuses` among `scope`,
-    found once per build generation for each query: every row's cells are counted (~80 ms for
-    a 2,000 x 300 cluster), and each page of the filtered grid asks again."""
+    """Ids of the rows (in display order) with at least one cell in `statuses` among `scope`
+    (the runtimes of `scope` in scope of each row's namespace), found once per build generation
+    for each query: every row's cells are counted (~80 ms for a 2,000 x 300 cluster), and each
+    page of the filtered grid asks again."""
     try:
         sql, params = rows.query.sql_with_params()
     except EmptyResultSet:
@@ -91,10 +92,13 @@ def _rows_with_status(
 def _count_rows_with_status(
     rows: QuerySet[MatrixRow], scope: Sequence[Resource], statuses: frozenset[str]
 ) -> list[int]:
-    heads = ScopeKeys.of_runtimes(scope)
+    heads: dict[str, ScopeKeys] = {}
     wanted = []
-    for row_id, compatible, manual in rows.values_list("pk", "compatible", "manual").iterator(chunk_size=2000):
-        counts = status_counts(row_statuses(compatible, manual), heads)
+    values = rows.values_list("pk", "namespace", "compatible", "manual")
+    for row_id, namespace, compatible, manual in values.iterator(chunk_size=2000):
+        if namespace not in heads:
+            heads[namespace] = ScopeKeys.of_runtimes(runtime for runtime in scope if in_scope_of(runtime, namespace))
+        counts = status_counts(row_statuses(compatible, manual), heads[namespace])
         if any(counts[status] for status in statuses):
             wanted.append(row_id)
     return wanted
@@ -128,7 +132,7 @@ def matrix_grid(
     build: MatrixBuild,
     rows: QuerySet[MatrixRow],
     *,
-    namespace: str,
+    namespace: str | None,
     statuses: Iterable[str] = (),
     page: object = 1,
     column_page: object = 1,
@@ -137,22 +141,27 @@ def matrix_grid(
     per_page: int = GRID_ROWS_PER_PAGE,
     per_column_page: int = GRID_COLUMNS_PER_PAGE,
 ) -> GridPage:
-    """One page of the matrix of `namespace`. `rows` are the build's filtered rows of that
-    namespace; `statuses` keeps the rows (and, with `columns_mode="page"`, the columns) having a
-    cell in one of them. Columns: `page` = the runtimes relevant to the page's rows (see
-    `_relevant_columns`), `all` = every runtime in scope; either is paged by `per_column_page`."""
+    """One page of the matrix of `namespace` (None: every namespace the rows have, each model's
+    rows together). `rows` are the build's filtered rows; `statuses` keeps the rows (and, with
+    `columns_mode="page"`, the columns) having a cell in one of them. Columns: `page` = the
+    runtimes relevant to the page's rows (see `_relevant_columns`), `all` = every runtime in
+    scope; either is paged by `per_column_page`."""
     wanted = frozenset(statuses)
     allowed = None if runtime_ids is None else frozenset(runtime_ids)
+    if namespace is not None:
+        rows = rows.filter(namespace=namespace)
+    namespaces = (
+        [namespace] if namespace is not None else list(rows.order_by().values_list("namespace", flat=True).distinct())
+    )
     scope = [
         runtime
-        for runtime in runtimes_in_scope(build.cluster, namespace).defer("obj")
+        for runtime in runtimes_in_scope(build.cluster, *namespaces).defer("obj")
         if allowed is None or runtime.pk in allowed
     ]
     ordered = (
-        rows.filter(namespace=namespace)
-        .select_related("model", "selected")
+        rows.select_related("model", "selected")
         .defer("model__obj", "selected__obj")
-        .order_by("model__name", "model__kind")
+        .order_by("model__name", "model__kind", "namespace")
     )
     if wanted:
         row_ids = _rows_with_status(build, ordered, scope, wanted)
@@ -196,10 +205,7 @@ def matrix_grid(
 
 @dataclass(frozen=True)
 class MatrixSummary:
-    models: int
-    models_without_runtime: int
-    models_manual_only: int
-    models_invalid: int
+    models: ModelCounts
     isvcs: int
     isvcs_at_risk: int
     lint: dict[str, int]
@@ -209,17 +215,13 @@ class MatrixSummary:
         return sum(self.lint.values())
 
 
-def matrix_summary(cluster: Cluster, build: MatrixBuild, namespace: str, *, scope: Scope) -> MatrixSummary:
-    """The counts at the top of the matrix: models of the namespace with no match at all, with
-    manual-only matches only, or invalid;
-    InferenceServices at risk in the cluster, lint findings by severity."""
-    outcomes = outcome_counts(rows_visible(scope).filter(build=build, namespace=namespace))
+def matrix_summary(cluster: Cluster, build: MatrixBuild, namespace: str | None, *, scope: Scope) -> MatrixSummary:
+    """The counts at the top of the matrix: the models of the namespace (None: across the
+    cluster) by outcome (`matrix.counts`, as the fleet and the API count them); InferenceServices
+    at risk in the cluster, lint findings by severity."""
     verdicts = isvc_verdicts(cluster, scope=scope)
     return MatrixSummary(
-        models=sum(outcomes.values()),
-        models_without_runtime=outcomes[NO_MATCH],
-        models_manual_only=outcomes[MANUAL_ONLY],
-        models_invalid=outcomes[INVALID],
+        models=model_counts(rows_visible(scope).filter(build=build), namespace),
         isvcs=len(verdicts),
         isvcs_at_risk=sum(1 for verdict in verdicts if isvc_at_risk(verdict)),
         lint=lint_open_counts(cluster, scope=scope),

@@ -11,16 +11,15 @@ from typing import Any, TypeAlias
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import transaction
 
 import matching
 from access.scope import Scope, scope_for_user
 from core.redact import redact, redact_value
 from inventory import kube
-from inventory.locks import cluster_write_lock
-from inventory.models import CLUSTER_SCOPED, Cluster, Resource
+from inventory.live.state import object_rv
+from inventory.models import Cluster, Resource
 from inventory.records import stored
-from inventory.sync import event_apply
+from inventory.sync import object_locked, object_replace, returned_store
 
 from .authorize import cluster_refusal, dashboard_refusal, delegates
 from .errors import PatchError, PatchInvalid, PatchTargetMissing
@@ -232,7 +231,7 @@ def _apply_live(attempt: _Attempt, resource: Resource, patch: Mapping[str, Any],
         raise
     finally:
         kube.close(api)
-    version = str((returned.get("metadata") or {}).get("resourceVersion") or "")
+    version = object_rv(returned)
     outcome = attempt.record(
         Result.APPLIED,
         f"{key} patched on cluster {cluster.name} (resourceVersion {version})",
@@ -241,7 +240,7 @@ def _apply_live(attempt: _Attempt, resource: Resource, patch: Mapping[str, Any],
         obj=stored(returned),  # the cluster's object holds its credentials: shown as stored
         version=version,
     )
-    _store_returned(cluster, returned)
+    returned_store(cluster, returned)
     return outcome
 
 
@@ -281,39 +280,14 @@ def _refreshed(cluster: Cluster, api: Any, resource: Resource) -> dict[str, Any]
     except kube.KubeError as error:
         logger.info("cluster %s: could not refresh %s after a conflict: %s", cluster, resource, error.message)
         return {}
-    _store_returned(cluster, current)
-    version = str((current.get("metadata") or {}).get("resourceVersion") or "")
+    returned_store(cluster, current)
+    version = object_rv(current)
     return {"obj": stored(current), "version": version}
-
-
-def _store_returned(cluster: Cluster, obj: dict[str, Any]) -> None:
-    """Store an object the API server returned, unless a newer version is stored already (a
-    watch event may have come first)."""
-    metadata = obj.get("metadata") or {}
-    returned = str(metadata.get("resourceVersion") or "")
-    with transaction.atomic():
-        cluster_write_lock(cluster.pk)  # before the model's row, as every writer of the inventory
-        stored = (
-            Resource.objects.select_for_update()
-            .filter(
-                cluster=cluster,
-                kind=obj.get("kind"),
-                namespace="" if obj.get("kind") in CLUSTER_SCOPED else str(metadata.get("namespace") or ""),
-                name=str(metadata.get("name") or ""),
-            )
-            .values_list("resource_version", flat=True)
-            .first()
-        )
-        if stored and returned and stored.isdigit() and returned.isdigit() and int(stored) > int(returned):
-            return
-        event_apply(cluster, "MODIFIED", obj)
 
 
 def _apply_stored(attempt: _Attempt, resource: Resource, patch: Mapping[str, Any]) -> ApplyOutcome:
     cluster, key = attempt.cluster, matching.key_path(resource.key)
-    with transaction.atomic():
-        cluster_write_lock(cluster.pk)
-        current = Resource.objects.select_for_update().filter(pk=resource.pk).first()
+    with object_locked(cluster, resource.pk) as current:  # the audit row commits with the change
         if current is None:
             return attempt.record(Result.NOT_FOUND, f"{key} was removed from the inventory")
         now = version_of(cluster, current)
@@ -323,9 +297,7 @@ def _apply_stored(attempt: _Attempt, resource: Resource, patch: Mapping[str, Any
                 "overwritten. Preview again."
             )
             return attempt.record(Result.CONFLICT, detail, obj=current.obj, version=now)
-        after = patched(current, patch)
-        event_apply(cluster, "MODIFIED", after)
-        current.refresh_from_db()
+        current = object_replace(cluster, current, patched(current, patch))
         version = version_of(cluster, current)
         return attempt.record(
             Result.APPLIED,

@@ -76,7 +76,8 @@ QUERYSET_METHODS = frozenset(
 )
 # Modules (or module:function) that read every tenant's rows by design, and why.
 ALLOWED: dict[str, str] = {
-    "inventory/sync.py": "sync: makes the stored objects equal the cluster's, whoever reads them",
+    "inventory/sync.py": "sync and the inventory's other writes (a patch's): make the stored objects equal "
+    "the cluster's, whoever reads them",
     "inventory/live": "the watch workers and their leases: store every event of every cluster",
     "inventory/services.py": "cluster registration and the resync service: run for the system",
     "inventory/tasks.py": "Celery tasks: the system's own work, no reader",
@@ -115,8 +116,6 @@ ALLOWED: dict[str, str] = {
     "policies/webhooks.py": "the workers send every receiver's deliveries, for the system; no reader",
     "policies/metrics.py": "the scrape's families, of the clusters the metrics reader reads whole (scope.q_whole)",
     "ome_dashboard/ops": "probes and /metrics: answer for the deployment (i19b/i22 decide what they show)",
-    "patches/apply.py": "the one write door: looks the target up in the user's scope (model_get with scope), "
-    "then stores what the cluster returned",
 }
 
 

@@ -135,6 +135,11 @@ class CheckCellSerializer(CellChangeSerializer):
 
 
 class CheckRowSerializer(RowChangeSerializer):
+    everywhere = serializers.BooleanField(
+        help_text="A cluster-scoped model that changes alike in cluster scope and every namespace: one row "
+        "stands for them all (`namespace` is then empty)."
+    )
+    stands_for = serializers.IntegerField(help_text="How many rows (cluster scope and each namespace) this one is.")
     old_pick = ObjectKeySerializer(allow_null=True)
     new_pick = ObjectKeySerializer(allow_null=True)
     reason = serializers.CharField(allow_null=True)

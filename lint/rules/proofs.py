@@ -103,13 +103,13 @@ def prove(
     for row in result.rows:
         if row.old_pick != row.new_pick:
             path = (row.model, row.old_pick, row.new_pick)
-            moves[path] = moves.get(path, 0) + 1
+            moves[path] = moves.get(path, 0) + row.stands_for
     found = tuple(Move(model, old, new, rows) for (model, old, new), rows in sorted(moves.items(), key=str))
     destinations = tuple(sorted({move.new for move in found if move.new is not None}))
     unranged = tuple(
         key for key in destinations if key in inventory.runtimes and inventory.runtimes[key].size_range is None
     )
-    return Proof(found, len(result.rows), destinations=destinations, unranged=unranged)
+    return Proof(found, sum(row.stands_for for row in result.rows), destinations=destinations, unranged=unranged)
 
 
 def proven_groups(

@@ -6,25 +6,25 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_safe
-from django_filters import rest_framework as filters
 
 from access.current import scope_of
-from core.web import CLUSTER_SCOPE, is_partial, poll_seconds, read_access, scope_namespace, scope_token
+from core.web import ALL_NAMESPACES, CLUSTER_SCOPE, is_partial, poll_seconds, read_access, scope_namespace, scope_token
 from inventory.filters import ModelFilterSet
 from inventory.models import MODEL_KINDS, Cluster
 from inventory.selectors import cluster_or_404, clusters_visible, resources_visible
 
+from ..cells import OUT_OF_SCOPE
+from ..counts import ACROSS
 from ..filters import CellFilterSet, NamespaceUnknown
 from ..grid import GridPage, matrix_grid, matrix_summary, model_facets
 from ..models import CellStatus, MatrixRow
-from ..outcomes import OUTCOME_CHOICES, outcome_filter
+from ..outcomes import OUTCOME_CHOICES
 from ..selectors import MatrixMissing, current_build, matrix_namespaces, matrix_version, rows_visible
 
 # The legend, in the order the statuses rank.
@@ -48,13 +48,24 @@ MODEL_FILTER_FIELDS = (
 )
 
 
-class MatrixFilterSet(CellFilterSet):
-    """The API's cell FilterSet, plus the row outcome the matrix's counts link to."""
+def page_namespace(token: str | None) -> str | None:
+    """The namespace a matrix query shows: None (`matrix.counts.ACROSS`) for `_all`."""
+    return ACROSS if token == ALL_NAMESPACES else scope_namespace(token)
 
-    outcome = filters.ChoiceFilter(choices=OUTCOME_CHOICES, method="filter_outcome", help_text="Row outcome.")
 
-    def filter_outcome(self, queryset: QuerySet[MatrixRow], name: str, value: str) -> QuerySet[MatrixRow]:
-        return outcome_filter(queryset, value)
+def page_token(namespace: str | None) -> str:
+    return ALL_NAMESPACES if namespace is ACROSS else scope_token(namespace)
+
+
+def export_query(params: QueryDict) -> str:
+    """The page's query as far as the cells API takes it (the API's filters, the same
+    FilterSet's): the export link exports what the grid shows, the model filters of
+    MODEL_FILTER_FIELDS apart."""
+    kept = QueryDict(mutable=True)
+    for name in CellFilterSet.base_filters:
+        if params.get(name):
+            kept.setlist(name, params.getlist(name))
+    return kept.urlencode()
 
 
 def _model_filter(params: QueryDict, cluster: Cluster, request: HttpRequest) -> ModelFilterSet:
@@ -85,17 +96,20 @@ def matrix_context(request: HttpRequest, params: QueryDict, *, chosen: str | Non
         params["cluster"] = chosen if chosen in names else names[0]
     if not params.get("namespace"):
         params["namespace"] = CLUSTER_SCOPE
-    cells = MatrixFilterSet(params, queryset=rows_visible(scope), request=request)
+    cells = CellFilterSet(params, queryset=rows_visible(scope), request=request)
     context.update(params=params, cells_filter=cells)
     if not cells.is_valid():
         return {**context, "error": "invalid"}
     cluster: Cluster = cells.form.cleaned_data["cluster"]
     models = _model_filter(params, cluster, request)
-    namespace = scope_namespace(cells.form.cleaned_data.get("namespace"))
+    namespace = page_namespace(cells.form.cleaned_data.get("namespace"))
     context.update(
         cluster=cluster,
         namespace=namespace,
-        scope=scope_token(namespace),
+        all_namespaces=namespace is ACROSS,
+        scope=page_token(namespace),
+        export_query=export_query(params),
+        export_partial=any(params.get(name) for name in MODEL_FILTER_FIELDS),
         models_filter=models,
         facets=model_facets(cluster, scope=scope),
         version=matrix_version(cluster),
@@ -134,13 +148,14 @@ def matrix_context(request: HttpRequest, params: QueryDict, *, chosen: str | Non
 
 # A cell's status as its class (one letter: the page has thousands of cells) and its text.
 CELL_CLASS = {
+    OUT_OF_SCOPE: "o",
     CellStatus.SELECTED.value: "s",
     CellStatus.COMPATIBLE.value: "c",
     CellStatus.MANUAL_ONLY.value: "m",
     CellStatus.EXCLUDED.value: "x",
     CellStatus.DISABLED.value: "d",
 }
-CELL_TEXT = {CellStatus.MANUAL_ONLY.value: "M", CellStatus.DISABLED.value: "\u2013"}
+CELL_TEXT = {OUT_OF_SCOPE: "", CellStatus.MANUAL_ONLY.value: "M", CellStatus.DISABLED.value: "\u2013"}
 
 
 def grid_rows_html(grid: GridPage) -> list[tuple[MatrixRow, SafeString]]:
@@ -199,10 +214,10 @@ def matrix_counts(request: HttpRequest) -> HttpResponse:
     """The counts at the top of the matrix (loaded after the grid: the lint takes a while once)."""
     scope = scope_of(request)
     cluster = cluster_or_404(request.GET.get("cluster"), scope=scope)
-    namespace = scope_namespace(request.GET.get("namespace"))
+    namespace = page_namespace(request.GET.get("namespace"))
     build = current_build(cluster)
     summary = None if build is None else matrix_summary(cluster, build, namespace, scope=scope)
-    context = {"cluster": cluster, "namespace": namespace, "scope": scope_token(namespace), "summary": summary}
+    context = {"cluster": cluster, "namespace": namespace, "scope": page_token(namespace), "summary": summary}
     return render(request, "matrix/matrix.html#counts", context)
 
 

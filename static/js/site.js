@@ -18,7 +18,10 @@
   "use strict";
 
   var DELAY_MS = 120;
-  var CELL_STATUS = { s: "selected", c: "compatible", m: "manual-only", x: "excluded", d: "disabled" };
+  var CELL_STATUS = {
+    s: "selected", c: "compatible", m: "manual-only", x: "excluded", d: "disabled",
+    o: "not considered in this row's namespace"
+  };
   var timer = null;
   var shown = null;
 
@@ -44,7 +47,8 @@
   function cellUrl(td) {
     var table = gridOf(td);
     return table.getAttribute("data-cells") + td.parentElement.getAttribute("data-m") + "/" +
-      headerOf(td).getAttribute("data-r") + "/" + table.getAttribute("data-scope") + "/";
+      headerOf(td).getAttribute("data-r") + "/" +
+      (td.parentElement.getAttribute("data-s") || table.getAttribute("data-scope")) + "/";
   }
 
   function cellLabel(td) {
@@ -57,7 +61,7 @@
 
   function showReason(td) {
     var line = document.getElementById("cell-reason");
-    if (!line || td === shown || !window.htmx) return;
+    if (!line || td === shown || !window.htmx || td.className === "o") return;
     shown = td;
     window.clearTimeout(timer);
     timer = window.setTimeout(function () {
@@ -131,7 +135,7 @@
   });
   document.addEventListener("click", function (event) {
     var td = cellOf(event.target);
-    if (td && !event.defaultPrevented) window.location.href = cellUrl(td);
+    if (td && !event.defaultPrevented && td.className !== "o") window.location.href = cellUrl(td);
   });
 
   document.addEventListener("keydown", function (event) {
@@ -140,7 +144,7 @@
     var td = cellOf(event.target);
     if (td && (event.key === "Enter" || event.key === " ")) {
       event.preventDefault();
-      window.location.href = cellUrl(td);
+      if (td.className !== "o") window.location.href = cellUrl(td);
       return;
     }
     var position = event.target.tagName === "A" ? event.target.parentElement : event.target;

@@ -24,10 +24,9 @@ from inventory.live.resync import kind_list_store
 from inventory.locks import cluster_write_lock
 from inventory.models import Cluster, Kind, Resource
 from inventory.signals import inventory_changed
-from inventory.sync import ApplyResult, Change
+from inventory.sync import ApplyResult, Change, returned_store
 from matrix.selectors import current_build
 from matrix.services import matrix_is_level, matrix_level, matrix_rebuild
-from patches.apply import _store_returned
 from tests.inventory.live.objects import model, runtime
 from tests.support.processes import wait_until
 
@@ -134,7 +133,7 @@ def test_a_patch_storing_the_object_the_server_returned_queues_on_the_cluster_lo
     stored = Resource.objects.get(cluster=cluster, name="patched")
     returned = _versioned(model("patched", architecture="MistralForCausalLM"), 6)
     failures: list[BaseException] = []
-    patch = _in_thread(lambda: _store_returned(cluster, returned), failures)
+    patch = _in_thread(lambda: returned_store(cluster, returned), failures)
 
     with transaction.atomic():  # a watch batch: the cluster's lock first, then the model's row
         cluster_write_lock(cluster.pk)

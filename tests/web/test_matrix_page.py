@@ -222,7 +222,8 @@ def test_the_counts_name_models_without_runtime_services_at_risk_and_lint_findin
     no_match, manual_only = rows.filter(manual=[]).count(), rows.exclude(manual=[]).count()
     assert no_match + manual_only == rows.count()
     assert manual_only > 0
-    assert f"<strong>{no_match}</strong> of 208 models in cluster scope with no match at all" in html
+    assert f"<strong>{no_match + manual_only}</strong> of 208 models in cluster scope without a runtime" in html
+    assert f"<strong>{no_match}</strong> with no match at all" in html
     assert f"<strong>{manual_only}</strong> with manual-only matches only" in html
     assert "outcome=manual-only" in html
     assert re.search(r"<strong>\d+</strong> of 10 InferenceServices at risk", html)

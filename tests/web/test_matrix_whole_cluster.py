@@ -3,10 +3,20 @@ reader chose stays chosen when another cluster is registered."""
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pytest
 from django.test import Client
 
-from inventory.models import Cluster
+from access.scope import SYSTEM
+from core.web import scope_namespace
+from inventory.models import Cluster, Kind
+from matching import home_namespace
+from matrix.cells import OUT_OF_SCOPE
+from matrix.counts import ACROSS, model_counts, whole_cluster_rows
+from matrix.models import MatrixRow
+from matrix.selectors import current_build
 
 pytestmark = pytest.mark.django_db
 
@@ -26,3 +36,87 @@ def test_the_chosen_cluster_stays_chosen_when_another_is_registered(demo: Cluste
     response = client.get("/matrix/")
 
     assert response.context["cluster"] == demo
+
+
+def counts_html(client: Client, namespace: str) -> str:
+    return client.get("/matrix/counts/", {"cluster": "demo", "namespace": namespace}).content.decode()
+
+
+def test_all_namespaces_lists_each_model_where_it_lives_and_a_namespace_that_decides_differently(
+    demo: Cluster, client: Client
+) -> None:
+    response = client.get("/matrix/", {"namespace": "_all", "outcome": "no-runtime"})
+
+    assert response.status_code == 200
+    rows = MatrixRow.objects.filter(build=current_build(demo))
+    shown = list(whole_cluster_rows(rows, scope=SYSTEM).filter(outcome="no-runtime"))
+    grid = response.context["grid"]
+    assert grid.rows_total == len(shown) > 50  # every model without a runtime in one paginated list
+    homes = [row for row in shown if row.namespace == home_namespace(row.model.key)]
+    others = [row for row in shown if row.namespace != home_namespace(row.model.key)]
+    assert homes
+    for row in others:  # a ClusterBaseModel shown again only where the namespace decides differently
+        home = rows.get(model=row.model, namespace="")
+        assert (home.outcome, home.selected_id, home.compatible, home.manual) != (
+            row.outcome,
+            row.selected_id,
+            row.compatible,
+            row.manual,
+        )
+    body = response.content.decode()
+    assert '<option value="_all" selected>(all namespaces)</option>' in body
+    assert 'data-s="research"' in body or 'data-s="team-a"' in body or 'data-s="_cluster"' in body
+
+
+def test_all_namespaces_shows_another_namespaces_runtime_as_an_empty_cell(demo: Cluster, client: Client) -> None:
+    response = client.get("/matrix/", {"namespace": "_all", "cols": "all"})
+
+    grid = response.context["grid"]
+    serving = [runtime for runtime in grid.columns if runtime.kind == Kind.SERVING_RUNTIME]
+    assert serving
+    for row, cells in grid.rows:
+        for cell in cells:
+            if cell.runtime.kind == Kind.SERVING_RUNTIME and cell.runtime.namespace != row.namespace:
+                assert cell.status == OUT_OF_SCOPE
+    assert "<td class=o></td>" in response.content.decode()
+
+
+def test_the_export_link_exports_what_the_page_shows(demo: Cluster, client: Client) -> None:
+    body = client.get("/matrix/", {"namespace": "_all", "outcome": "no-runtime"}).content.decode()
+
+    link = "/api/v1/matrix/cells/export.csv?cluster=demo&amp;namespace=_all&amp;outcome=no-runtime&amp;reasons=true"
+    assert f'href="{link}"' in body
+    exported = client.get(link.replace("&amp;", "&"))
+    lines = list(csv.DictReader(io.StringIO(b"".join(exported.streaming_content).decode())))
+    shown = whole_cluster_rows(MatrixRow.objects.filter(build=current_build(demo)), scope=SYSTEM)
+    expected = {(row.model.name, row.namespace) for row in shown.filter(outcome="no-runtime")}
+    assert {(line["model_name"], scope_namespace(line["namespace"])) for line in lines} == expected
+
+
+def test_matrix_fleet_and_api_agree_on_the_counts_and_say_their_scope(demo: Cluster, client: Client) -> None:
+    counts = model_counts(MatrixRow.objects.filter(build=current_build(demo)), ACROSS)
+    assert counts.models > counts.without_runtime > counts.no_match > 0
+    assert counts.manual_only > 0
+
+    matrix = counts_html(client, "_all")
+    fleet = client.get("/fleet/").content.decode()
+    (api,) = client.get("/api/v1/fleet/").json()["clusters"]
+
+    assert f"<strong>{counts.without_runtime}</strong> of {counts.models} models across the cluster" in matrix
+    assert f"<strong>{counts.no_match}</strong> with no match at all" in matrix
+    assert f"<strong>{counts.manual_only}</strong> with manual-only matches only" in matrix
+    assert f"<td>{counts.models}</td>" in fleet
+    assert (
+        f'>{counts.without_runtime}</strong></a> <span class="muted">({counts.no_match}, {counts.manual_only})' in fleet
+    )
+    assert "across the cluster" in fleet
+    assert (api["models"], api["models_where"]) == (counts.models, "across the cluster")
+    assert (api["models_without_runtime"], api["models_no_match"], api["models_manual_only"]) == (
+        counts.without_runtime,
+        counts.no_match,
+        counts.manual_only,
+    )
+    assert api["models_invalid"] == counts.invalid
+    # One namespace's counts say so, and count that namespace's rows.
+    research = model_counts(MatrixRow.objects.filter(build=current_build(demo)), "research")
+    assert f"of {research.models} models in namespace research without a runtime" in counts_html(client, "research")

@@ -64,11 +64,12 @@ def test_a_changed_runtime_on_the_demo_cluster_excludes_a_model_with_the_reason(
     assert code == 1, err
     assert out.startswith("== cluster demo\nJudged as OME 078c923f.\nobjects 0 added, 1 changed, 0 removed;")
     assert (
-        f"ClusterBaseModel {E5_MODEL} in team-a: ClusterServingRuntime vllm-e5-mistral-7b-instruct: compatible (2) -> "
+        f"ClusterBaseModel {E5_MODEL} (same in every namespace): ClusterServingRuntime vllm-e5-mistral-7b-instruct: "
+        "compatible (2) -> "
         "excluded: model format 'mt:safetensors:1.0.0:MistralModel:transformers:4.34.0' not in supported formats: "
         "framework version mismatch (model=4.34.0, runtime=9.99.0)"
     ) in out
-    assert out.endswith("FAILED: new-exclusion (4)\n")
+    assert out.endswith("FAILED: new-exclusion (1)\n")  # cluster scope and 3 namespaces alike: one row
 
 
 @pytest.mark.django_db
@@ -95,7 +96,8 @@ def test_the_cluster_check_equals_the_diff_of_the_two_trees(demo: Cluster, tmp_p
     cluster_section = json.loads(out)["sections"][0]
     tree_section = json.loads(trees.stdout)["sections"][0]
     assert without_places(cluster_section["rows"]) == without_places(tree_section["rows"])
-    assert len(cluster_section["rows"]) == 4
+    assert [(row["namespace"], row["everywhere"]) for row in cluster_section["rows"]] == [("", True)]
+    assert cluster_section["summary"]["rowsCompared"] == 4
     runtime_line = 1  # the runtime's document starts at its file's first line
     for section, folder in ((cluster_section, tmp_path / "pr"), (tree_section, head / "catalog/runtimes/vllm")):
         places = {(row["at"]["file"], row["at"]["line"], row["at"]["side"]) for row in section["rows"]}
@@ -135,7 +137,12 @@ def test_prune_counts_what_the_tree_lacks_as_deleted(demo: Cluster, tmp_path: Pa
     removed = [item for item in section["objects"] if item["action"] == "removed"]
     assert len(removed) == 203
     assert {item["kind"] for item in removed} == {"ClusterServingRuntime"}
-    assert section["summary"]["conditions"]["lost-runtime"] > 100
+    lost = [row for row in section["rows"] if "lost-runtime" in row["conditions"]]
+    assert section["summary"]["conditions"]["lost-runtime"] == len(lost) > 50
+    folded = [row["model"]["name"] for row in lost if row["everywhere"]]
+    assert folded
+    assert len(folded) == len(set(folded))
+    assert not {row["model"]["name"] for row in lost if not row["everywhere"]} & set(folded)
 
 
 @pytest.mark.django_db
@@ -227,9 +234,9 @@ def test_the_api_checks_with_a_token_and_renders_markdown(demo: Cluster, setting
 
     assert response.status_code == 200, response.content
     data = response.json()
-    assert (data["exit_code"], data["failed"], data["found"]) == (1, True, {"new-exclusion": 4})
+    assert (data["exit_code"], data["failed"], data["found"]) == (1, True, {"new-exclusion": 1})
     assert data["sections"][0]["title"] == "cluster demo"
-    assert data["rendered"].startswith("### ❌ OME runtime selection: FAILED: new-exclusion (4)")
+    assert data["rendered"].startswith("### ❌ OME runtime selection: FAILED: new-exclusion (1)")
 
 
 @pytest.mark.django_db

@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandParser
 import matching
 from access.scope import SYSTEM
 from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
+from matching.reporting import EXIT_BAD_INPUT, add_lenient_option, add_report_options, emit, fail_on_of
 
 from ...check import check_clusters, items_from_paths
 from ...errors import WhatIfError
@@ -32,8 +33,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--prune", action="store_true", help="objects the paths do not hold count as deleted (as load_manifests)"
         )
-        matching.add_lenient_option(parser)
-        matching.add_report_options(parser)
+        add_lenient_option(parser)
+        add_report_options(parser)
 
     exit_code = 0
 
@@ -48,7 +49,7 @@ class Command(BaseCommand):
 
     def run_check(self, args: argparse.Namespace) -> int:
         try:
-            matching.fail_on_of(args)
+            fail_on_of(args)
             items, origins, warnings = items_from_paths(args.paths, lenient=args.lenient)
             for warning in warnings:
                 self.stderr.write(str(warning))
@@ -61,13 +62,13 @@ class Command(BaseCommand):
             if not clusters:
                 raise ClusterChoiceError("no cluster is registered; add one with `manage.py add_cluster`")
             report = check_clusters(clusters, items, prune=args.prune, scope=SYSTEM, origins=origins)
-            return matching.emit(report, args, self.stdout)
+            return emit(report, args, self.stdout)
         except WhatIfError as error:
             self.stderr.write(f"{' '.join(args.paths)}: {error}")
-            return matching.EXIT_BAD_INPUT
+            return EXIT_BAD_INPUT
         except (matching.TreeError, ClusterChoiceError, ValueError) as error:
             self.stderr.write(str(error))
-            return matching.EXIT_BAD_INPUT
+            return EXIT_BAD_INPUT
         except OSError as error:
             self.stderr.write(str(error))
-            return matching.EXIT_BAD_INPUT
+            return EXIT_BAD_INPUT
