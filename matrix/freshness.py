@@ -121,9 +121,10 @@ def _sync_findings(states: Sequence[SyncState], now: datetime) -> list[_Finding]
 
 def _behind_since(cluster: Cluster, build: MatrixBuild) -> datetime | None:
     """When the oldest change the matrix lacks was stored (the build's last write when only
-    removals are missing, which leave no row behind)."""
+    removals are missing, which leave no row behind). `changed_at`, not `last_seen`: an
+    unchanged event must not re-date the lag."""
     oldest = Resource.objects.filter(cluster=cluster, version__gt=build.applied_version).aggregate(
-        oldest=Min("last_seen")
+        oldest=Min("changed_at")
     )["oldest"]
     return oldest or build.updated_at or build.finished_at
 

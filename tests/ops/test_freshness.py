@@ -16,6 +16,7 @@ from django.test import Client
 from django.utils import timezone
 
 from inventory.models import Cluster, Kind, Resource, SyncState
+from inventory.sync import event_apply
 from matrix.freshness import LAGGING, LIVE, MATRIX_BEHIND, STALE, UNKNOWN, UNREACHABLE, WORKER_DOWN, cluster_freshness
 from tests.ops.test_probes import metrics_of
 
@@ -152,10 +153,10 @@ def test_a_lost_matrix_update_lags_at_once_and_is_stale_after_the_setting(
     model = Resource.objects.filter(cluster=live).first()
     assert model is not None
     Cluster.objects.filter(pk=live.pk).update(inventory_version=live.inventory_version + 28)
-    Resource.objects.filter(pk=model.pk).update(version=live.inventory_version + 28, last_seen=timezone.now())
+    Resource.objects.filter(pk=model.pk).update(version=live.inventory_version + 28, changed_at=timezone.now())
 
     lagging = surfaces(client)
-    Resource.objects.filter(pk=model.pk).update(last_seen=timezone.now() - timedelta(seconds=61))
+    Resource.objects.filter(pk=model.pk).update(changed_at=timezone.now() - timedelta(seconds=61))
     stale = surfaces(client)
 
     assert (lagging["api"]["state"], lagging["api"]["versions_behind"]) == (LAGGING, 28)
@@ -166,6 +167,24 @@ def test_a_lost_matrix_update_lags_at_once_and_is_stale_after_the_setting(
     assert stale["api"]["reasons"] == [f"{MATRIX_BEHIND} (28 inventory changes)"]
     assert stale["metric_state"] == one_hot(STALE)
     assert stale["ready_status"] == 503
+
+
+def test_an_unchanged_event_does_not_re_date_a_matrix_lag(live: Cluster, settings: Any) -> None:
+    settings.MATRIX_LAG_STALE_AFTER = 60
+    model = Resource.objects.filter(cluster=live).first()
+    assert model is not None
+    changed = timezone.now() - timedelta(seconds=61)
+    Cluster.objects.filter(pk=live.pk).update(inventory_version=live.inventory_version + 1)
+    Resource.objects.filter(pk=model.pk).update(version=live.inventory_version + 1, changed_at=changed, last_seen=changed)
+
+    event_apply(Cluster.objects.get(pk=live.pk), "MODIFIED", model.obj)  # the same object again
+
+    seen = Resource.objects.get(pk=model.pk)
+    judged = cluster_freshness(Cluster.objects.get(pk=live.pk))
+    assert seen.last_seen > changed  # the event was stored ...
+    assert seen.changed_at == changed  # ... as no change
+    assert (judged.state, judged.since) == (STALE, changed)
+    assert judged.reasons == (f"{MATRIX_BEHIND} (1 inventory changes)",)
 
 
 def test_a_live_cluster_never_listed_is_unknown(client: Client, live: Cluster) -> None:
