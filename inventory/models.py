@@ -201,4 +201,6 @@ class SyncState(models.Model):
 
     @property
     def watch_live(self) -> bool:
-        return self.watch_live_at(timezone.now())
+        """`watch_live_at` the database's clock, which sets the leases (inventory.live.leases),
+        when the row was read with it (annotated `database_now=Now()`), else this process's."""
+        return self.watch_live_at(getattr(self, "database_now", None) or timezone.now())

@@ -24,6 +24,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Min
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from inventory.models import Cluster, Kind, Resource, SyncState
@@ -164,12 +165,15 @@ def _current_builds(clusters: Sequence[Cluster]) -> dict[int, MatrixBuild]:
 def freshness_of(clusters: Iterable[Cluster], *, now: datetime | None = None) -> dict[str, Freshness]:
     """The freshness of each cluster by name, in two queries plus one per lagging cluster.
     The caller chooses the clusters (a reader's scope, or every cluster for the system), read
-    just before: their `inventory_version` is compared with the matrix's."""
-    now = now or timezone.now()
+    just before: their `inventory_version` is compared with the matrix's. Leases are judged by
+    the database's clock, which set them (inventory.live.leases), read with the sync states."""
     chosen = list(clusters)
     states: dict[int, list[SyncState]] = {}
-    for state in SyncState.objects.filter(cluster__in=[c.pk for c in chosen]).defer("rejected"):
+    rows = SyncState.objects.filter(cluster__in=[c.pk for c in chosen]).defer("rejected").annotate(database_now=Now())
+    for state in rows:
         states.setdefault(state.cluster_id, []).append(state)
+        now = now or state.database_now
+    now = now or timezone.now()  # no sync state: no lease to judge
     builds = _current_builds(chosen)
     return {c.name: _judge(c, states.get(c.pk, []), builds.get(c.pk), now) for c in chosen}
 

@@ -111,6 +111,22 @@ def test_a_watch_worker_that_died_saying_connected_is_stale_once_its_lease_runs_
     assert "worker down" in said["ready"]["reason"]
 
 
+def test_leases_are_judged_by_the_database_clock_whatever_the_web_process_clock_says(
+    client: Client, live: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = timezone.now
+    monkeypatch.setattr(timezone, "now", lambda: real() + timedelta(seconds=120))  # two leases ahead
+
+    said = surfaces(client)
+
+    assert said["api"]["state"] == LIVE
+    assert "seed: live" in said["page"]
+    assert set(said["connected"].values()) == {True}
+    assert said["metric_state"] == one_hot(LIVE)
+    assert said["metric_connected"] == 5
+    assert said["ready_status"] == 200
+
+
 def test_a_stale_cluster_is_ready_until_the_setting_passes(client: Client, live: Cluster, settings: Any) -> None:
     settings.OME_READY_STALE_AFTER = 120
     SyncState.objects.filter(cluster=live).update(watch_lease_until=timezone.now() - timedelta(seconds=45))
@@ -175,7 +191,9 @@ def test_an_unchanged_event_does_not_re_date_a_matrix_lag(live: Cluster, setting
     assert model is not None
     changed = timezone.now() - timedelta(seconds=61)
     Cluster.objects.filter(pk=live.pk).update(inventory_version=live.inventory_version + 1)
-    Resource.objects.filter(pk=model.pk).update(version=live.inventory_version + 1, changed_at=changed, last_seen=changed)
+    Resource.objects.filter(pk=model.pk).update(
+        version=live.inventory_version + 1, changed_at=changed, last_seen=changed
+    )
 
     event_apply(Cluster.objects.get(pk=live.pk), "MODIFIED", model.obj)  # the same object again
 
