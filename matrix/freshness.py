@@ -12,7 +12,8 @@ Every surface that shows verdicts (the page banner, the API envelopes, /metrics,
   out while it still said "connected"), or the matrix has been behind for too long;
 - `unknown`: nothing to judge yet (a live cluster never listed, or no matrix yet).
 
-A manifest snapshot has no watch: it is as current as its matrix.
+A manifest snapshot has no watch: it is as current as its matrix. The apps below `matrix` in the
+import layers (lint, isvcs) show it through inventory.freshness, where matrix.apps plugs it in.
 """
 
 from __future__ import annotations
@@ -27,12 +28,10 @@ from django.db.models import Min
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from inventory.freshness import LAGGING, LIVE, STALE, UNKNOWN
 from inventory.models import Cluster, Kind, Resource, SyncState
 
 from .models import MatrixBuild
-
-LIVE, LAGGING, STALE, UNKNOWN = "live", "lagging", "stale", "unknown"
-STATES = (LIVE, LAGGING, STALE, UNKNOWN)
 
 WATCH_LOST, UNREACHABLE, WORKER_DOWN, MATRIX_BEHIND = (
     "watch lost",
@@ -181,3 +180,8 @@ def freshness_of(clusters: Iterable[Cluster], *, now: datetime | None = None) ->
 def cluster_freshness(cluster: Cluster, *, now: datetime | None = None) -> Freshness:
     """The freshness of one cluster (see freshness_of)."""
     return freshness_of([cluster], now=now)[cluster.name]
+
+
+def cluster_freshness_data(cluster: Cluster) -> dict[str, Any]:
+    """The freshness of one cluster as the API answers it (inventory.freshness.FreshnessSerializer)."""
+    return cluster_freshness(cluster).to_dict()

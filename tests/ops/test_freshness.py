@@ -8,6 +8,7 @@ processes that produce those rows are exercised in tests/inventory/live/.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -49,10 +50,23 @@ def live(seed: Cluster) -> Cluster:
     return Cluster.objects.get(pk=seed.pk)
 
 
+# Every page that shows verdicts, and every API answer of one cluster's verdicts besides the
+# cells' envelope: `surfaces` checks that each says what the matrix page and the cells say.
+VERDICT_PAGES = ("/lint/", "/inferenceservices/", "/matrix/upgrade/")
+VERDICT_ANSWERS = ("/api/v1/matrix/lint/", "/api/v1/inference-services/verdicts/", "/api/v1/matrix/upgrade/")
+BANNER = re.compile(r'<div class="freshness freshness-(\w+)"')
+
+
 def surfaces(client: Client) -> dict[str, Any]:
-    """What each surface says about cluster `seed`."""
+    """What each surface says about cluster `seed` (the other pages and answers that show its
+    verdicts must say the same as the matrix page and the cells' envelope)."""
     page = client.get("/matrix/", {"cluster": "seed"}).content.decode()
     envelope = client.get("/api/v1/matrix/cells/", {"cluster": "seed", "page_size": 1}).json()["freshness"]
+    banners = {path: BANNER.findall(client.get(path, {"cluster": "seed"}).content.decode()) for path in VERDICT_PAGES}
+    answers = {path: client.get(path, {"cluster": "seed"}).json()["freshness"] for path in VERDICT_ANSWERS}
+    assert len(BANNER.findall(page)) == 1
+    assert banners == dict.fromkeys(VERDICT_PAGES, BANNER.findall(page)), banners
+    assert answers == dict.fromkeys(VERDICT_ANSWERS, envelope), answers
     states = client.get("/api/v1/sync-states/", {"cluster": "seed"}).json()["results"]
     samples = metrics_of(client)
     ready = client.get("/readyz")
