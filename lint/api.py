@@ -37,7 +37,7 @@ class LintView(APIView):
         report = lint_report_get(cluster, scope=scope, proven=True)
         data = {**verdicts_envelope(cluster), **report.to_dict()}
         states = {state.group.key: state for state in lint_group_states(cluster, scope=scope, proven=True)}
-        for group in data["groups"]:  # type: ignore[attr-defined]
+        for group in data["groups"]:
             state = states[group["key"]]
             group["acknowledged"] = _ack_dict(state.acknowledgement) if state.hidden else None
         return Response(scope_tokens(data))

@@ -1,5 +1,5 @@
-"""One freshness per cluster (matrix.freshness), said alike by every surface: the page banner,
-the API envelope, the sync states, /metrics and /readyz.
+"""One freshness per cluster (matrix.freshness), said alike by every surface: the page banners,
+the API answers, the sync states, /metrics and /readyz (tests.support.surfaces).
 
 Each scenario is set up as its fault leaves the database (a worker that died saying
 "connected", an API server that stopped answering, an update lost with beat stopped); the
@@ -8,7 +8,6 @@ processes that produce those rows are exercised in tests/inventory/live/.
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 from typing import Any
 
@@ -19,7 +18,7 @@ from django.utils import timezone
 from inventory.models import Cluster, Kind, Resource, SyncState
 from inventory.sync import event_apply
 from matrix.freshness import LAGGING, LIVE, MATRIX_BEHIND, STALE, UNKNOWN, UNREACHABLE, WORKER_DOWN, cluster_freshness
-from tests.ops.test_probes import metrics_of
+from tests.support.surfaces import every_surface, one_hot
 
 pytestmark = pytest.mark.django_db
 
@@ -50,49 +49,8 @@ def live(seed: Cluster) -> Cluster:
     return Cluster.objects.get(pk=seed.pk)
 
 
-# Every page that shows verdicts, and every API answer of one cluster's verdicts besides the
-# cells' envelope: `surfaces` checks that each says what the matrix page and the cells say.
-VERDICT_PAGES = ("/lint/", "/inferenceservices/", "/matrix/upgrade/")
-VERDICT_ANSWERS = ("/api/v1/matrix/lint/", "/api/v1/inference-services/verdicts/", "/api/v1/matrix/upgrade/")
-BANNER = re.compile(r'<div class="freshness freshness-(\w+)"')
-
-
-def surfaces(client: Client) -> dict[str, Any]:
-    """What each surface says about cluster `seed` (the other pages and answers that show its
-    verdicts must say the same as the matrix page and the cells' envelope)."""
-    page = client.get("/matrix/", {"cluster": "seed"}).content.decode()
-    envelope = client.get("/api/v1/matrix/cells/", {"cluster": "seed", "page_size": 1}).json()["freshness"]
-    banners = {path: BANNER.findall(client.get(path, {"cluster": "seed"}).content.decode()) for path in VERDICT_PAGES}
-    answers = {path: client.get(path, {"cluster": "seed"}).json()["freshness"] for path in VERDICT_ANSWERS}
-    assert len(BANNER.findall(page)) == 1
-    assert banners == dict.fromkeys(VERDICT_PAGES, BANNER.findall(page)), banners
-    assert answers == dict.fromkeys(VERDICT_ANSWERS, envelope), answers
-    states = client.get("/api/v1/sync-states/", {"cluster": "seed"}).json()["results"]
-    samples = metrics_of(client)
-    ready = client.get("/readyz")
-    return {
-        "page": page,
-        "api": envelope,
-        "connected": {state["kind"]: state["watch_connected"] for state in states},
-        "metric_state": {
-            labels[1][1]: value
-            for labels, value in samples["ome_cluster_freshness"].items()
-            if ("cluster", "seed") in labels
-        },
-        "metric_connected": sum(
-            value for labels, value in samples["ome_watch_connected"].items() if ("cluster", "seed") in labels
-        ),
-        "ready_status": ready.status_code,
-        "ready": ready.json()["checks"]["freshness"],
-    }
-
-
-def one_hot(state: str) -> dict[str, float]:
-    return {candidate: 1.0 if candidate == state else 0.0 for candidate in (LIVE, LAGGING, STALE, UNKNOWN)}
-
-
 def test_a_watched_cluster_with_a_level_matrix_is_live_everywhere(client: Client, live: Cluster) -> None:
-    said = surfaces(client)
+    said = every_surface(client)
 
     assert cluster_freshness(live).state == LIVE
     assert "seed: live" in said["page"]
@@ -110,7 +68,7 @@ def test_a_watch_worker_that_died_saying_connected_is_stale_once_its_lease_runs_
     died = timezone.now() - timedelta(seconds=45)
     SyncState.objects.filter(cluster=live).update(watch_lease_until=died)  # still says connected
 
-    said = surfaces(client)
+    said = every_surface(client)
 
     assert "seed: stale" in said["page"]
     assert "worker down" in said["page"]
@@ -131,7 +89,7 @@ def test_leases_are_judged_by_the_database_clock_whatever_the_web_process_clock_
     real = timezone.now
     monkeypatch.setattr(timezone, "now", lambda: real() + timedelta(seconds=120))  # two leases ahead
 
-    said = surfaces(client)
+    said = every_surface(client)
 
     assert said["api"]["state"] == LIVE
     assert "seed: live" in said["page"]
@@ -145,7 +103,7 @@ def test_a_stale_cluster_is_ready_until_the_setting_passes(client: Client, live:
     settings.OME_READY_STALE_AFTER = 120
     SyncState.objects.filter(cluster=live).update(watch_lease_until=timezone.now() - timedelta(seconds=45))
 
-    said = surfaces(client)
+    said = every_surface(client)
 
     assert said["api"]["state"] == STALE
     assert (said["ready_status"], said["ready"]["status"]) == (200, "ok")
@@ -165,7 +123,7 @@ def test_an_unreachable_cluster_is_stale_with_the_api_servers_error(
         last_error_from="watch",
     )
 
-    said = surfaces(client)
+    said = every_surface(client)
 
     assert said["api"]["state"] == STALE
     assert said["api"]["since"] == lost.isoformat()
@@ -185,9 +143,9 @@ def test_a_lost_matrix_update_lags_at_once_and_is_stale_after_the_setting(
     Cluster.objects.filter(pk=live.pk).update(inventory_version=live.inventory_version + 28)
     Resource.objects.filter(pk=model.pk).update(version=live.inventory_version + 28, changed_at=timezone.now())
 
-    lagging = surfaces(client)
+    lagging = every_surface(client)
     Resource.objects.filter(pk=model.pk).update(changed_at=timezone.now() - timedelta(seconds=61))
-    stale = surfaces(client)
+    stale = every_surface(client)
 
     assert (lagging["api"]["state"], lagging["api"]["versions_behind"]) == (LAGGING, 28)
     assert "28 inventory changes behind" in lagging["page"]
@@ -222,7 +180,7 @@ def test_an_unchanged_event_does_not_re_date_a_matrix_lag(live: Cluster, setting
 def test_a_live_cluster_never_listed_is_unknown(client: Client, live: Cluster) -> None:
     SyncState.objects.filter(cluster=live, kind=Kind.BASE_MODEL).update(last_list_at=None)
 
-    said = surfaces(client)
+    said = every_surface(client)
 
     assert said["api"] == {"state": UNKNOWN, "since": None, "reasons": ["never listed"], "versions_behind": 0}
     assert "seed: unknown" in said["page"]
