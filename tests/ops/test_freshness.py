@@ -15,9 +15,20 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from inventory.live.watch import watch_lost
 from inventory.models import Cluster, Kind, Resource, SyncState
 from inventory.sync import event_apply
-from matrix.freshness import LAGGING, LIVE, MATRIX_BEHIND, STALE, UNKNOWN, UNREACHABLE, WORKER_DOWN, cluster_freshness
+from matrix.freshness import (
+    LAGGING,
+    LIVE,
+    MATRIX_BEHIND,
+    STALE,
+    UNKNOWN,
+    UNREACHABLE,
+    WATCH_LOST,
+    WORKER_DOWN,
+    cluster_freshness,
+)
 from tests.support.surfaces import every_surface, one_hot
 
 pytestmark = pytest.mark.django_db
@@ -97,6 +108,20 @@ def test_leases_are_judged_by_the_database_clock_whatever_the_web_process_clock_
     assert said["metric_state"] == one_hot(LIVE)
     assert said["metric_connected"] == 5
     assert said["ready_status"] == 200
+
+
+def test_a_watch_worker_stopped_with_sigterm_is_stale_at_once_with_its_watches_lost(
+    client: Client, live: Cluster
+) -> None:
+    # What the hub of a SIGTERMed worker does as it stops (inventory.live.hub._give_back).
+    watch_lost(SyncState.objects.filter(cluster=live), watch_owner="", watch_lease_until=None)
+
+    said = every_surface(client)
+
+    assert said["state"] == STALE
+    assert said["api"]["reasons"] == [f"{WATCH_LOST} ({kind})" for kind in sorted(Kind.values)]
+    assert set(said["connected"].values()) == {False}
+    assert said["metric_connected"] == 0
 
 
 def test_a_stale_cluster_is_ready_until_the_setting_passes(client: Client, live: Cluster, settings: Any) -> None:
