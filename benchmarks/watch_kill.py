@@ -1,13 +1,14 @@
 """From a watch worker's SIGKILL to "stale" on every surface, and back to "live".
 
-    python -m benchmarks.watch_kill [--lease 60] [--database postgres|sqlite]
+    python -m benchmarks.watch_kill [--lease 60] [--database postgres|sqlite] [--report report.json]
 
 It starts `make up` (devrun --production) against a live cluster served by the fake Kubernetes
 API with OME_WATCH_LEASE set to --lease, waits until the cluster is live, SIGKILLs the watch
 worker (it gives no lease back; devrun starts it again, and the new one takes the watches once
 the leases lapse), and polls what the surfaces say over HTTP (benchmarks.redis_outage.surfaces:
 the cells' freshness, the matrix page's banner, /metrics, /readyz) until all say `stale`, then
-until all say `live` again. It prints the seconds as JSON (docs/operations.md, "Freshness").
+until all say `live` again. It prints the seconds as JSON (docs/operations.md, "Freshness"), and
+writes the report to --report; tests/ops/test_watch_kill.py asserts it.
 """
 
 from __future__ import annotations
@@ -66,7 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.watch_kill", description=__doc__.split("\n\n")[0])
     parser.add_argument("--lease", type=float, default=60.0, help="OME_WATCH_LEASE (default 60, as deployed)")
     parser.add_argument("--database", choices=["postgres", "sqlite"], default=default_database())
-    report = run(parser.parse_args(argv))
+    parser.add_argument("--report", type=Path, help="also write the report here as JSON")
+    args = parser.parse_args(argv)
+    report = run(args)
+    if args.report:
+        args.report.write_text(json.dumps(report, indent=2, default=str))
     print(json.dumps({key: value for key, value in report.items() if key != "stack_log_tail"}, indent=2, default=str))
     return 0
 
