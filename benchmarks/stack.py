@@ -35,7 +35,17 @@ FAST_SETTINGS = {
 
 
 class Stack:
-    def __init__(self, run_dir: Path, *, database_url: str, kubeconfig: Path) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        *,
+        database_url: str,
+        kubeconfig: Path,
+        redis_url: str | None = None,
+        settings: dict[str, str] | None = None,
+    ) -> None:
+        """`redis_url`: a Redis of the caller's (one it can kill and keep down), else devrun's own;
+        `settings`: environment settings over FAST_SETTINGS."""
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         env = environ_without("REDIS_URL", "DATABASE_URL", "DEBUG")
@@ -53,6 +63,9 @@ class Stack:
             OME_KUBECONFIG_DIR=str(kubeconfig.parent),  # kubeconfigs are read from this folder only
             PYTHONUNBUFFERED="1",
         )
+        env.update(settings or {})
+        if redis_url:
+            env["REDIS_URL"] = redis_url
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ome_dashboard.devrun", "--production"],
             cwd=BASE_DIR,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.schema import ObjectKeySerializer, SeverityCountsSerializer
+from inventory.freshness import FreshnessSerializer
 
 
 class FleetCellSerializer(serializers.Serializer):
@@ -51,6 +52,7 @@ class FleetClusterSerializer(serializers.Serializer):
     lint = SeverityCountsSerializer()
     lint_total = serializers.IntegerField()
     sync = FleetSyncSerializer()
+    freshness = FreshnessSerializer()
 
 
 class FleetSerializer(serializers.Serializer):

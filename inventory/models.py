@@ -128,6 +128,9 @@ class Resource(models.Model):
 
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
+    # When the stored content last changed (an unchanged event bumps last_seen only): how long
+    # the matrix has lacked a change is dated by this (matrix.freshness).
+    changed_at = models.DateTimeField(default=timezone.now)
     version = models.BigIntegerField(default=0, help_text="The cluster's inventory_version when this last changed.")
 
     TENANCY = Tenancy("cluster__name", "namespace")
@@ -198,4 +201,6 @@ class SyncState(models.Model):
 
     @property
     def watch_live(self) -> bool:
-        return self.watch_live_at(timezone.now())
+        """`watch_live_at` the database's clock, which sets the leases (inventory.live.leases),
+        when the row was read with it (annotated `database_now=Now()`), else this process's."""
+        return self.watch_live_at(getattr(self, "database_now", None) or timezone.now())

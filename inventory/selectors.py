@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Now
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
@@ -93,11 +93,12 @@ def cluster_list(scope: Scope) -> QuerySet[Cluster]:
 def sync_state_list(scope: Scope) -> QuerySet[SyncState]:
     """The sync states of the clusters the scope reads. `visible_count` and `visible_invalid`
     are the kind's counts as the scope sees them: all objects where it reads the whole
-    cluster, else only those of its namespaces and the cluster-scoped ones."""
+    cluster, else only those of its namespaces and the cluster-scoped ones; `database_now`
+    judges the leases (SyncState.watch_live)."""
     seen = Resource.objects.restrict(scope, Action.VIEW).filter(cluster=OuterRef("cluster"), kind=OuterRef("kind"))
     counted = seen.order_by().values("cluster").annotate(n=Count("pk")).values("n")
     invalid = seen.exclude(error="").order_by().values("cluster").annotate(n=Count("pk")).values("n")
-    states = SyncState.objects.restrict(scope, Action.VIEW).select_related("cluster")
+    states = SyncState.objects.restrict(scope, Action.VIEW).select_related("cluster").annotate(database_now=Now())
     if scope.q("cluster__name") == Q():
         return states.annotate(visible_count=F("count"), visible_invalid=F("invalid"))
     return states.annotate(

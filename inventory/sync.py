@@ -121,6 +121,7 @@ def _new_resource(cluster: Cluster, key: ObjectKey, obj: dict[str, Any], now: da
         source_path=path,
         first_seen=now,
         last_seen=now,
+        changed_at=now,
         **_stored_columns(obj),
     )
 
@@ -140,7 +141,7 @@ def _changed(resource: Resource, obj: dict[str, Any], now: datetime, path: str) 
 def _update_resource(resource: Resource, obj: dict[str, Any], now: datetime, path: str) -> tuple[str, ...]:
     fields = tuple(records.changed_fields(resource.obj, obj))
     resource.source_path = path
-    resource.last_seen = now
+    resource.last_seen = resource.changed_at = now
     for column, value in _stored_columns(obj).items():
         setattr(resource, column, value)
     return fields
@@ -151,6 +152,7 @@ UPDATED_COLUMNS = [
     "content_hash",
     "source_path",
     "last_seen",
+    "changed_at",
     "uid",
     "resource_version",
     "generation",

@@ -12,7 +12,7 @@ from access.current import scope_of
 from core.api import scope_tokens
 from core.permissions import CanRead
 from inventory.api import ClusterQuerySerializer
-from inventory.ome_release import ome_description
+from inventory.freshness import verdicts_envelope
 
 from .responses import IsvcVerdictListSerializer
 from .services import isvc_verdicts
@@ -29,9 +29,8 @@ class InferenceServiceVerdictsView(APIView):
         scope = scope_of(request)
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope)
         verdicts = isvc_verdicts(cluster, scope=scope)
-        return Response(
-            {"ome": ome_description(cluster), "results": scope_tokens([verdict.to_dict() for verdict in verdicts])}
-        )
+        results = scope_tokens([verdict.to_dict() for verdict in verdicts])
+        return Response({**verdicts_envelope(cluster), "results": results})
 
 
 urlpatterns = [

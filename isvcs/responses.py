@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.schema import ObjectKeySerializer, OmeBehaviourSerializer
+from inventory.freshness import FreshnessSerializer
 
 
 class IsvcEventSerializer(serializers.Serializer):
@@ -53,4 +54,5 @@ class IsvcVerdictSerializer(serializers.Serializer):
 
 class IsvcVerdictListSerializer(serializers.Serializer):
     ome = OmeBehaviourSerializer()
+    freshness = FreshnessSerializer()
     results = IsvcVerdictSerializer(many=True)

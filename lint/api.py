@@ -13,7 +13,7 @@ from access.current import scope_of
 from core.api import scope_tokens
 from core.permissions import CanRead, HasPermissionOrReadOnly
 from inventory.api import ClusterQuerySerializer
-from inventory.ome_release import ome_description
+from inventory.freshness import verdicts_envelope
 from inventory.selectors import cluster_choose
 
 from .models import ACKNOWLEDGE_PERMISSION, LintAcknowledgement
@@ -34,9 +34,10 @@ class LintView(APIView):
     def get(self, request: Request) -> Response:
         scope = scope_of(request)
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope)
-        data = {"ome": ome_description(cluster), **lint_report_get(cluster, scope=scope, proven=True).to_dict()}
+        report = lint_report_get(cluster, scope=scope, proven=True)
+        data = {**verdicts_envelope(cluster), **report.to_dict()}
         states = {state.group.key: state for state in lint_group_states(cluster, scope=scope, proven=True)}
-        for group in data["groups"]:  # type: ignore[attr-defined]
+        for group in data["groups"]:
             state = states[group["key"]]
             group["acknowledged"] = _ack_dict(state.acknowledgement) if state.hidden else None
         return Response(scope_tokens(data))

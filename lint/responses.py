@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.schema import ObjectKeySerializer, OmeBehaviourSerializer, SeverityCountsSerializer
+from inventory.freshness import FreshnessSerializer
 
 from .rules import SEVERITIES
 
@@ -60,6 +61,7 @@ class LintGroupSerializer(serializers.Serializer):
 
 class LintReportSerializer(serializers.Serializer):
     ome = OmeBehaviourSerializer()
+    freshness = FreshnessSerializer()
     cluster = serializers.CharField()
     counts = SeverityCountsSerializer()
     codes = serializers.DictField(child=serializers.IntegerField(), help_text="Findings per rule code.")

@@ -12,7 +12,8 @@ Every surface that shows verdicts (the page banner, the API envelopes, /metrics,
   out while it still said "connected"), or the matrix has been behind for too long;
 - `unknown`: nothing to judge yet (a live cluster never listed, or no matrix yet).
 
-A manifest snapshot has no watch: it is as current as its matrix.
+A manifest snapshot has no watch: it is as current as its matrix. The apps below `matrix` in the
+import layers (lint, isvcs) show it through inventory.freshness, where matrix.apps plugs it in.
 """
 
 from __future__ import annotations
@@ -24,14 +25,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Min
+from django.db.models.functions import Now
 from django.utils import timezone
 
+from inventory.freshness import LAGGING, LIVE, STALE, UNKNOWN
 from inventory.models import Cluster, Kind, Resource, SyncState
 
 from .models import MatrixBuild
-
-LIVE, LAGGING, STALE, UNKNOWN = "live", "lagging", "stale", "unknown"
-STATES = (LIVE, LAGGING, STALE, UNKNOWN)
 
 WATCH_LOST, UNREACHABLE, WORKER_DOWN, MATRIX_BEHIND = (
     "watch lost",
@@ -121,9 +121,10 @@ def _sync_findings(states: Sequence[SyncState], now: datetime) -> list[_Finding]
 
 def _behind_since(cluster: Cluster, build: MatrixBuild) -> datetime | None:
     """When the oldest change the matrix lacks was stored (the build's last write when only
-    removals are missing, which leave no row behind)."""
+    removals are missing, which leave no row behind). `changed_at`, not `last_seen`: an
+    unchanged event must not re-date the lag."""
     oldest = Resource.objects.filter(cluster=cluster, version__gt=build.applied_version).aggregate(
-        oldest=Min("last_seen")
+        oldest=Min("changed_at")
     )["oldest"]
     return oldest or build.updated_at or build.finished_at
 
@@ -166,13 +167,17 @@ def freshness_of(
     """The freshness of each cluster by name, in two queries plus one per lagging cluster (one
     fewer when the caller gives each cluster's current build, by cluster id; none for sync
     states when no cluster is live). The caller chooses the clusters (a reader's scope, or every
-    cluster for the system), read just before: their `inventory_version` is compared with the matrix's."""
-    now = now or timezone.now()
+    cluster for the system), read just before: their `inventory_version` is compared with the
+    matrix's. Leases are judged by the database's clock, which set them (inventory.live.leases),
+    read with the sync states."""
     chosen = list(clusters)
     states: dict[int, list[SyncState]] = {}
     live = [c.pk for c in chosen if c.is_live]
-    for state in SyncState.objects.filter(cluster__in=live).defer("rejected") if live else ():
+    rows = SyncState.objects.filter(cluster__in=live).defer("rejected").annotate(database_now=Now()) if live else ()
+    for state in rows:
         states.setdefault(state.cluster_id, []).append(state)
+        now = now or state.database_now
+    now = now or timezone.now()  # no sync state: no lease to judge
     builds = _current_builds(chosen) if builds is None else builds
     return {c.name: _judge(c, states.get(c.pk, []), builds.get(c.pk), now) for c in chosen}
 
@@ -180,3 +185,8 @@ def freshness_of(
 def cluster_freshness(cluster: Cluster, *, now: datetime | None = None, build: MatrixBuild | None = None) -> Freshness:
     """The freshness of one cluster (see freshness_of); `build`: its current build, when read already."""
     return freshness_of([cluster], now=now, builds=None if build is None else {cluster.pk: build})[cluster.name]
+
+
+def cluster_freshness_data(cluster: Cluster) -> dict[str, Any]:
+    """The freshness of one cluster as the API answers it (inventory.freshness.FreshnessSerializer)."""
+    return cluster_freshness(cluster).to_dict()

@@ -22,8 +22,8 @@ from access.current import scope_of
 from core.api import scope_tokens
 from core.permissions import CanRead
 from core.web import CLUSTER_SCOPE, scope_namespace, scope_token
+from inventory.freshness import verdicts_envelope
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS
-from inventory.ome_release import ome_description
 from inventory.selectors import cluster_choose, resources_visible
 
 from .check_api import problems_response
@@ -72,7 +72,7 @@ class WhatIfView(APIView):
             )
         except WhatIfError as error:
             return problems_response(error)
-        return Response({"ome": ome_description(cluster), **scope_tokens(result.to_dict())})
+        return Response({**verdicts_envelope(cluster), **scope_tokens(result.to_dict())})
 
 
 @extend_schema_field(OpenApiTypes.INT)
@@ -127,7 +127,7 @@ class NearMissView(APIView):
         found = model_near_misses(model, namespace, query.validated_data.get("runtime"), scope=scope_of(request))
         return Response(
             {
-                "ome": ome_description(model.cluster),
+                **verdicts_envelope(model.cluster),
                 "model": scope_tokens({**matching.key_dict(model.key), "id": model.pk}),
                 "namespace": scope_token(namespace),
                 **scope_tokens(found.to_dict()),

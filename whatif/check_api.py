@@ -30,8 +30,8 @@ from access.scope import Scope
 from core.api import api_keys, scope_tokens
 from core.errors import DomainError
 from core.permissions import CanRead
+from inventory.freshness import verdicts_envelope
 from inventory.models import Cluster
-from inventory.ome_release import ome_description
 from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
 
 from .check import Item, check_clusters, items_from_text
@@ -134,7 +134,7 @@ class WhatIfCheckView(APIView):
             # matching's report is also the CLI's JSON (camelCase); the API's casing is snake_case.
             report = scope_tokens(api_keys(matching.json_report(sections, result)))
             for section, cluster in zip(report["sections"], clusters, strict=True):
-                section["ome"] = ome_description(cluster)
+                section.update(verdicts_envelope(cluster))
             body: dict[str, Any] = {**report, "exit_code": result.exit_code}
             if values["format"] != "json":
                 body["rendered"] = matching.render(sections, result, values["format"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.schema import ObjectKeySerializer, ObjectRefSerializer, OmeBehaviourSerializer, ProblemSerializer
+from inventory.freshness import FreshnessSerializer
 
 OUTCOME_HELP = "The row's outcome: selected, no-runtime or invalid; null where the model is absent."
 
@@ -67,6 +68,7 @@ class WhatIfSummarySerializer(serializers.Serializer):
 
 class WhatIfSerializer(serializers.Serializer):
     ome = OmeBehaviourSerializer()
+    freshness = FreshnessSerializer()
     cluster = serializers.CharField()
     objects = ObjectChangeSerializer(many=True)
     rows = RowDiffSerializer(many=True, help_text="Only the rows that would change.")
@@ -123,6 +125,7 @@ class NearMissSerializer(serializers.Serializer):
 
 class NearMissesSerializer(serializers.Serializer):
     ome = OmeBehaviourSerializer()
+    freshness = FreshnessSerializer()
     model = ObjectRefSerializer()
     namespace = serializers.CharField()
     unserved = serializers.CharField(allow_null=True, help_text="The recorded fact no runtime accepts, if none does.")
@@ -178,6 +181,7 @@ class CheckSectionSerializer(serializers.Serializer):
     isvcs = CheckIsvcSerializer(many=True)
     summary = CheckSummarySerializer()
     ome = OmeBehaviourSerializer()
+    freshness = FreshnessSerializer()
 
 
 class CheckReportSerializer(serializers.Serializer):

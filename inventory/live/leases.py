@@ -1,39 +1,45 @@
-"""Watch leases: one watcher per kind, renewed while it watches, taken over once it lapses."""
+"""Watch leases: one watcher per kind, renewed while it watches, taken over once it lapses.
+
+Lease times are the database's clock (`Now()` in the statements), never a process's: a worker
+whose clock is skewed can neither keep a lease past its time nor take one that has not run out.
+"""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import F, Q, Value
-from django.db.models.functions import Coalesce
-from django.utils import timezone
+from django.db.models import DateTimeField, ExpressionWrapper, F, Q
+from django.db.models.functions import Coalesce, Now
 
 from ..models import Cluster, Kind, SyncState
 
 
-def _lease_expiry() -> datetime:
-    return timezone.now() + timedelta(seconds=settings.OME_WATCH_LEASE)
+def _lease_expiry() -> ExpressionWrapper:
+    """One lease from now, by the database's clock."""
+    return ExpressionWrapper(Now() + timedelta(seconds=settings.OME_WATCH_LEASE), output_field=DateTimeField())
 
 
 def watch_lease_claim(cluster: Cluster, kind: str, *, owner: str, force: bool = False) -> bool:
     """Take the watch lease of one kind for `owner`, unless someone else holds a live one
     (`force` takes it anyway; the holder notices when it next renews, and stops)."""
     SyncState.objects.get_or_create(cluster=cluster, kind=kind)
-    now = timezone.now()
     states = SyncState.objects.filter(cluster=cluster, kind=kind)
     if not force:
         states = states.filter(
-            Q(watch_owner="") | Q(watch_owner=owner) | Q(watch_lease_until__isnull=True) | Q(watch_lease_until__lte=now)
+            Q(watch_owner="")
+            | Q(watch_owner=owner)
+            | Q(watch_lease_until__isnull=True)
+            | Q(watch_lease_until__lte=Now())
         )
     taken = states.exclude(watch_owner=owner)
     # A new holder has not connected yet: whatever the last one said (it may have died saying
     # "connected") no longer stands, and the watch counts as lost since the old lease ran out.
     taken.update(
         watch_connected=False,
-        watch_lost_at=Coalesce(F("watch_lost_at"), F("watch_lease_until"), Value(now)),
+        watch_lost_at=Coalesce(F("watch_lost_at"), F("watch_lease_until"), Now()),
     )
     return states.update(watch_owner=owner, watch_lease_until=_lease_expiry()) == 1
 

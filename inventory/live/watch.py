@@ -19,9 +19,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError
-from django.db.models import F, QuerySet, Value
-from django.db.models.functions import Coalesce
-from django.utils import timezone
+from django.db.models import F, QuerySet
+from django.db.models.functions import Coalesce, Now
 
 from .. import records
 from ..kube import KubeConfigError, KubeError, KubeGone, KubeNotFound, KubeUnauthorized, KubeUnavailable
@@ -100,8 +99,9 @@ def _set_connected(cluster: Cluster, kind: str, connected: bool) -> None:
 
 
 def watch_lost(states: QuerySet[SyncState], **also: Any) -> None:
-    """Mark these watches not connected, lost from now unless they were lost already."""
-    states.update(watch_connected=False, watch_lost_at=Coalesce(F("watch_lost_at"), Value(timezone.now())), **also)
+    """Mark these watches not connected, lost from now (the database's clock, as the leases)
+    unless they were lost already."""
+    states.update(watch_connected=False, watch_lost_at=Coalesce(F("watch_lost_at"), Now()), **also)
 
 
 def _count_reconnect(cluster: Cluster, kind: str) -> None:

@@ -23,7 +23,7 @@ from inventory.ome_release import ome_description
 from inventory.ome_release import ome_header as cluster_ome_header
 
 from .. import filters
-from ..freshness import STATES, Freshness, cluster_freshness
+from ..freshness import Freshness, cluster_freshness
 from ..models import MatrixBuild
 from ..paging import CellList
 from ..selectors import rows_visible
@@ -31,18 +31,6 @@ from ..updates import ome_behaviour_label
 from .serializers import build_data
 
 OME_HEADER = "X-OME-Behaviour"
-FRESHNESS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "nullable": True,
-    "description": "How current the cluster's data is (matrix.freshness): live, lagging, stale or unknown, "
-    "since when, why, and how many inventory changes the matrix lacks.",
-    "properties": {
-        "state": {"type": "string", "enum": list(STATES)},
-        "since": {"type": "string", "format": "date-time", "nullable": True},
-        "reasons": {"type": "array", "items": {"type": "string"}},
-        "versions_behind": {"type": "integer"},
-    },
-}
 BUILD_HEADER = "X-OME-Build"
 
 
@@ -122,7 +110,8 @@ class MatrixPagination(Pagination):
 
     def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         paged = super().get_paginated_response_schema(schema)
-        # The components of core.schema.OmeBehaviourSerializer and serializers.BuildSerializer.
+        # The components of core.schema.OmeBehaviourSerializer, serializers.BuildSerializer and
+        # inventory.freshness.FreshnessSerializer.
         paged["properties"] = {
             "ome": {
                 "allOf": [{"$ref": "#/components/schemas/OmeBehaviour"}],
@@ -133,7 +122,11 @@ class MatrixPagination(Pagination):
                 "nullable": True,
                 "description": "The matrix build the cells come from (see /matrix/builds/).",
             },
-            "freshness": FRESHNESS_SCHEMA,
+            "freshness": {
+                "allOf": [{"$ref": "#/components/schemas/Freshness"}],
+                "nullable": True,
+                "description": "How current the cluster's data is (matrix.freshness); null without a build.",
+            },
             **paged["properties"],
         }
         paged["required"] = ["ome", "build", "freshness", *paged["required"]]

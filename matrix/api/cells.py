@@ -13,7 +13,7 @@ from access.current import scope_of
 from core.api import ApiError, api_keys
 
 from .. import filters
-from ..freshness import cluster_freshness
+from ..freshness import cluster_freshness, cluster_freshness_data
 from ..selectors import (
     cell_change_list,
     cell_get,
@@ -106,7 +106,7 @@ class MatrixCellDetail(MatrixView):
             {
                 "ome": build_ome(self.build),
                 "build": build_data(self.build, scope_of(request)),
-                "freshness": cluster_freshness(self.build.cluster).to_dict(),
+                "freshness": cluster_freshness_data(self.build.cluster),
                 **cell_data(cell, cell_reasoner(self.build)),
                 "check": None if trace is None else api_keys(trace.check.to_dict()),
                 "score_breakdown": [] if trace is None else score_data(trace),

@@ -22,7 +22,7 @@ from core.web import scope_token
 from inventory.ome_release import judge
 
 from ..cells import Cell
-from ..freshness import cluster_freshness
+from ..freshness import cluster_freshness_data
 from ..models import MatrixBuild
 from ..paging import CellList
 from ..selectors import cell_reasoner
@@ -118,7 +118,7 @@ def json_lines(cells: Iterable[Cell], build: MatrixBuild, reason: Reasoner | Non
     head = {
         "ome": build_ome(build),
         "build": build_data(build, scope),
-        "freshness": cluster_freshness(build.cluster).to_dict(),
+        "freshness": cluster_freshness_data(build.cluster),
         "cluster": build.cluster.name,
     }
     yield json.dumps(head, default=str)[:-1] + ', "cells": ['

@@ -13,6 +13,7 @@ from core.api import ScopeField, scope_tokens
 from core.cache import VersionedCache
 from core.schema import ObjectKeySerializer, ObjectRefSerializer, OmeBehaviourSerializer
 from core.web import CLUSTER_SCOPE, scope_token
+from inventory.freshness import FreshnessSerializer
 from inventory.models import Cluster
 from matching import ObjectKey, Selection
 
@@ -85,6 +86,7 @@ class CellExportSerializer(serializers.Serializer):
 
     ome = OmeBehaviourSerializer()
     build = BuildSerializer()
+    freshness = FreshnessSerializer()
     cluster = serializers.CharField()
     cells = CellSerializer(many=True)
 
@@ -121,6 +123,7 @@ class DifferenceSerializer(serializers.Serializer):
 
 class UpgradeSerializer(serializers.Serializer):
     ome = OmeBehaviourSerializer()
+    freshness = FreshnessSerializer()
     cluster = serializers.CharField()
     # "from" is a Python keyword: the field is declared under its API name below.
     to = OmeBehaviourSerializer()
@@ -135,6 +138,7 @@ class UpgradeSerializer(serializers.Serializer):
 class CellDetailSerializer(CellSerializer):
     ome = OmeBehaviourSerializer()
     build = BuildSerializer()
+    freshness = FreshnessSerializer()
     check = serializers.JSONField(
         allow_null=True, help_text="matching.check(model, runtime): every entry's every check (snake_case keys)."
     )

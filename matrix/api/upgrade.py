@@ -16,7 +16,8 @@ from access.current import scope_of
 from core.api import scope_tokens
 from core.permissions import CanRead
 from inventory.api import ClusterQuerySerializer
-from inventory.ome_release import ome_description, ome_header
+from inventory.freshness import verdicts_envelope
+from inventory.ome_release import ome_header
 
 from ..upgrade import upgrade_report
 from .base import OME_HEADER
@@ -47,6 +48,6 @@ class UpgradeView(generics.GenericAPIView):
         scope = scope_of(request)
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope)
         report = upgrade_report(cluster, request.query_params.get("to"), scope=scope)
-        response = Response({"ome": ome_description(cluster), **scope_tokens(report.to_dict())})
+        response = Response({**verdicts_envelope(cluster), **scope_tokens(report.to_dict())})
         response[OME_HEADER] = ome_header(cluster)
         return response

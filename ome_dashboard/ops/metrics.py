@@ -22,8 +22,8 @@ from collections.abc import Iterable, Iterator
 from django.conf import settings
 from django.db import Error as DatabaseError
 from django.db.models import Count
+from django.db.models.functions import Now
 from django.http import HttpRequest, HttpResponse
-from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -32,8 +32,9 @@ from prometheus_client.registry import Collector
 
 from access.scope import SYSTEM, Scope, anonymous_scope
 from core.cache import VersionedCache
+from inventory.freshness import STATES
 from inventory.models import Cluster, SyncState
-from matrix.freshness import STATES, freshness_of
+from matrix.freshness import freshness_of
 from matrix.models import MatrixAudit, MatrixBuild, MatrixRow
 from matrix.selectors import cell_status_counts, current_build
 from patches.models import PatchAttempt
@@ -73,19 +74,23 @@ def _sync_families(scope: Scope) -> Iterator[Metric]:
     invalid = GaugeMetricFamily(
         "ome_inventory_invalid_objects", "Stored objects that cannot be evaluated.", labels=labels
     )
-    now = timezone.now()
     for cluster in Cluster.objects.filter(scope.q_whole("name")).order_by("name"):
         info.add_metric([cluster.name, cluster.source], 1)
-    states = SyncState.objects.filter(scope.q_whole("cluster__name")).select_related("cluster")
+    # Leases are judged by the database's clock, which set them (inventory.live.leases).
+    states = (
+        SyncState.objects.filter(scope.q_whole("cluster__name")).select_related("cluster").annotate(database_now=Now())
+    )
     for state in states.order_by("cluster__name", "kind"):
         key = [state.cluster.name, state.kind]
-        lag.add_metric(key, (now - state.last_list_at).total_seconds() if state.last_list_at else math.inf)
+        lag.add_metric(
+            key, (state.database_now - state.last_list_at).total_seconds() if state.last_list_at else math.inf
+        )
         if state.last_list_at:
             listed.add_metric(key, state.last_list_at.timestamp())
         if state.last_event_at:
             event.add_metric(key, state.last_event_at.timestamp())
         error.add_metric(key, 1 if state.last_error else 0)
-        connected.add_metric(key, 1 if state.watch_live_at(now) else 0)
+        connected.add_metric(key, 1 if state.watch_live else 0)
         reconnects.add_metric(key, state.watch_reconnects)
         objects.add_metric(key, state.count)
         invalid.add_metric(key, state.invalid)

@@ -84,3 +84,29 @@ def test_the_cell_and_selection_take_names_as_well_as_ids(client: Client) -> Non
         names = {parameter["name"] for parameter in schema["paths"][path]["get"]["parameters"]}
         for role in roles:
             assert {role, f"{role}_kind", f"{role}_namespace", f"{role}_name"} <= names, path
+
+
+def _refers_to(schema: dict[str, object], component: str) -> bool:
+    ref = f"#/components/schemas/{component}"
+    return schema.get("$ref") == ref or any(part.get("$ref") == ref for part in schema.get("allOf", []))  # type: ignore[attr-defined]
+
+
+def test_every_answer_with_verdicts_says_how_fresh_they_are_with_one_component(client: Client) -> None:
+    components = client.get("/api/schema/", {"format": "json"}).json()["components"]["schemas"]
+    # Every answer with `ome` shows verdicts, but a cluster's own (its profile, beside its sync states).
+    with_ome = {
+        name: schema
+        for name, schema in components.items()
+        if "ome" in schema.get("properties", {}) and name != "Cluster"
+    }
+    fleet = components["FleetCluster"]["properties"]  # one column per cluster, no `ome`
+
+    assert {"LintReport", "IsvcVerdictList", "PaginatedCellList", "CellDetail", "WhatIf"} <= set(with_ome)
+    assert sorted(name for name, schema in with_ome.items() if "freshness" not in schema["properties"]) == []
+    assert [
+        name for name, schema in with_ome.items() if not _refers_to(schema["properties"]["freshness"], "Freshness")
+    ] == []
+    assert _refers_to(fleet["freshness"], "Freshness")
+    state = components["Freshness"]["properties"]["state"]
+    state = components[state["$ref"].rsplit("/", 1)[-1]] if "$ref" in state else state
+    assert state["enum"] == ["live", "lagging", "stale", "unknown"]

@@ -36,6 +36,7 @@ from tests.ops.conftest import StoppableRedis
 from tests.patches.seed import MODEL, PIPELINE, SEED_PATCH, documents
 from tests.support.access import grant
 from tests.support.celery_worker import running_worker
+from tests.support.surfaces import every_surface
 
 
 def readyz_details(client: Client, settings: Any) -> Any:
@@ -57,6 +58,7 @@ def test_the_matrix_pages_and_api_are_served_while_redis_is_down(
     cells = client.get("/api/v1/matrix/cells/", {"cluster": "seed"})
     page = client.get("/matrix/", {"cluster": "seed"})
     ready = readyz_details(client, settings)
+    said = every_surface(client)
 
     assert cells.status_code == 200
     assert build is not None
@@ -67,6 +69,7 @@ def test_the_matrix_pages_and_api_are_served_while_redis_is_down(
     assert ready.status_code == 200
     assert ready.json()["status"] == "degraded"
     assert ready.json()["checks"]["broker"]["status"] == "fail"
+    assert said["state"] == "live"  # nothing changed: the matrix still holds every inventory change
 
 
 def test_an_inventory_change_while_redis_is_down_answers_the_request_and_keeps_the_change(
@@ -91,9 +94,13 @@ def test_an_inventory_change_while_redis_is_down_answers_the_request_and_keeps_t
     took = time.monotonic() - started
 
     model.refresh_from_db()
+    said = every_surface(Client())
     assert model.obj["spec"]["diffusionPipeline"] == PIPELINE
     assert took < 5
     assert response.status_code == 200, response.content
+    # Its matrix update could not be queued: every surface says the matrix lags behind it.
+    assert (said["state"], said["api"]["versions_behind"]) == ("lagging", 1)
+    assert said["ready_status"] == 200
 
 
 def test_a_worker_picks_work_up_again_when_redis_comes_back(own_redis: StoppableRedis, celery_app: Celery) -> None:
@@ -124,6 +131,7 @@ def test_a_build_abandoned_midway_leaves_the_previous_matrix_visible_and_the_nex
     during = client.get("/api/v1/matrix/cells/", {"cluster": "seed"})
     assert current_build(seed) == previous
     assert during["X-OME-Build"] == str(previous.pk)
+    assert every_surface(client)["state"] == "live"  # the previous matrix holds every inventory change
 
     after = matrix_rebuild(seed)
 

@@ -1,5 +1,5 @@
-"""One freshness per cluster (matrix.freshness), said alike by every surface: the page banner,
-the API envelope, the sync states, /metrics and /readyz.
+"""One freshness per cluster (matrix.freshness), said alike by every surface: the page banners,
+the API answers, the sync states, /metrics and /readyz (tests.support.surfaces).
 
 Each scenario is set up as its fault leaves the database (a worker that died saying
 "connected", an API server that stopped answering, an update lost with beat stopped); the
@@ -15,9 +15,21 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from inventory.live.watch import watch_lost
 from inventory.models import Cluster, Kind, Resource, SyncState
-from matrix.freshness import LAGGING, LIVE, MATRIX_BEHIND, STALE, UNKNOWN, UNREACHABLE, WORKER_DOWN, cluster_freshness
-from tests.ops.test_probes import metrics_of
+from inventory.sync import event_apply
+from matrix.freshness import (
+    LAGGING,
+    LIVE,
+    MATRIX_BEHIND,
+    STALE,
+    UNKNOWN,
+    UNREACHABLE,
+    WATCH_LOST,
+    WORKER_DOWN,
+    cluster_freshness,
+)
+from tests.support.surfaces import every_surface, one_hot
 
 pytestmark = pytest.mark.django_db
 
@@ -48,36 +60,8 @@ def live(seed: Cluster) -> Cluster:
     return Cluster.objects.get(pk=seed.pk)
 
 
-def surfaces(client: Client) -> dict[str, Any]:
-    """What each surface says about cluster `seed`."""
-    page = client.get("/matrix/", {"cluster": "seed"}).content.decode()
-    envelope = client.get("/api/v1/matrix/cells/", {"cluster": "seed", "page_size": 1}).json()["freshness"]
-    states = client.get("/api/v1/sync-states/", {"cluster": "seed"}).json()["results"]
-    samples = metrics_of(client)
-    ready = client.get("/readyz")
-    return {
-        "page": page,
-        "api": envelope,
-        "connected": {state["kind"]: state["watch_connected"] for state in states},
-        "metric_state": {
-            labels[1][1]: value
-            for labels, value in samples["ome_cluster_freshness"].items()
-            if ("cluster", "seed") in labels
-        },
-        "metric_connected": sum(
-            value for labels, value in samples["ome_watch_connected"].items() if ("cluster", "seed") in labels
-        ),
-        "ready_status": ready.status_code,
-        "ready": ready.json()["checks"]["freshness"],
-    }
-
-
-def one_hot(state: str) -> dict[str, float]:
-    return {candidate: 1.0 if candidate == state else 0.0 for candidate in (LIVE, LAGGING, STALE, UNKNOWN)}
-
-
 def test_a_watched_cluster_with_a_level_matrix_is_live_everywhere(client: Client, live: Cluster) -> None:
-    said = surfaces(client)
+    said = every_surface(client)
 
     assert cluster_freshness(live).state == LIVE
     assert "seed: live" in said["page"]
@@ -95,7 +79,7 @@ def test_a_watch_worker_that_died_saying_connected_is_stale_once_its_lease_runs_
     died = timezone.now() - timedelta(seconds=45)
     SyncState.objects.filter(cluster=live).update(watch_lease_until=died)  # still says connected
 
-    said = surfaces(client)
+    said = every_surface(client)
 
     assert "seed: stale" in said["page"]
     assert "worker down" in said["page"]
@@ -110,11 +94,41 @@ def test_a_watch_worker_that_died_saying_connected_is_stale_once_its_lease_runs_
     assert "worker down" in said["ready"]["reason"]
 
 
+def test_leases_are_judged_by_the_database_clock_whatever_the_web_process_clock_says(
+    client: Client, live: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = timezone.now
+    monkeypatch.setattr(timezone, "now", lambda: real() + timedelta(seconds=120))  # two leases ahead
+
+    said = every_surface(client)
+
+    assert said["api"]["state"] == LIVE
+    assert "seed: live" in said["page"]
+    assert set(said["connected"].values()) == {True}
+    assert said["metric_state"] == one_hot(LIVE)
+    assert said["metric_connected"] == 5
+    assert said["ready_status"] == 200
+
+
+def test_a_watch_worker_stopped_with_sigterm_is_stale_at_once_with_its_watches_lost(
+    client: Client, live: Cluster
+) -> None:
+    # What the hub of a SIGTERMed worker does as it stops (inventory.live.hub._give_back).
+    watch_lost(SyncState.objects.filter(cluster=live), watch_owner="", watch_lease_until=None)
+
+    said = every_surface(client)
+
+    assert said["state"] == STALE
+    assert said["api"]["reasons"] == [f"{WATCH_LOST} ({kind})" for kind in sorted(Kind.values)]
+    assert set(said["connected"].values()) == {False}
+    assert said["metric_connected"] == 0
+
+
 def test_a_stale_cluster_is_ready_until_the_setting_passes(client: Client, live: Cluster, settings: Any) -> None:
     settings.OME_READY_STALE_AFTER = 120
     SyncState.objects.filter(cluster=live).update(watch_lease_until=timezone.now() - timedelta(seconds=45))
 
-    said = surfaces(client)
+    said = every_surface(client)
 
     assert said["api"]["state"] == STALE
     assert (said["ready_status"], said["ready"]["status"]) == (200, "ok")
@@ -134,7 +148,7 @@ def test_an_unreachable_cluster_is_stale_with_the_api_servers_error(
         last_error_from="watch",
     )
 
-    said = surfaces(client)
+    said = every_surface(client)
 
     assert said["api"]["state"] == STALE
     assert said["api"]["since"] == lost.isoformat()
@@ -152,11 +166,11 @@ def test_a_lost_matrix_update_lags_at_once_and_is_stale_after_the_setting(
     model = Resource.objects.filter(cluster=live).first()
     assert model is not None
     Cluster.objects.filter(pk=live.pk).update(inventory_version=live.inventory_version + 28)
-    Resource.objects.filter(pk=model.pk).update(version=live.inventory_version + 28, last_seen=timezone.now())
+    Resource.objects.filter(pk=model.pk).update(version=live.inventory_version + 28, changed_at=timezone.now())
 
-    lagging = surfaces(client)
-    Resource.objects.filter(pk=model.pk).update(last_seen=timezone.now() - timedelta(seconds=61))
-    stale = surfaces(client)
+    lagging = every_surface(client)
+    Resource.objects.filter(pk=model.pk).update(changed_at=timezone.now() - timedelta(seconds=61))
+    stale = every_surface(client)
 
     assert (lagging["api"]["state"], lagging["api"]["versions_behind"]) == (LAGGING, 28)
     assert "28 inventory changes behind" in lagging["page"]
@@ -168,10 +182,30 @@ def test_a_lost_matrix_update_lags_at_once_and_is_stale_after_the_setting(
     assert stale["ready_status"] == 503
 
 
+def test_an_unchanged_event_does_not_re_date_a_matrix_lag(live: Cluster, settings: Any) -> None:
+    settings.MATRIX_LAG_STALE_AFTER = 60
+    model = Resource.objects.filter(cluster=live).first()
+    assert model is not None
+    changed = timezone.now() - timedelta(seconds=61)
+    Cluster.objects.filter(pk=live.pk).update(inventory_version=live.inventory_version + 1)
+    Resource.objects.filter(pk=model.pk).update(
+        version=live.inventory_version + 1, changed_at=changed, last_seen=changed
+    )
+
+    event_apply(Cluster.objects.get(pk=live.pk), "MODIFIED", model.obj)  # the same object again
+
+    seen = Resource.objects.get(pk=model.pk)
+    judged = cluster_freshness(Cluster.objects.get(pk=live.pk))
+    assert seen.last_seen > changed  # the event was stored ...
+    assert seen.changed_at == changed  # ... as no change
+    assert (judged.state, judged.since) == (STALE, changed)
+    assert judged.reasons == (f"{MATRIX_BEHIND} (1 inventory changes)",)
+
+
 def test_a_live_cluster_never_listed_is_unknown(client: Client, live: Cluster) -> None:
     SyncState.objects.filter(cluster=live, kind=Kind.BASE_MODEL).update(last_list_at=None)
 
-    said = surfaces(client)
+    said = every_surface(client)
 
     assert said["api"] == {"state": UNKNOWN, "since": None, "reasons": ["never listed"], "versions_behind": 0}
     assert "seed: unknown" in said["page"]

@@ -13,7 +13,6 @@ import pytest
 from django.db import OperationalError
 from django.test import Client
 from django.utils import timezone
-from prometheus_client.parser import text_string_to_metric_families
 
 from inventory.models import Cluster, Kind, Resource, SyncState
 from inventory.sync import event_apply
@@ -23,6 +22,7 @@ from ome_dashboard.ops import metrics, probes
 from patches.models import PatchAttempt
 from tests.patches.seed import PIPELINE
 from tests.support.matrix import matrix_cells
+from tests.support.surfaces import metrics_of
 
 POD_IP_HOST = "10.42.0.17:8000"
 
@@ -32,18 +32,6 @@ def _local_copy(settings: Any) -> None:
     # As `make run` serves it: DEBUG on, so /metrics answers without METRICS_TOKEN (with DEBUG
     # off it needs one: tests/security/test_hardening.py).
     settings.DEBUG = True
-
-
-def metrics_of(client: Client, **headers: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
-    """name -> {sorted labels: value} of every sample /metrics returns."""
-    response = client.get("/metrics", **headers)
-    assert response.status_code == 200, response.content
-    assert response["Content-Type"].startswith("text/plain; version=")
-    samples: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
-    for family in text_string_to_metric_families(response.content.decode()):
-        for sample in family.samples:
-            samples.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
-    return samples
 
 
 def live_cluster(name: str) -> Cluster:

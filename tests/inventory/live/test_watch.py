@@ -285,6 +285,32 @@ def test_leases_go_to_one_owner_at_a_time_until_released_or_expired(fake, cluste
     assert state(cluster).watch_owner == "d"
 
 
+def skew_clock(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """This process's clock runs `seconds` ahead (behind when negative); the database's does not."""
+    real = timezone.now
+    monkeypatch.setattr(timezone, "now", lambda: real() + timedelta(seconds=seconds))
+
+
+def test_leases_run_on_the_database_clock_so_a_skewed_worker_neither_steals_nor_keeps_one(
+    fake, cluster, settings, monkeypatch
+) -> None:
+    settings.OME_WATCH_LEASE = 60
+    assert watch_lease_claim(cluster, CBM, owner="a")
+
+    skew_clock(monkeypatch, 120)  # worker b's clock is two leases ahead: a's lease looks run out
+    stolen = watch_lease_claim(cluster, CBM, owner="b")
+    monkeypatch.undo()
+    skew_clock(monkeypatch, -120)  # worker a's clock is two leases behind as it renews
+    assert watch_lease_renew(cluster, CBM, owner="a")
+    monkeypatch.undo()
+
+    renewed = state(cluster)
+    assert not stolen
+    assert renewed.watch_owner == "a"
+    assert renewed.watch_lease_until is not None
+    assert timedelta(seconds=50) < renewed.watch_lease_until - timezone.now() <= timedelta(seconds=61)
+
+
 def test_watches_claim_idle_claims_each_live_kind_once(fake, cluster) -> None:
     Cluster.objects.create(name="snap", source=Cluster.Source.MANIFESTS, manifests=["demo"])
     assert watch_lease_claim(cluster, CBM, owner="busy")

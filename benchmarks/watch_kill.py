@@ -1,0 +1,80 @@
+"""From a watch worker's SIGKILL to "stale" on every surface, and back to "live".
+
+    python -m benchmarks.watch_kill [--lease 60] [--database postgres|sqlite] [--report report.json]
+
+It starts `make up` (devrun --production) against a live cluster served by the fake Kubernetes
+API with OME_WATCH_LEASE set to --lease, waits until the cluster is live, SIGKILLs the watch
+worker (it gives no lease back; devrun starts it again, and the new one takes the watches once
+the leases lapse), and polls what the surfaces say over HTTP (benchmarks.redis_outage.surfaces:
+the cells' freshness, the matrix page's banner, /metrics, /readyz) until all say `stale`, then
+until all say `live` again. It prints the seconds as JSON (docs/operations.md, "Freshness"), and
+writes the report to --report; tests/ops/test_watch_kill.py asserts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.burst import cluster_objects, setup_django
+from benchmarks.django_setup import default_database, throwaway_database
+from benchmarks.redis_outage import METRICS_TOKEN, surfaces
+from benchmarks.stack import Stack, wait_for
+from tests.fakes.kube_api import FakeKubeAPI
+
+
+def said_everywhere(stack: Stack, state: str) -> bool:
+    said = surfaces(stack)
+    return bool(said["api"]) and said["api"]["state"] == state and said["banner"] == said["metric"] == [state]
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    fake = FakeKubeAPI().start()
+    for obj in cluster_objects():
+        fake.create(obj)
+    report: dict[str, Any] = {"lease_s": args.lease, "database": args.database}
+    os.environ.update(API_ANONYMOUS_READ="true", METRICS_TOKEN=METRICS_TOKEN)
+    with tempfile.TemporaryDirectory(prefix="ome-watch-kill-") as folder, throwaway_database(args.database) as (url, _):
+        setup_django(url)
+        kubeconfig = fake.write_kubeconfig(Path(folder) / "live.yaml")
+        settings = {"OME_WATCH_LEASE": f"{args.lease:g}", "MATRIX_POLL_SECONDS": "1"}
+        stack = Stack(Path(folder), database_url=url, kubeconfig=kubeconfig, settings=settings)
+        try:
+            stack.wait_ready()
+            report["live_before"] = wait_for(lambda: said_everywhere(stack, "live"), timeout=180) is not None
+            os.kill(stack.children()["watch-worker"], signal.SIGKILL)
+            killed = time.monotonic()
+            stale = wait_for(lambda: said_everywhere(stack, "stale"), timeout=3 * args.lease + 60)
+            report["stale_after_kill_s"] = round(time.monotonic() - killed, 1) if stale is not None else None
+            report["stale_said"] = surfaces(stack)
+            live = wait_for(lambda: said_everywhere(stack, "live"), timeout=3 * args.lease + 120)
+            report["live_again_after_kill_s"] = round(time.monotonic() - killed, 1) if live is not None else None
+        finally:
+            stack.stop()
+            fake.stop()
+            report["stack_log_tail"] = stack.output.lines[-20:]
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.watch_kill", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lease", type=float, default=60.0, help="OME_WATCH_LEASE (default 60, as deployed)")
+    parser.add_argument("--database", choices=["postgres", "sqlite"], default=default_database())
+    parser.add_argument("--report", type=Path, help="also write the report here as JSON")
+    args = parser.parse_args(argv)
+    report = run(args)
+    if args.report:
+        args.report.write_text(json.dumps(report, indent=2, default=str))
+    print(json.dumps({key: value for key, value in report.items() if key != "stack_log_tail"}, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
