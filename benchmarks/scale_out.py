@@ -14,7 +14,7 @@ until the changes show in the matrices, and whether every matrix equals a full r
 Asserts nothing.
 
 Run: `python -m benchmarks.scale_out [--clusters 200 --watch-workers 2 --matrix-workers 2
---lease 20 --changes 20 --database postgres|sqlite]` (the plumbing is benchmarks.many_clusters').
+--lease 60 --changes 20 --database postgres|sqlite]` (the plumbing is benchmarks.many_clusters').
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--runtimes", type=int, default=10)
     parser.add_argument("--watch-workers", type=int, default=2)
     parser.add_argument("--matrix-workers", type=int, default=2)
-    parser.add_argument("--lease", type=int, default=20, help="OME_WATCH_LEASE, seconds (production: 60)")
+    parser.add_argument("--lease", type=int, default=60, help="OME_WATCH_LEASE, seconds (as in production)")
     parser.add_argument("--changes", type=int, default=20, help="changes made in the killed worker's clusters")
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--database", choices=["postgres", "sqlite"], default=default_database())
