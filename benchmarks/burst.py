@@ -195,8 +195,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             report["watching_s"] = round(time.monotonic() - began, 1)
             stack.sample_queues()
             burst = Burst(fake)
+            cpu_before = stack.cpu_seconds()
             last = burst.run(args.changes, args.seconds)
             report.update(level_times(fake, last))
+            report["cpu_s_during_burst"] = {
+                name: round(used - cpu_before.get(name, 0.0), 1) for name, used in stack.cpu_seconds().items()
+            }
             report["queue_peaks"] = dict(stack.peaks)
             if args.faults:
                 report.update(faults(stack, fake, burst, server))

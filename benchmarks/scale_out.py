@@ -310,13 +310,14 @@ def _print_distribution(fleet: Fleet, watchers: list[Worker], lease: float) -> d
     twice = set()
     end = time.perf_counter() + lease / 2 + 1
     while time.perf_counter() < end:
+        watches = _watches(fleet)  # before the ports: a stream opened in between is not "unknown"
         owner = {port: worker.name for worker in watchers for port in _tcp_ports(worker.proc.pid)}
-        watches = _watches(fleet)
         twice |= {key for key, count in Counter((c, p) for c, p, _ in watches).items() if count > 1}
         for cluster, _, port in watches:
             held.setdefault(owner.get(port, "another process"), set()).add(cluster)
         time.sleep(POLL_FLEET)
-    split = [cluster for cluster in set().union(*held.values()) if sum(cluster in got for got in held.values()) > 1]
+    known = [got for name, got in held.items() if name != "another process"]
+    split = [cluster for cluster in set().union(*known) if sum(cluster in got for got in known) > 1]
     shares = ", ".join(f"{name} {len(got)}" for name, got in held.items())
     print(
         f"clusters per watch worker: {shares}; kinds streamed twice at once: {len(twice)}; clusters split: {len(split)}"
