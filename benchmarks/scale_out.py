@@ -234,16 +234,18 @@ def comeback(
         again.wait_ready()
         started = time.perf_counter()
 
-        def balanced() -> bool:
-            return _all_watched(clusters) and len(_held_by(fleet, again)) >= len(clusters) - share * len(survivors)
-
-        try:
-            wait(balanced, watchers, max(args.timeout / 3, 6 * args.lease), POLL_FLEET)
+        wanted = len(clusters) - share * len(survivors)
+        deadline = started + max(args.timeout / 3, 6 * args.lease)
+        # Looked at over half a lease at a time: a watch reopens its stream every half lease.
+        while len(_observe(fleet, [again], args.lease / 2 + 1)[0][again.name]) < wanted:
+            if time.perf_counter() > deadline:
+                print(f"restarted watch worker did not get its share within {time.perf_counter() - started:.0f} s")
+                break
+        else:
             print(
-                f"restarted watch worker watching its share: {time.perf_counter() - started:.1f} s after it was ready"
+                f"restarted watch worker watching its share ({wanted} clusters or more) "
+                f"{time.perf_counter() - started:.0f} s after it was ready (looked at every {args.lease / 2 + 1:g} s)"
             )
-        except TimeoutError:
-            print(f"restarted watch worker did not get its share within {time.perf_counter() - started:.0f} s")
         _print_distribution(fleet, watchers, args.lease)
     finally:
         again.stop()
@@ -296,26 +298,11 @@ def _matrices_differing(clusters: dict[str, Any]) -> list[str]:
     return [name for name, cluster in clusters.items() if matrix_differences(cluster)]
 
 
-def _held_by(fleet: Fleet, worker: Worker) -> set[str]:
-    """The clusters with a watch stream open from `worker` now."""
-    ports = _tcp_ports(worker.proc.pid)
-    return {cluster for cluster, _, port in _watches(fleet) if port in ports}
-
-
 def _print_distribution(fleet: Fleet, watchers: list[Worker], lease: float) -> dict[str, set[str]]:
     """Print (and return) the clusters each watch worker streams from, seen over half a lease
     (a watch opens its stream again every half lease, so one look misses some), with the kinds
     seen streamed twice at once and the clusters seen streamed by two workers."""
-    held: dict[str, set[str]] = {worker.name: set() for worker in watchers}
-    twice = set()
-    end = time.perf_counter() + lease / 2 + 1
-    while time.perf_counter() < end:
-        watches = _watches(fleet)  # before the ports: a stream opened in between is not "unknown"
-        owner = {port: worker.name for worker in watchers for port in _tcp_ports(worker.proc.pid)}
-        twice |= {key for key, count in Counter((c, p) for c, p, _ in watches).items() if count > 1}
-        for cluster, _, port in watches:
-            held.setdefault(owner.get(port, "another process"), set()).add(cluster)
-        time.sleep(POLL_FLEET)
+    held, twice = _observe(fleet, watchers, lease / 2 + 1)
     known = [got for name, got in held.items() if name != "another process"]
     split = [cluster for cluster in set().union(*known) if sum(cluster in got for got in known) > 1]
     shares = ", ".join(f"{name} {len(got)}" for name, got in held.items())
@@ -323,6 +310,21 @@ def _print_distribution(fleet: Fleet, watchers: list[Worker], lease: float) -> d
         f"clusters per watch worker: {shares}; kinds streamed twice at once: {len(twice)}; clusters split: {len(split)}"
     )
     return held
+
+
+def _observe(fleet: Fleet, watchers: list[Worker], seconds: float) -> tuple[dict[str, set[str]], set[Any]]:
+    """The clusters each worker streamed from over `seconds`, and the kinds streamed twice at once."""
+    held: dict[str, set[str]] = {worker.name: set() for worker in watchers}
+    twice = set()
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        watches = _watches(fleet)  # before the ports: a stream opened in between is not "unknown"
+        owner = {port: worker.name for worker in watchers for port in _tcp_ports(worker.proc.pid)}
+        twice |= {key for key, count in Counter((c, p) for c, p, _ in watches).items() if count > 1}
+        for cluster, _, port in watches:
+            held.setdefault(owner.get(port, "another process"), set()).add(cluster)
+        time.sleep(POLL_FLEET)
+    return held, twice
 
 
 def _print_matrix_tasks(matrix: list[Worker]) -> None:
