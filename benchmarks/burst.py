@@ -3,7 +3,7 @@ follows it: how long until the inventory and the matrix are level after the last
 long the task queues grew, and each process's peak RSS.
 
     python -m benchmarks.burst [--changes 5000] [--seconds 25] [--database postgres|sqlite]
-                               [--faults] [--report report.json]
+                               [--faults] [--hog N] [--report report.json]
 
 It starts `make up` (devrun --production: gunicorn, the four workers, beat, its own Redis)
 against a live cluster served by the fake Kubernetes API, on a throwaway PostgreSQL (tests/ops/
@@ -11,8 +11,9 @@ pg.py) or a SQLite file. The burst adds new ClusterBaseModels and changes the ar
 models added before, at an even rate. With --faults it then kills Redis (devrun starts it again)
 while more changes arrive, then restarts PostgreSQL while more arrive. At the end it compares the
 stored inventory with the cluster's objects and the matrix with a full rebuild, and prints (and
-writes to --report) every figure as JSON too. Nothing asserts a time; tests/ops/test_soak.py
-asserts the report's equalities.
+writes to --report) every figure as JSON too. With --hog N it runs the burst twice, as is and
+then beside N busy processes (a CPU hog), and prints the ratio of the times to inventory level.
+Nothing asserts a time; tests/ops/test_soak.py asserts the report's equalities.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import json
 import os
 import random
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -181,6 +183,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for obj in cluster_objects():
         fake.create(obj)
     report: dict[str, Any] = {"changes": args.changes, "seconds": args.seconds, "database": args.database}
+    report["load_average_at_start"] = round(os.getloadavg()[0], 1)
     with tempfile.TemporaryDirectory(prefix="ome-burst-") as folder, throwaway_database(args.database) as (url, server):
         setup_django(url)
         stack = Stack(Path(folder), database_url=url, kubeconfig=fake.write_kubeconfig(Path(folder) / "live.yaml"))
@@ -192,14 +195,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             report["watching_s"] = round(time.monotonic() - began, 1)
             stack.sample_queues()
             burst = Burst(fake)
+            cpu_before = stack.cpu_seconds()
             last = burst.run(args.changes, args.seconds)
             report.update(level_times(fake, last))
+            report["cpu_s_during_burst"] = {
+                name: round(used - cpu_before.get(name, 0.0), 1) for name, used in stack.cpu_seconds().items()
+            }
             report["queue_peaks"] = dict(stack.peaks)
             if args.faults:
                 report.update(faults(stack, fake, burst, server))
                 report.update({f"after_faults_{k}": v for k, v in level_times(fake, time.monotonic()).items()})
             report.update(final_checks(fake))
             report["peak_rss_mib"] = {name: round(mib, 1) for name, mib in sorted(stack.peak_rss().items())}
+            report["load_average_at_end"] = round(os.getloadavg()[0], 1)
         finally:
             stack.stop_sampling()
             stack.stop()
@@ -208,21 +216,59 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
+@contextlib.contextmanager
+def cpu_hog(processes: int) -> Iterator[None]:
+    """`processes` busy loops beside the stack, as other work on a shared machine."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def quiet_and_beside_hog(args: argparse.Namespace) -> dict[str, Any]:
+    """The burst as is, then beside the hog; each run in a child process (its own database and
+    Django set-up)."""
+    runs = {}
+    for name, hog in (("quiet", 0), (f"beside_{args.hog}_busy_processes", args.hog)):
+        with tempfile.NamedTemporaryFile(suffix=".json") as report, cpu_hog(hog):
+            child = ["--changes", str(args.changes), "--seconds", str(args.seconds), "--database", args.database]
+            child += ["--faults"] if args.faults else []
+            subprocess.run([sys.executable, "-m", "benchmarks.burst", *child, "--report", report.name], check=True)
+            runs[name] = json.loads(Path(report.name).read_text())
+    quiet, busy = runs.values()
+    if quiet.get("inventory_level_s") and busy.get("inventory_level_s"):
+        runs["inventory_level_ratio"] = round(busy["inventory_level_s"] / quiet["inventory_level_s"], 2)
+    return runs
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.burst", description=__doc__.split("\n\n")[0])
     parser.add_argument("--changes", type=int, default=5000)
     parser.add_argument("--seconds", type=float, default=25.0)
     parser.add_argument("--database", choices=["postgres", "sqlite"], default=default_database())
     parser.add_argument("--faults", action="store_true", help="then kill Redis and restart PostgreSQL")
+    parser.add_argument(
+        "--hog", type=int, default=0, metavar="N", help="run again beside N busy processes; print both and the ratio"
+    )
     parser.add_argument("--report", type=Path, help="also write the figures here as JSON")
     args = parser.parse_args(argv)
-    report = run(args)
+    report = quiet_and_beside_hog(args) if args.hog else run(args)
     text = json.dumps(report, indent=2, default=str)
     if args.report:
         args.report.write_text(text)
-    shown = {key: value for key, value in report.items() if key != "stack_log_tail"}
-    print(json.dumps(shown, indent=2, default=str))
+    print(json.dumps(_without_logs(report), indent=2, default=str))
     return 0
+
+
+def _without_logs(report: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: _without_logs(value) if isinstance(value, dict) else value
+        for key, value in report.items()
+        if key != "stack_log_tail"
+    }
 
 
 if __name__ == "__main__":

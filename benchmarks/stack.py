@@ -131,6 +131,16 @@ class Stack:
                 peaks[f"{name} child {index}"] = _vm_hwm(child)
         return {name: mib for name, mib in peaks.items() if mib is not None}
 
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU time (user + system) each process of the stack has used so far, by name, its pool
+        processes' included: who took the cores during a burst."""
+        used = {}
+        for name, pid in self.children().items():
+            times = [_cpu_seconds(process) for process in (pid, *_children_of(pid))]
+            if times[0] is not None:
+                used[name] = round(sum(time for time in times if time is not None), 1)
+        return used
+
     def stop(self) -> None:
         pids = list(self.children().values())
         stop_process(self.proc, timeout=60)
@@ -147,6 +157,14 @@ def _vm_hwm(pid: int) -> float | None:
         return None
     found = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
     return int(found[1]) / 1024 if found else None
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def _children_of(pid: int) -> list[int]:

@@ -9,11 +9,14 @@ until the worker stops or the lease is lost.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 from typing import Any
 
 from celery import Task, current_app, shared_task
-from celery.signals import worker_process_shutdown, worker_shutting_down
+from celery.concurrency.thread import TaskPool as ThreadTaskPool
+from celery.signals import worker_process_shutdown, worker_ready, worker_shutting_down
 from django.conf import settings
 
 from .argocd import argocd_clusters_sync
@@ -44,8 +47,18 @@ def watch_hub() -> WatchHub:
     global _hub
     with _hub_lock:
         if _hub is None:
-            _hub = WatchHub(DatabaseThreads(settings.OME_WATCH_DB_THREADS)).start()
+            hub_id = f"{socket.gethostname()}:{os.getpid()}"
+            _hub = WatchHub(DatabaseThreads(settings.OME_WATCH_DB_THREADS), share_as=hub_id).start()
         return _hub
+
+
+@worker_ready.connect
+def _start_watch_hub(sender: Any, **_: Any) -> None:
+    """A watch worker's hub starts with the worker and announces itself, so that the worker gets
+    its share of the clusters even when every lease is held (inventory.live.shares)."""
+    consumes = {queue.name for queue in sender.task_consumer.queues}
+    if WATCH_QUEUE in consumes and isinstance(sender.pool, ThreadTaskPool):  # watches run in this process
+        watch_hub()
 
 
 @worker_shutting_down.connect

@@ -390,6 +390,9 @@ CELERY_TASK_ROUTES = {
 }
 # A worker takes one task at a time per slot, so a long matrix build never holds short ones back.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker of the `matrix` queue alone lowers its CPU priority by this much (os.nice; 0: not at
+# all), so that on a busy machine the watch worker and the web come first (docs/performance.md).
+OME_MATRIX_WORKER_NICENESS: int = env.int("OME_MATRIX_WORKER_NICENESS", default=10)
 
 # Models per chunk of a full matrix rebuild; each chunk is one Celery task.
 MATRIX_CHUNK_MODELS: int = env.int("MATRIX_CHUNK_MODELS", default=2000)

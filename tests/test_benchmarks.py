@@ -29,6 +29,10 @@ RUNS = {
         "viewed page revalidated (304)",
     ),
     "many_clusters": (["--clusters", "2", "--models", "8", "--runtimes", "4", "--changes", "2"], "p95"),
+    "scale_out": (
+        ["--clusters", "4", "--models", "8", "--runtimes", "4", "--changes", "2", "--lease", "6"],
+        "matrices equal to a full rebuild: 4 of 4",
+    ),
 }
 
 

@@ -11,26 +11,31 @@ connections. Each watch keeps its own stream, backoff and lease, so a fault in o
 A watch is held until it is stopped, its lease is lost, or its cluster is gone: it does not
 end on a schedule, so no kind waits for the next ensure_watches tick to be watched again. After
 a permanent error (credentials refused, CRD missing) it asks again every OME_WATCH_BACKOFF_MAX.
+A worker's hub (`share_as`) holds no more than its fair share of the clusters (inventory.live.shares).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import logging
 import math
 import queue
 import threading
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+import redis
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import DatabaseError, close_old_connections
 
 from ..kube import aio as kube
-from ..models import Cluster, SyncState
-from .leases import watch_lease_release
+from ..models import Cluster, Kind, SyncState
+from .leases import live_clusters_count, watch_claim_release, watch_lease_release, watches_claim_idle
+from .shares import announce_period, fair_share, hubs_announce, hubs_withdraw
 from .watch import KindWatch, WatchEvent, WatchReport, watch_lost
 
 logger = logging.getLogger(__name__)
@@ -120,7 +125,9 @@ class _Clients:
 
 class WatchHub:
     """Holds many watches in one thread of its own; `hold()` and `stop()` may be called from any
-    thread. `executor` runs the database calls: DatabaseThreads (a worker) or CallerThread."""
+    thread. `executor` runs the database calls: DatabaseThreads (a worker) or CallerThread.
+    With `share_as` (this hub's id among the workers') it holds at most its fair share of the
+    clusters, refusing more and giving back the excess."""
 
     def __init__(
         self,
@@ -129,6 +136,7 @@ class WatchHub:
         capacity: int | None = None,
         on_event: Callable[[WatchEvent], None] | None = None,
         name: str = "watch-hub",
+        share_as: str | None = None,
     ) -> None:
         self.executor = executor
         self.capacity = capacity if capacity is not None else settings.OME_WATCH_HUB_CAPACITY
@@ -146,10 +154,18 @@ class WatchHub:
         self._clients = _Clients()
         self._lock = threading.Lock()
         self._stopped = False
+        self.share_as = share_as
+        self.share = math.inf  # clusters; set by _balance
+        self._balancer: asyncio.Task[None] | None = None
 
     def start(self) -> WatchHub:
         self._thread.start()
+        if self.share_as is not None:
+            self._loop.call_soon_threadsafe(self._start_balancing)
         return self
+
+    def _start_balancing(self) -> None:
+        self._balancer = self._loop.create_task(self._balance(), name="watch hub balance")
 
     def held(self) -> set[Key]:
         with self._lock:
@@ -170,7 +186,7 @@ class WatchHub:
         is full or stopped: the lease then stays with the caller."""
         key = (cluster_id, kind)
         with self._lock:
-            if self._stopped or (key not in self._tasks and len(self._tasks) >= self.capacity):
+            if self._stopped or (key not in self._tasks and not self._has_room(cluster_id)):
                 return None
             if key in self._tasks:
                 if lease is None:
@@ -183,6 +199,59 @@ class WatchHub:
             report = self._reports[key] = concurrent.futures.Future()
         self._loop.call_soon_threadsafe(self._spawn, key, deadline, retry_errors, report)
         return report
+
+    def _has_room(self, cluster_id: int) -> bool:
+        """Room for one more watch of this cluster (called under the lock)."""
+        if len(self._tasks) >= self.capacity:
+            return False
+        clusters = {held for held, _ in self._tasks}
+        return cluster_id in clusters or len(clusters) < self.share
+
+    async def _balance(self) -> None:
+        """Every third of a lease: announce this hub, learn its share, give back the excess or
+        take idle clusters up to the share (a watch task refused by a full hub lands here)."""
+        while True:
+            try:
+                hubs = await self.db(hubs_announce, self.share_as)
+                self.share = fair_share(await self.db(live_clusters_count), hubs)
+                await self._shed()
+                await self._take_idle()
+            except (redis.RedisError, DatabaseError) as error:  # keep the last share meanwhile
+                logger.warning("watch hub: could not announce itself or learn its share: %s", error)
+            await asyncio.sleep(announce_period())
+
+    async def _shed(self) -> None:
+        """Stop the watches of the clusters beyond this hub's share and give back their leases
+        at once, so that the next ensure_watches tick hands them to a hub with room."""
+        with self._lock:
+            kinds = Counter(cluster_id for cluster_id, _ in self._tasks)
+            clusters = sorted(kinds)
+            excess = set(clusters[int(min(self.share, len(clusters))) :])
+            if len(clusters) >= self.share:
+                # A cluster whose other kinds another hub holds (two claimers met) is given back
+                # too, so that its kinds come together again, and no cluster waits for a hub with room.
+                excess |= {cluster_id for cluster_id, count in kinds.items() if count < len(Kind.values)}
+            keys = [key for key, task in self._tasks.items() if key[0] in excess and task is not None]
+            # Popped here, so that the watches' own endings leave the leases to _give_back.
+            leases = {key: self._leases.pop(key, None) for key in keys}
+            tasks = [self._tasks[key] for key in keys]
+        if not tasks:
+            return
+        logger.info("watch hub: giving back %d clusters beyond its share of %s", len(excess), self.share)
+        for task in tasks:
+            if task is not None:
+                task.cancel()
+        await asyncio.gather(*(task for task in tasks if task is not None), return_exceptions=True)
+        await self.db(_give_back, leases)
+
+    async def _take_idle(self) -> None:
+        with self._lock:
+            room = self.share - len({cluster_id for cluster_id, _ in self._tasks})
+        if room < 1:
+            return
+        for claim in await self.db(watches_claim_idle, int(room)):
+            if self.hold(claim.cluster_id, claim.kind, lease=claim.owner) is None:
+                await self.db(watch_claim_release, claim)
 
     def _adopt(self, key: Key, lease: str) -> None:
         if (watch := self._watches.get(key)) is not None:
@@ -257,6 +326,10 @@ class WatchHub:
         self._thread.join(timeout)
 
     async def _stop_all(self) -> None:
+        if self._balancer is not None:
+            self._balancer.cancel()
+            with contextlib.suppress(redis.RedisError):
+                await self.db(hubs_withdraw, self.share_as)
         with self._lock:
             tasks = [task for task in self._tasks.values() if task is not None]
             held = dict(self._leases)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import DateTimeField, ExpressionWrapper, F, Q
+from django.db.models import Case, Count, DateTimeField, ExpressionWrapper, F, Q, Value, When
 from django.db.models.functions import Coalesce, Now
 
 from ..models import Cluster, Kind, SyncState
@@ -25,23 +25,32 @@ def _lease_expiry() -> ExpressionWrapper:
 def watch_lease_claim(cluster: Cluster, kind: str, *, owner: str, force: bool = False) -> bool:
     """Take the watch lease of one kind for `owner`, unless someone else holds a live one
     (`force` takes it anyway; the holder notices when it next renews, and stops)."""
-    SyncState.objects.get_or_create(cluster=cluster, kind=kind)
-    states = SyncState.objects.filter(cluster=cluster, kind=kind)
+    return watch_leases_claim(cluster, {kind: owner}, force=force) == [kind]
+
+
+def watch_leases_claim(cluster: Cluster, owners: dict[str, str], *, force: bool = False) -> list[str]:
+    """Take the watch lease of each kind of `owners` for its owner, in one statement, and return
+    the kinds taken: two claimers of the same cluster's kinds do not split it between them (the
+    second finds them all taken)."""
+    existing = set(SyncState.objects.filter(cluster=cluster, kind__in=owners).values_list("kind", flat=True))
+    for kind in owners.keys() - existing:
+        SyncState.objects.get_or_create(cluster=cluster, kind=kind)
+    states = SyncState.objects.filter(cluster=cluster, kind__in=owners)
     if not force:
-        states = states.filter(
-            Q(watch_owner="")
-            | Q(watch_owner=owner)
-            | Q(watch_lease_until__isnull=True)
-            | Q(watch_lease_until__lte=Now())
-        )
-    taken = states.exclude(watch_owner=owner)
+        states = states.filter(Q(watch_owner="") | Q(watch_lease_until__isnull=True) | Q(watch_lease_until__lte=Now()))
+        states = states | SyncState.objects.filter(
+            cluster=cluster, kind__in=owners, watch_owner__in=owners.values()
+        )  # a holder claims its own lease again
+    owner_of = Case(*(When(kind=kind, then=Value(owner)) for kind, owner in owners.items()), default=F("watch_owner"))
     # A new holder has not connected yet: whatever the last one said (it may have died saying
     # "connected") no longer stands, and the watch counts as lost since the old lease ran out.
-    taken.update(
+    states.exclude(watch_owner=owner_of).update(
         watch_connected=False,
         watch_lost_at=Coalesce(F("watch_lost_at"), F("watch_lease_until"), Now()),
     )
-    return states.update(watch_owner=owner, watch_lease_until=_lease_expiry()) == 1
+    states.update(watch_owner=owner_of, watch_lease_until=_lease_expiry())
+    taken = SyncState.objects.filter(cluster=cluster, kind__in=owners, watch_owner__in=owners.values())
+    return sorted(kind for kind, owner in taken.values_list("kind", "watch_owner") if owners[kind] == owner)
 
 
 def watch_lease_renew(cluster: Cluster, kind: str, *, owner: str) -> bool:
@@ -80,13 +89,21 @@ def live_clusters_count() -> int:
     return Cluster.objects.exclude(source=Cluster.Source.MANIFESTS).count()
 
 
-def watches_claim_idle() -> list[WatchClaim]:
-    """Claim the lease of every kind of every live cluster that nobody watches; the caller
-    starts a watch for each claim, which renews the lease from then on."""
+def watches_claim_idle(clusters: int | None = None) -> list[WatchClaim]:
+    """Claim the lease of every kind that nobody watches, of every live cluster (or of at most
+    `clusters` of them); the caller starts a watch for each claim, which renews the lease from
+    then on."""
+    fully_leased = (
+        SyncState.objects.filter(watch_lease_until__gt=Now())
+        .exclude(watch_owner="")
+        .values("cluster_id")
+        .annotate(leased=Count("pk"))
+        .filter(leased__gte=len(Kind.values))
+        .values("cluster_id")
+    )
+    idle = Cluster.objects.exclude(source=Cluster.Source.MANIFESTS).exclude(pk__in=fully_leased).order_by("pk")
     claims = []
-    for cluster in Cluster.objects.exclude(source=Cluster.Source.MANIFESTS):
-        for kind in Kind.values:
-            owner = f"task:{uuid.uuid4().hex}"
-            if watch_lease_claim(cluster, kind, owner=owner):
-                claims.append(WatchClaim(cluster.pk, kind, owner))
+    for cluster in idle if clusters is None else idle[:clusters]:
+        owners = {kind: f"task:{uuid.uuid4().hex}" for kind in Kind.values}
+        claims += [WatchClaim(cluster.pk, kind, owners[kind]) for kind in watch_leases_claim(cluster, owners)]
     return claims

@@ -1157,17 +1157,24 @@ class FakeKubeAPI(_Serving):
     def active_watches(self, kind: str | None = None) -> int:
         """Number of watch streams currently open (for ``kind``, or all)."""
         plural = self._info(kind).plural if kind else None
+        return sum(1 for w in self._open_watches() if plural is None or w.plural == plural)
+
+    def watch_peers(self) -> list[tuple[str, int]]:
+        """(plural, client port) of every watch stream currently open: which client watches what."""
+        return [(w.plural, w.sock.getpeername()[1] if w.sock is not None else 0) for w in self._open_watches()]
+
+    def _open_watches(self) -> list[_Watch]:
         with self._cond:
-            n = 0
+            open_ = []
             for w in self._watches:
-                if (plural is not None and w.plural != plural) or w.closing:
+                if w.closing:
                     continue
                 if w.sock is not None and _peer_gone(w.sock):  # client hung up; not noticed yet
                     w.closing = True
                     self._cond.notify_all()
                     continue
-                n += 1
-            return n
+                open_.append(w)
+            return open_
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
         """Block until ``predicate()`` is true. It is re-checked only when the fake's own state
@@ -2097,6 +2104,7 @@ class FakeKubeFleet(_Serving):
     Requests outside ``/clusters/NAME`` get 404. Thread-safe like FakeKubeAPI."""
 
     PREFIX = "/clusters/"
+    WATCHES_PATH = "/fleet/watches"  # GET: the watch_peers() of every member, as JSON
 
     def __init__(self, names: Iterable[str], host: str = "127.0.0.1", port: int = 0, **options: Any):
         super().__init__(host, port)
@@ -2132,11 +2140,18 @@ class FakeKubeFleet(_Serving):
     def _record_error(self, text: str) -> None:
         self.errors.append(text)
 
+    def watch_peers(self) -> list[tuple[str, str, int]]:
+        """(cluster, plural, client port) of every watch stream currently open."""
+        return [(name, *peer) for name, member in self.members.items() for peer in member.watch_peers()]
+
     def _handle(self, h: _Handler, method: str) -> None:
         name, _, rest = h.path[len(self.PREFIX) :].partition("/") if h.path.startswith(self.PREFIX) else ("", "", "")
         member = self.members.get(unquote(name))
+        anyone = next(iter(self.members.values()))
+        if h.path == self.WATCHES_PATH and method == "GET":  # for a fleet served in another process
+            anyone._send(h, None, 200, {"watches": self.watch_peers()})
+            return
         if member is None:
-            anyone = next(iter(self.members.values()))
             anyone._send(h, None, 404, KubeError(404, NOT_FOUND_PATH, "NotFound").status())
             return
         h.path = "/" + rest

@@ -1,0 +1,97 @@
+"""Watch hubs share the clusters fairly (inventory.live.shares): a hub that starts while another
+holds every cluster gets half of them, and takes them all back when the other stops. Two hubs
+with the workers' set-up (announcing themselves in a real Redis), their database calls run in
+the test's thread; benchmarks/scale_out.py does the same with Celery worker processes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from inventory.live.hub import CallerThread, WatchHub
+from inventory.live.shares import fair_share
+from inventory.models import Cluster, Kind, SyncState
+from tests.fakes.kube_api import FakeKubeFleet
+from tests.inventory.live.objects import one_of_each
+
+pytestmark = pytest.mark.django_db
+
+CLUSTERS = 4
+WAIT = 60.0
+
+
+@pytest.fixture
+def clusters(tmp_path: Path) -> Iterator[FakeKubeFleet]:
+    with FakeKubeFleet([f"c{index}" for index in range(CLUSTERS)]) as fleet:
+        for name, member in fleet.members.items():
+            for obj in one_of_each():
+                member.create(obj)
+            kubeconfig = member.write_kubeconfig(tmp_path / f"{name}.kubeconfig")
+            Cluster.objects.create(name=name, source=Cluster.Source.KUBECONFIG, kubeconfig=str(kubeconfig))
+        yield fleet
+
+
+@pytest.fixture
+def announcing(settings, redis_server) -> None:
+    settings.CELERY_BROKER_URL = redis_server.url
+    settings.OME_WATCH_LEASE = 3  # the hubs announce themselves every second
+
+
+def held_clusters(hub: WatchHub) -> set[int]:
+    return {cluster_id for cluster_id, _ in hub.held()}
+
+
+def every_kind_watched_once(fleet: FakeKubeFleet) -> bool:
+    streams = Counter((cluster, plural) for cluster, plural, _ in fleet.watch_peers())
+    connected = SyncState.objects.filter(watch_connected=True).count()
+    return len(streams) == connected == CLUSTERS * len(Kind.values) and set(streams.values()) == {1}
+
+
+@pytest.mark.parametrize(("clusters", "hubs", "share"), [(200, 2, 100), (201, 2, 101), (3, 4, 1), (0, 1, 1), (5, 0, 5)])
+def test_a_fair_share_covers_every_cluster(clusters: int, hubs: int, share: int) -> None:
+    assert fair_share(clusters, hubs) == share
+
+
+def test_a_hub_refuses_a_cluster_beyond_its_share_but_not_another_kind_of_one_it_holds() -> None:
+    hub = WatchHub(CallerThread())
+    hub.share = 1
+
+    assert hub.hold(1, Kind.CLUSTER_BASE_MODEL, lease="a") is not None
+    assert hub.hold(1, Kind.BASE_MODEL, lease="b") is not None
+    assert hub.hold(2, Kind.CLUSTER_BASE_MODEL, lease="c") is None
+    assert held_clusters(hub) == {1}
+
+
+def test_clusters_spread_over_the_hubs_and_come_back_when_one_stops(
+    clusters: FakeKubeFleet, announcing: None, redis_server
+) -> None:
+    database = CallerThread()
+    first = WatchHub(database, share_as="first").start()
+    second = None
+    try:
+        # Alone, the first hub takes every idle cluster itself (no watch task needed).
+        assert database.run_until(lambda: every_kind_watched_once(clusters), WAIT)
+        assert len(held_clusters(first)) == CLUSTERS
+
+        second = WatchHub(database, share_as="second").start()
+        # The first gives back the clusters beyond its share; the second takes them.
+        assert database.run_until(
+            lambda: (
+                len(held_clusters(first)) == len(held_clusters(second)) == CLUSTERS // 2
+                and every_kind_watched_once(clusters)
+            ),
+            WAIT,
+        )
+        assert not held_clusters(first) & held_clusters(second)
+
+        second.stop()
+        assert database.run_until(
+            lambda: len(held_clusters(first)) == CLUSTERS and every_kind_watched_once(clusters), WAIT
+        )
+    finally:
+        for hub in (first, second):
+            if hub is not None:
+                hub.stop()
