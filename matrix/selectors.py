@@ -115,7 +115,7 @@ def cell_status_counts(build: MatrixBuild, *, scope: Scope) -> Counter[str]:
 
 
 # Cluster id -> the inventory the cells of a build generation are explained with.
-_INVENTORIES: VersionedCache[tuple[object, ...], Inventory] = VersionedCache(owners=2)
+_INVENTORIES: VersionedCache[tuple[object, ...], Inventory] = VersionedCache("reason_inventories")
 
 
 def build_inventory(build: MatrixBuild) -> Inventory:
