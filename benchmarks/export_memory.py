@@ -132,7 +132,15 @@ def run(env: dict[str, str], folder: Path, exports: Sequence[str]) -> None:
     log = folder / "gunicorn.log"
     with gunicorn(env, workers=1, threads=2, log=log) as port:
         pid = worker_pid()
-        print(f"gunicorn worker {pid}: {rss(pid) / MIB:.0f} MiB after start; load average {os.getloadavg()[0]:.1f}")
+        started = rss(pid)
+        # Warm: a page of cells with reasons loads what every request of the cluster shares
+        # (the parsed inventory and its grid); the exports are measured from there.
+        status, _wire, _content = download(port, f"/api/v1/matrix/cells/?cluster={CLUSTER}&reasons=true")
+        assert status == 200, status
+        print(
+            f"gunicorn worker {pid}: {started / MIB:.0f} MiB after start, {rss(pid) / MIB:.0f} MiB after a page "
+            f"of cells; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
+        )
         print(f"{'export':16} {'before':>8} {'peak':>8} {'growth':>8} {'after':>8} {'content':>10} {'gzip':>9} {'time':>7}")
         for name in exports:
             endpoint, params = EXPORTS[name]
