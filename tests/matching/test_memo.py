@@ -60,4 +60,5 @@ def test_a_grid_with_a_tiny_memo_holds_two_texts_and_answers_as_check_and_select
                 assert (result.reason(parsed.key, key) is None) == report.compatible
             expected = matching.select(model_obj, runtime_objs).to_dict()
             assert result.select(parsed.key).to_dict() == expected
-    assert len(result._reasons) <= 2 and len(result._checks) <= 2
+    assert len(result._reasons) <= 2
+    assert len(result._checks) <= 2
