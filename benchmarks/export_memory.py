@@ -44,7 +44,9 @@ def rss(pid: int) -> int:
 
 
 def children(pid: int) -> list[int]:
-    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir() for child in (task / "children").read_text().split()]
+    return [
+        int(child) for task in Path(f"/proc/{pid}/task").iterdir() for child in (task / "children").read_text().split()
+    ]
 
 
 def worker_pid() -> int:
@@ -141,7 +143,9 @@ def run(env: dict[str, str], folder: Path, exports: Sequence[str]) -> None:
             f"gunicorn worker {pid}: {started / MIB:.0f} MiB after start, {rss(pid) / MIB:.0f} MiB after a page "
             f"of cells; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
         )
-        print(f"{'export':16} {'before':>8} {'peak':>8} {'growth':>8} {'after':>8} {'content':>10} {'gzip':>9} {'time':>7}")
+        print(
+            f"{'export':16} {'before':>8} {'peak':>8} {'growth':>8} {'after':>8} {'content':>10} {'gzip':>9} {'time':>7}"
+        )
         for name in exports:
             endpoint, params = EXPORTS[name]
             query = urllib.parse.urlencode({"cluster": CLUSTER, **params})

@@ -55,7 +55,9 @@ def test_the_grids_and_the_django_cache_take_their_bounds_from_settings() -> Non
         assert cache._max_entries == settings.CACHE_ENTRIES["django_cache"]  # type: ignore[attr-defined]
 
 
-SHOW_BOUNDS = "from ome_dashboard import settings as s; print(s.CACHE_ENTRIES['cell_pages'], s.CACHE_ENTRIES['grid_texts'])"
+SHOW_BOUNDS = (
+    "from ome_dashboard import settings as s; print(s.CACHE_ENTRIES['cell_pages'], s.CACHE_ENTRIES['grid_texts'])"
+)
 
 
 def bounds(value: str) -> subprocess.CompletedProcess[str]:
