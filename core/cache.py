@@ -3,7 +3,8 @@
 An owner is what a value describes (a cluster, a resource, a cluster's namespace); its version
 is whatever changes when the value may (an inventory fingerprint, a content hash, a matrix build
 generation). Asking with another version replaces the entry; the least recently used owners go
-when there are too many. Entries are never invalidated by hand.
+when there are more than the cache's bound, `settings.CACHE_ENTRIES[name]` (docs/configuration.md).
+Entries are never invalidated by hand.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Generic, NamedTuple, TypeVar
+
+from django.conf import settings
 
 Version = TypeVar("Version", bound=Hashable)
 V = TypeVar("V")
@@ -25,8 +28,8 @@ class Entry(NamedTuple, Generic[Version, V]):
 class VersionedCache(Generic[Version, V]):
     """Thread-safe. A value is made outside the lock: a race may make it twice, either is right."""
 
-    def __init__(self, owners: int) -> None:
-        self._owners = owners
+    def __init__(self, name: str) -> None:
+        self.name = name
         self._entries: OrderedDict[Hashable, Entry[Version, V]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -43,9 +46,15 @@ class VersionedCache(Generic[Version, V]):
         with self._lock:
             self._entries[owner] = Entry(version, value)
             self._entries.move_to_end(owner)
-            while len(self._entries) > self._owners:
+            while len(self._entries) > self.bound:
                 self._entries.popitem(last=False)
         return value
+
+    @property
+    def bound(self) -> int:
+        """The most owners held (read when storing, so that a changed setting applies)."""
+        bound: int = settings.CACHE_ENTRIES[self.name]
+        return bound
 
     def peek(self, owner: Hashable, version: Version) -> V | None:
         """The owner's value at `version` if it is held, else None (nothing is made)."""

@@ -68,7 +68,7 @@ class ClusterData:
         return self.build.ome_behaviour if self.build is not None else "no matrix"
 
 
-_DATA: VersionedCache[tuple[object, ...], ClusterData] = VersionedCache(owners=256)
+_DATA: VersionedCache[tuple[object, ...], ClusterData] = VersionedCache("fleet_clusters")
 
 _ROW_FIELDS = (
     "model__kind",
@@ -326,7 +326,7 @@ def row_reasons(row: FleetRow, data: Sequence[ClusterData], differing: set[Objec
 
 # The clusters' ids -> their fleet while no cluster's data changes (one entry per set of
 # clusters that readers see: readers with other scopes see other sets).
-_FLEETS: VersionedCache[tuple[object, ...], Fleet] = VersionedCache(owners=32)
+_FLEETS: VersionedCache[tuple[object, ...], Fleet] = VersionedCache("fleets")
 
 
 def fleet_get(*, scope: Scope, clusters: Iterable[Cluster] | None = None) -> Fleet:

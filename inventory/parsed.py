@@ -18,7 +18,7 @@ from .ome_release import Judgement, judge
 Parsed = Model | Runtime | InferenceService
 
 # Resource id -> its parsed value at a content hash: a worker re-reads only objects that changed.
-_PARSED: VersionedCache[str, Parsed] = VersionedCache(owners=200_000)
+_PARSED: VersionedCache[str, Parsed] = VersionedCache("parsed_objects")
 
 
 @dataclass
@@ -128,7 +128,7 @@ def inventory_fingerprint(cluster: Cluster) -> str:
 # (cluster id, cluster creation time) -> the Inventory at an inventory version; reused while
 # nothing changed, caught up from the objects changed since otherwise. The creation time tells
 # apart a cluster deleted and created again under the same id.
-_LOADED: VersionedCache[int, Inventory] = VersionedCache(owners=64)
+_LOADED: VersionedCache[int, Inventory] = VersionedCache("inventories")
 
 _HEAD_FIELDS = ("id", "kind", "namespace", "name", "content_hash", "error")
 

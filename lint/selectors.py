@@ -22,9 +22,9 @@ from .rules.report import severity_counts
 
 # Cluster id -> the report at an inventory fingerprint: the lint over a whole cluster takes
 # ~100 ms for the bundled catalog, so pages reuse it until the inventory changes.
-_LINT: VersionedCache[str, LintReport] = VersionedCache(owners=64)
+_LINT: VersionedCache[str, LintReport] = VersionedCache("lint_reports")
 # The same with every fix proven by the what-if (~2 s on the demo): only the lint page and API.
-_PROVEN: VersionedCache[str, LintReport] = VersionedCache(owners=64)
+_PROVEN: VersionedCache[str, LintReport] = VersionedCache("lint_proven")
 
 
 def lint_report_get(cluster: Cluster, *, scope: Scope, proven: bool = False) -> LintReport:

@@ -45,7 +45,7 @@ MODELS_SHOWN = 20
 # by (group key, which form, which of its fixes, object key): dumping hundreds of runtime manifests to YAML
 # was most of the page's cost. Filled as pages are read; a reader is given only forms whose
 # objects it reads (_fix_form checks against its own ids).
-_MANIFESTS: VersionedCache[str, dict[tuple[str, str, int, ObjectKey], str]] = VersionedCache(owners=64)
+_MANIFESTS: VersionedCache[str, dict[tuple[str, str, int, ObjectKey], str]] = VersionedCache("lint_manifests")
 # Which fixes of a group have forms: (role, fixes the form applies).
 _ROLES: tuple[tuple[str, Callable[[FindingGroup], list[Fix | None] | None]], ...] = (
     ("fix", lambda group: [group.fix]),

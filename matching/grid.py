@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from .behaviour import DEFAULT_BEHAVIOUR, BehaviourInput, as_behaviour
 from .candidates import MatchKey, entry_match_key, model_match_key
+from .memo import Memo
 from .parse import as_isvc, as_model, as_runtime
 from .pipeline import pipeline_mismatch
 from .results import CheckReport, Selection
@@ -38,6 +39,10 @@ def _candidate_passes(model: Model, entry: Entry) -> bool:
 
 class Grid:
     """Every model against every runtime; `check` and `select` agree with the pairwise functions."""
+
+    text_memo_entries: ClassVar[int] = 65_536
+    """How many reasons, and how many checks, a grid keeps (the most recently asked for): one
+    per distinct model signature and runtime would be unbounded for a big cluster's export."""
 
     def __init__(
         self,
@@ -85,8 +90,8 @@ class Grid:
         # Runtimes this OME crashes on, per signature (a half-open size range before U1).
         self._panics: dict[int, dict[ObjectKey, str]] = {}
         self._scores: dict[tuple[int, ObjectKey], int] = {}
-        self._reasons: dict[tuple[int, ObjectKey], str] = {}
-        self._checks: dict[tuple[int, ObjectKey], CheckReport] = {}
+        self._reasons: Memo[tuple[int, ObjectKey], str] = Memo(self.text_memo_entries)
+        self._checks: Memo[tuple[int, ObjectKey], CheckReport] = Memo(self.text_memo_entries)
 
     def _signature_id(self, model_key: ObjectKey) -> int:
         found = self._signature.get(model_key)
@@ -145,21 +150,18 @@ class Grid:
         """OME's first incompatibility reason for the pair, or None when compatible."""
         if self.verdict(model_key, runtime_key)[0]:
             return None
-        memo_key = (self._signature_id(model_key), runtime_key)
-        text = self._reasons.get(memo_key)
-        if text is None:
-            model, runtime = self.models[model_key], self.runtimes[runtime_key]
-            text = self._reasons[memo_key] = runtime_reason(model, runtime, None, self.behaviour) or ""
-        return text
+        model, runtime = self.models[model_key], self.runtimes[runtime_key]
+        return self._reasons.get(
+            (self._signature_id(model_key), runtime_key),
+            lambda: runtime_reason(model, runtime, None, self.behaviour) or "",
+        )
 
     def check(self, model_key: ObjectKey, runtime_key: ObjectKey) -> CheckReport:
         """Exactly `matching.check(model, runtime, behaviour=self.behaviour)`."""
-        memo_key = (self._signature_id(model_key), runtime_key)
-        report = self._checks.get(memo_key)
-        if report is None:
-            model, runtime = self.models[model_key], self.runtimes[runtime_key]
-            report = self._checks[memo_key] = check(model, runtime, behaviour=self.behaviour)
-        return report
+        model, runtime = self.models[model_key], self.runtimes[runtime_key]
+        return self._checks.get(
+            (self._signature_id(model_key), runtime_key), lambda: check(model, runtime, behaviour=self.behaviour)
+        )
 
     def select(self, model_key: ObjectKey, namespace: str | None = None) -> Selection:
         """Exactly `matching.select(model, runtimes, namespace=namespace, behaviour=self.behaviour)`."""

@@ -26,7 +26,7 @@ GRID_ROWS_PER_PAGE = 50
 GRID_COLUMNS_PER_PAGE = 60
 # Owner: a status-filtered grid query (cluster, SQL, runtimes, statuses); version: the build
 # generation it reads. Value: the ids of its rows with a cell in the statuses.
-_STATUS_ROWS: VersionedCache[tuple[object, ...], list[int]] = VersionedCache(owners=64)
+_STATUS_ROWS: VersionedCache[tuple[object, ...], list[int]] = VersionedCache("status_rows")
 
 
 def model_facets(cluster: Cluster, *, scope: Scope) -> dict[str, list[str]]:

@@ -67,8 +67,8 @@ class _Layout:
 
 
 # Owner: what a CellList reads; version: the build generation it reads it from.
-_SCOPES: VersionedCache[tuple[object, ...], _Scope] = VersionedCache(owners=64)
-_LAYOUTS: VersionedCache[tuple[object, ...], _Layout] = VersionedCache(owners=64)
+_SCOPES: VersionedCache[tuple[object, ...], _Scope] = VersionedCache("cell_scopes")
+_LAYOUTS: VersionedCache[tuple[object, ...], _Layout] = VersionedCache("cell_layouts")
 
 
 class CellList:

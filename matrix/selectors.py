@@ -89,7 +89,7 @@ def rows_visible(scope: Scope) -> QuerySet[MatrixRow]:
 
 
 # Cluster id -> the namespaces a build generation has rows for, "" (cluster scope) first.
-_NAMESPACES: VersionedCache[tuple[object, ...], tuple[str, ...]] = VersionedCache(owners=64)
+_NAMESPACES: VersionedCache[tuple[object, ...], tuple[str, ...]] = VersionedCache("matrix_namespaces")
 
 
 def matrix_namespaces(build: MatrixBuild, *, scope: Scope) -> list[str]:
@@ -132,7 +132,7 @@ def cell_status_counts(build: MatrixBuild, *, scope: Scope) -> Counter[str]:
 
 
 # Cluster id -> the inventory the cells of a build generation are explained with.
-_INVENTORIES: VersionedCache[tuple[object, ...], Inventory] = VersionedCache(owners=2)
+_INVENTORIES: VersionedCache[tuple[object, ...], Inventory] = VersionedCache("reason_inventories")
 
 
 def build_inventory(build: MatrixBuild) -> Inventory:

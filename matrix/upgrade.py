@@ -87,7 +87,7 @@ def shown(value: object) -> str:
 
 # (cluster id, other profile) -> the differences at an inventory fingerprint (which names the
 # cluster's own profile too): the diff evaluates the grid under both profiles.
-_DIFFS: VersionedCache[str, list[Difference]] = VersionedCache(owners=64)
+_DIFFS: VersionedCache[str, list[Difference]] = VersionedCache("upgrade_diffs")
 
 
 def other_behaviour(name: str | None) -> matching.Behaviour:

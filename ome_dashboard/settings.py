@@ -498,6 +498,42 @@ LOGGING = {
 # The cache the API throttles count in: this process's memory unless CACHE_URL names a shared
 # one (e.g. rediscache://redis:6379/1), so that several web processes throttle together.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
+# ---- in-process caches (docs/configuration.md, "Caches") -------------------------------------
+# Every cache a process keeps is bounded in entries; the least recently used go first. The names
+# are those of core.cache.VersionedCache instances, plus `grid_texts` (each cluster's grid keeps
+# that many reasons and checks, matching.Grid.text_memo_entries) and `django_cache` (MAX_ENTRIES
+# of the default cache when it lives in this process). CACHE_ENTRIES=name=N,... overrides some.
+CACHE_ENTRIES: dict[str, int] = {
+    "cell_pages": 256,  # made pages of the matrix cells API, ~75 KB each
+    "cell_scopes": 64,  # (cluster, namespace, runtimes) -> the runtimes a page of cells shows
+    "cell_layouts": 64,  # (cluster, filter) -> where each row's cells start
+    "build_data": 64,  # build -> its serialized form
+    "reason_inventories": 2,  # clusters whose parsed inventory explains cells (reasons)
+    "inventories": 64,  # clusters' parsed inventories, caught up from changes
+    "parsed_objects": 200_000,  # parsed objects (models, runtimes, InferenceServices), all clusters
+    "grid_texts": 65_536,  # per grid: reasons and checks of (model signature, runtime), ~0.4 KB each
+    "lint_reports": 64,  # clusters' lint reports
+    "lint_proven": 64,  # the same with every fix proven by the what-if
+    "lint_manifests": 64,  # clusters' lint fix manifests as YAML, by group and fix
+    "near_misses": 512,  # (model, namespace, runtime, reader's rights) -> a model's near misses
+    "status_rows": 64,  # (cluster, query, runtimes, statuses) -> the matrix rows with those statuses
+    "matrix_namespaces": 64,  # builds' namespaces (matrix rows), for the namespace filter
+    "upgrade_diffs": 64,  # (cluster, other profile) -> the upgrade report's differences
+    "fleet_clusters": 256,  # clusters' data as the fleet shows it
+    "fleets": 32,  # fleets, one per set of clusters readers see
+    "metrics_cell_counts": 256,  # clusters' cells by status for /metrics
+    "django_cache": 10_000,  # throttle counts, when CACHE_URL is this process's memory
+}
+for _item in filter(None, env.str("CACHE_ENTRIES", default="").split(",")):
+    _name, _, _entries = _item.strip().partition("=")
+    if _name not in CACHE_ENTRIES or not _entries.isdigit() or int(_entries) < 1:
+        raise ImproperlyConfigured(
+            f"CACHE_ENTRIES: {_item.strip()!r} must be NAME=N, N at least 1, NAME one of {', '.join(CACHE_ENTRIES)}"
+        )
+    CACHE_ENTRIES[_name] = int(_entries)
+if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
+    CACHES["default"].setdefault("OPTIONS", {}).setdefault("MAX_ENTRIES", CACHE_ENTRIES["django_cache"])
 # Sign-in: Django accounts, throttled and locked out by django-axes after AXES_FAILURE_LIMIT
 # failures per username and address, for AXES_COOLOFF_TIME hours.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]

@@ -28,6 +28,7 @@ RUNS = {
         [*TINY, "--clients", "2", "--requests", "2", "--rounds", "1", "--workers", "1", "--threads", "2"],
         "viewed page revalidated (304)",
     ),
+    "export_memory": (TINY, "json, reasons"),
     "many_clusters": (["--clusters", "2", "--models", "8", "--runtimes", "4", "--changes", "2"], "p95"),
     "scale_out": (
         ["--clusters", "4", "--models", "8", "--runtimes", "4", "--changes", "2", "--lease", "6"],

@@ -30,9 +30,9 @@ from .changes import RowChange, grouped_changes
 from .services import readable_inventory, stored_in, whatif_inventory
 
 MAX_WITH_FIXES = 6
-# (model id, namespace, runtime id, reader's rights) -> near misses at an inventory fingerprint.
-_NEAR_MISSES: VersionedCache[str, NearFixes] = VersionedCache(owners=512)
 """Fixes are proposed for the closest near misses only."""
+# (model id, namespace, runtime id, reader's rights) -> near misses at an inventory fingerprint.
+_NEAR_MISSES: VersionedCache[str, NearFixes] = VersionedCache("near_misses")
 MAX_IMPACTS = 12
 """What-ifs per panel: the impact of the first fixes (closest misses first) is measured; later
 ones say so and open in the what-if like the others. This bounds the panel's cost."""

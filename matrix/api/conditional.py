@@ -32,7 +32,7 @@ from ..models import MatrixBuild
 from ..selectors import current_build, current_build_named
 
 # Owner: (cluster id, page key); version: the build's generation. About 75 KB a page of 50 cells.
-_PAGES: VersionedCache[tuple[object, ...], dict[str, Any]] = VersionedCache(owners=256)
+_PAGES: VersionedCache[tuple[object, ...], dict[str, Any]] = VersionedCache("cell_pages")
 
 
 def page_key(request: Request) -> str:

@@ -227,7 +227,7 @@ def cell_data(cell: Cell, reason: Reasoner | None = None) -> dict[str, Any]:
 
 # Build id -> its serialized form, for as long as every field it shows is the same: a
 # ModelSerializer is costly to make, and every page of cells carries its build.
-_BUILD_DATA: VersionedCache[tuple[object, ...], dict[str, Any]] = VersionedCache(owners=64)
+_BUILD_DATA: VersionedCache[tuple[object, ...], dict[str, Any]] = VersionedCache("build_data")
 _BUILD_FIELDS = tuple("cluster_id" if name == "cluster" else name for name in BuildSerializer.Meta.fields)
 
 

@@ -44,8 +44,8 @@ logger = logging.getLogger(__name__)
 
 
 # Cluster id -> its current build's cells by status, counted once per build generation (counting
-# reads every row). 256 owners: more clusters than a deployment registers, so none is evicted.
-_CELL_COUNTS: VersionedCache[tuple[object, ...], Counter[str]] = VersionedCache(owners=256)
+# reads every row). The default bound is more clusters than a deployment registers: none is evicted.
+_CELL_COUNTS: VersionedCache[tuple[object, ...], Counter[str]] = VersionedCache("metrics_cell_counts")
 
 
 def _cell_counts(build: MatrixBuild) -> Counter[str]:
