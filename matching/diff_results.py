@@ -241,6 +241,17 @@ class Diff:
     isvcs_compared: int
     behaviour: str
 
+    @property
+    def rows_changed(self) -> int:
+        """How many rows change: a folded row ("same in every namespace") counts each row it
+        stands for, as `rows_compared` counted them."""
+        return sum(row.stands_for for row in self.rows)
+
+    @property
+    def cells_changed(self) -> int:
+        """How many cells change, a folded row's cells once in each row it stands for."""
+        return sum(len(row.cells) * row.stands_for for row in self.rows)
+
     def counts(self) -> Counter[str]:
         """How often each condition occurs (in how many rows and services)."""
         found: Counter[str] = Counter()
@@ -267,8 +278,8 @@ class Diff:
             "summary": {
                 "rowsCompared": self.rows_compared,
                 "isvcsCompared": self.isvcs_compared,
-                "rowsChanged": len(self.rows),
-                "cellsChanged": sum(len(row.cells) for row in self.rows),
+                "rowsChanged": self.rows_changed,
+                "cellsChanged": self.cells_changed,
                 "isvcsChanged": len(self.isvcs),
                 "conditions": dict(sorted(self.counts().items())),
             },

@@ -132,8 +132,8 @@ def _summary(diff: Diff) -> str:
     }
     return (
         f"objects {actions['added']} added, {actions['changed']} changed, {actions['removed']} removed; "
-        f"rows {len(diff.rows)} of {diff.rows_compared} compared change, "
-        f"{sum(len(row.cells) for row in diff.rows)} cells; "
+        f"rows {diff.rows_changed} of {diff.rows_compared} compared change, "
+        f"{diff.cells_changed} cells; "
         f"InferenceServices {len(diff.isvcs)} of {diff.isvcs_compared} change"
     )
 
@@ -192,7 +192,7 @@ def markdown_report(sections: Sequence[Section], result: Verdict, *, limit: int 
     for title, diff in sections:
         counts = diff.counts()
         values = [counts[name] for name in ("lost-runtime", "pick-changed", "gained-runtime", "isvc-rejected")]
-        values.append(sum(len(row.cells) for row in diff.rows))
+        values.append(diff.cells_changed)
         lines.append(f"| {md(title)} | {md(diff.behaviour)} | " + " | ".join(str(value) for value in values) + " |")
     for title, diff in sections:
         parts = groups(diff)

@@ -56,6 +56,14 @@ def whole_cluster_rows(rows: QuerySet[MatrixRow], *, scope: Scope) -> QuerySet[M
     return rows.filter(HOME | ~Exists(alike))
 
 
+def whole_cluster_list(rows: QuerySet[MatrixRow], *, scope: Scope, by_outcome: bool) -> QuerySet[MatrixRow]:
+    """The rows `namespace=_all` lists. Filtered by outcome (the list a count links to), the
+    rows the count counts: each model once, where it lives, so "133 without a runtime" lists
+    133 models. Unfiltered (the grid), also a ClusterBaseModel's row in each namespace where OME
+    decides differently (`whole_cluster_rows`)."""
+    return counted_rows(rows, ACROSS) if by_outcome else whole_cluster_rows(rows, scope=scope)
+
+
 @dataclass(frozen=True)
 class ModelCounts:
     """How many models a scope has, and how many of them OME gives no runtime: no match at all,

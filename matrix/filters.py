@@ -16,7 +16,7 @@ from inventory.filters import ClusterFilter, NamespaceFilter
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
 from inventory.selectors import cluster_choose, resources_visible
 
-from .counts import whole_cluster_rows
+from .counts import whole_cluster_list
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
 from .outcomes import OUTCOME_CHOICES, outcome_filter
 from .paging import CellList
@@ -50,11 +50,13 @@ class CellSource:
 
 class RowNamespaceFilter(NamespaceFilter):
     """A namespace of the matrix's rows; `_all` the whole cluster, each model once where it
-    lives unless a namespace decides differently (`counts.whole_cluster_rows`)."""
+    lives, and (unless filtered by outcome, as a count's link is) a ClusterBaseModel again
+    where a namespace decides differently (`counts.whole_cluster_list`)."""
 
     def filter(self, qs: QuerySet, value: str) -> QuerySet:
         if value == ALL_NAMESPACES:
-            return whole_cluster_rows(qs, scope=scope_of(self.parent.request))
+            by_outcome = bool(self.parent.form.cleaned_data.get("outcome"))
+            return whole_cluster_list(qs, scope=scope_of(self.parent.request), by_outcome=by_outcome)
         return super().filter(qs, value)
 
 

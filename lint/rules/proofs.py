@@ -109,7 +109,7 @@ def prove(
     unranged = tuple(
         key for key in destinations if key in inventory.runtimes and inventory.runtimes[key].size_range is None
     )
-    return Proof(found, sum(row.stands_for for row in result.rows), destinations=destinations, unranged=unranged)
+    return Proof(found, result.rows_changed, destinations=destinations, unranged=unranged)
 
 
 def proven_groups(

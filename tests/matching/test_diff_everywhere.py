@@ -77,3 +77,17 @@ def test_a_namespace_that_decides_differently_keeps_the_rows_apart(tmp_path: Pat
     assert set(rows) == {("", False), ("team-a", False), ("team-b", False)}
     assert rows[("team-a", False)]["newPick"]["name"] == "own-a"
     assert "in namespace team-b" in rows[("team-b", False)]["error"]
+
+
+def test_a_folded_row_counts_every_row_and_cell_it_stands_for(tmp_path: Path) -> None:
+    base = [model(), runtime("vllm"), *NAMESPACES]
+    head = [model(), runtime("vllm", framework="4.30.0"), *NAMESPACES]
+
+    section = json.loads(sections(tmp_path, base, head, "--json").stdout)["sections"][0]
+
+    (row,) = section["rows"]
+    assert row["standsFor"] == 3
+    assert (section["summary"]["rowsChanged"], section["summary"]["rowsCompared"]) == (3, 3)
+    assert section["summary"]["cellsChanged"] == 3 * len(row["cells"]) > 0
+    text = sections(tmp_path / "text", base, head).stdout
+    assert "rows 3 of 3 compared change" in text

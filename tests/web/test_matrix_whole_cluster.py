@@ -4,7 +4,9 @@ reader chose stays chosen when another cluster is registered."""
 from __future__ import annotations
 
 import csv
+import html
 import io
+import re
 
 import pytest
 from django.test import Client
@@ -14,7 +16,7 @@ from core.web import scope_namespace
 from inventory.models import Cluster, Kind
 from matching import home_namespace
 from matrix.cells import OUT_OF_SCOPE
-from matrix.counts import ACROSS, model_counts, whole_cluster_rows
+from matrix.counts import ACROSS, HOME, counted_rows, model_counts, whole_cluster_rows
 from matrix.models import MatrixRow
 from matrix.selectors import current_build
 
@@ -45,16 +47,17 @@ def counts_html(client: Client, namespace: str) -> str:
 def test_all_namespaces_lists_each_model_where_it_lives_and_a_namespace_that_decides_differently(
     demo: Cluster, client: Client
 ) -> None:
-    response = client.get("/matrix/", {"namespace": "_all", "outcome": "no-runtime"})
+    response = client.get("/matrix/", {"namespace": "_all"})
 
     assert response.status_code == 200
     rows = MatrixRow.objects.filter(build=current_build(demo))
-    shown = list(whole_cluster_rows(rows, scope=SYSTEM).filter(outcome="no-runtime"))
+    shown = list(whole_cluster_rows(rows, scope=SYSTEM))
     grid = response.context["grid"]
-    assert grid.rows_total == len(shown) > 50  # every model without a runtime in one paginated list
+    assert grid.rows_total == len(shown) > 50  # the whole cluster in one paginated list
     homes = [row for row in shown if row.namespace == home_namespace(row.model.key)]
     others = [row for row in shown if row.namespace != home_namespace(row.model.key)]
     assert homes
+    assert others
     for row in others:  # a ClusterBaseModel shown again only where the namespace decides differently
         home = rows.get(model=row.model, namespace="")
         assert (home.outcome, home.selected_id, home.compatible, home.manual) != (
@@ -66,6 +69,46 @@ def test_all_namespaces_lists_each_model_where_it_lives_and_a_namespace_that_dec
     body = response.content.decode()
     assert '<option value="_all" selected>(all namespaces)</option>' in body
     assert 'data-s="research"' in body or 'data-s="team-a"' in body or 'data-s="_cluster"' in body
+
+
+def test_all_namespaces_by_outcome_lists_each_model_once_where_it_lives(demo: Cluster, client: Client) -> None:
+    response = client.get("/matrix/", {"namespace": "_all", "outcome": "no-runtime"})
+
+    rows = MatrixRow.objects.filter(build=current_build(demo))
+    differing = whole_cluster_rows(rows, scope=SYSTEM).exclude(HOME).filter(outcome="no-runtime")
+    assert differing.exists()  # the demo has rows the grid shows and the count's list leaves out
+    assert response.context["grid"].rows_total == counted_rows(rows, ACROSS).filter(outcome="no-runtime").count()
+
+
+COUNT_LINK = re.compile(r'href="(/matrix/\?[^"]*outcome=[^"]*)"><(?:strong)[^>]*>(\d+)</strong>')
+
+
+def listed(client: Client, link: str) -> int:
+    """How many rows the matrix list `link` lists."""
+    response = client.get(html.unescape(link))
+    assert response.status_code == 200
+    return int(response.context["grid"].rows_total)
+
+
+@pytest.mark.parametrize("namespace", ["_all", "research", "_cluster"])
+def test_every_count_of_the_matrix_equals_the_rows_its_link_lists(
+    demo: Cluster, client: Client, namespace: str
+) -> None:
+    links = COUNT_LINK.findall(counts_html(client, namespace))
+
+    assert len(links) == 3  # without a runtime, no match at all, manual-only only
+    assert {link: listed(client, link) for link, _ in links} == {link: int(count) for link, count in links}
+
+
+def test_the_fleet_counts_and_the_api_equal_the_rows_their_links_list(demo: Cluster, client: Client) -> None:
+    fleet = client.get("/fleet/").content.decode()
+    (api,) = client.get("/api/v1/fleet/").json()["clusters"]
+
+    ((link, count),) = COUNT_LINK.findall(fleet)
+    assert int(count) == api["models_without_runtime"] == listed(client, link) > 0
+    for outcome in ("no-match", "manual-only"):
+        field = "models_" + outcome.replace("-", "_")
+        assert api[field] == listed(client, f"/matrix/?cluster=demo&namespace=_all&outcome={outcome}") > 0
 
 
 def test_all_namespaces_shows_another_namespaces_runtime_as_an_empty_cell(demo: Cluster, client: Client) -> None:
@@ -88,7 +131,7 @@ def test_the_export_link_exports_what_the_page_shows(demo: Cluster, client: Clie
     assert f'href="{link}"' in body
     exported = client.get(link.replace("&amp;", "&"))
     lines = list(csv.DictReader(io.StringIO(b"".join(exported.streaming_content).decode())))
-    shown = whole_cluster_rows(MatrixRow.objects.filter(build=current_build(demo)), scope=SYSTEM)
+    shown = counted_rows(MatrixRow.objects.filter(build=current_build(demo)), ACROSS)
     expected = {(row.model.name, row.namespace) for row in shown.filter(outcome="no-runtime")}
     assert {(line["model_name"], scope_namespace(line["namespace"])) for line in lines} == expected
 
