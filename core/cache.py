@@ -9,12 +9,16 @@ Entries are never invalidated by hand.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from django.conf import settings
+from django.core.exceptions import EmptyResultSet
+from django.db.models import QuerySet
+from psycopg.types.json import Json, Jsonb
 
 Version = TypeVar("Version", bound=Hashable)
 V = TypeVar("V")
@@ -65,7 +69,30 @@ class VersionedCache(Generic[Version, V]):
             self._entries.move_to_end(owner)
             return entry.value
 
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
     def has(self, owner: Hashable, version: Version) -> bool:
         with self._lock:
             entry = self._entries.get(owner)
         return entry is not None and entry.version == version
+
+
+def query_key(query: QuerySet[Any]) -> tuple[str, tuple[str, ...]] | None:
+    """An owner naming what `query` reads: its SQL and its parameters, each as a text equal for
+    equal values (None: the query can match nothing). Raw parameters are no key: on PostgreSQL a
+    JSON value travels in psycopg's Json/Jsonb wrappers, which compare by identity, and lists are
+    not hashable."""
+    try:
+        sql, params = query.query.sql_with_params()
+    except EmptyResultSet:
+        return None
+    return sql, tuple(_param_text(param) for param in params)
+
+
+def _param_text(param: object) -> str:
+    if isinstance(param, (Json, Jsonb)):  # their repr shortens long values
+        dumps = param.dumps or json.dumps
+        return f"{type(param).__name__}({dumps(param.obj)!r})"
+    return repr(param)

@@ -6,13 +6,11 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import F, Value
-from django.db.models.functions import Greatest
-from django.utils import timezone
+from django.db.models.functions import Greatest, Now
 
 from core.redact import redact
 
@@ -111,7 +109,8 @@ def _stored_columns(obj: dict[str, Any]) -> dict[str, Any]:
     return {"obj": stored, "content_hash": records.content_hash(obj), **values}
 
 
-def _new_resource(cluster: Cluster, key: ObjectKey, obj: dict[str, Any], now: datetime, path: str) -> Resource:
+def _new_resource(cluster: Cluster, key: ObjectKey, obj: dict[str, Any], path: str) -> Resource:
+    """A new object to insert; its times are the database's clock, as freshness reads them."""
     kind, namespace, name = key
     return Resource(
         cluster=cluster,
@@ -119,9 +118,9 @@ def _new_resource(cluster: Cluster, key: ObjectKey, obj: dict[str, Any], now: da
         namespace=namespace,
         name=name,
         source_path=path,
-        first_seen=now,
-        last_seen=now,
-        changed_at=now,
+        first_seen=Now(),
+        last_seen=Now(),
+        changed_at=Now(),
         **_stored_columns(obj),
     )
 
@@ -130,18 +129,18 @@ def _version(resource: Resource) -> dict[str, str]:
     return {"resourceVersion": resource.resource_version, "content": resource.content_hash[:16]}
 
 
-def _changed(resource: Resource, obj: dict[str, Any], now: datetime, path: str) -> Change:
+def _changed(resource: Resource, obj: dict[str, Any], path: str) -> Change:
     """Update a stored object to `obj`; the change, with its fields' old and new values."""
     key, old = resource.key, resource.obj
-    fields = _update_resource(resource, obj, now, path)
+    fields = _update_resource(resource, obj, path)
     values = records.changed_values(old, obj, list(fields))
     return Change(*key, "changed", fields, values=values, version=_version(resource))
 
 
-def _update_resource(resource: Resource, obj: dict[str, Any], now: datetime, path: str) -> tuple[str, ...]:
+def _update_resource(resource: Resource, obj: dict[str, Any], path: str) -> tuple[str, ...]:
     fields = tuple(records.changed_fields(resource.obj, obj))
     resource.source_path = path
-    resource.last_seen = resource.changed_at = now
+    resource.last_seen = resource.changed_at = Now()  # the database's clock, written by the UPDATE
     for column, value in _stored_columns(obj).items():
         setattr(resource, column, value)
     return fields
@@ -182,7 +181,6 @@ def snapshot_apply(
     """
     result = result or ApplyResult()
     paths = paths or {}
-    now = timezone.now()
     with transaction.atomic():
         stored = {r.key: r for r in Resource.objects.filter(cluster=cluster, kind=kind)}
         created, updated, unchanged = [], [], []
@@ -190,10 +188,10 @@ def snapshot_apply(
             obj = records.stored(raw)  # no last-applied-configuration, credentials redacted
             resource = stored.get(key)
             if resource is None:
-                created.append(_new_resource(cluster, key, obj, now, paths.get(key, "")))
+                created.append(_new_resource(cluster, key, obj, paths.get(key, "")))
                 result.count(kind, "added", Change(*key, "added"))
             elif resource.content_hash != records.content_hash(obj):
-                change = _changed(resource, obj, now, paths.get(key, ""))
+                change = _changed(resource, obj, paths.get(key, ""))
                 updated.append(resource)
                 result.count(kind, "changed", change)
             else:
@@ -206,7 +204,7 @@ def snapshot_apply(
                 resource.version = version
         Resource.objects.bulk_create(created, batch_size=500)
         Resource.objects.bulk_update(updated, [*UPDATED_COLUMNS, "version"], batch_size=500)
-        Resource.objects.filter(pk__in=unchanged).update(last_seen=now)
+        Resource.objects.filter(pk__in=unchanged).update(last_seen=Now())
         Resource.objects.filter(pk__in=[r.pk for r in gone]).delete()
         for resource in gone:
             result.count(kind, "removed", Change(*resource.key, "removed"))
@@ -230,7 +228,6 @@ def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Chang
     if key is None:
         logger.warning("cluster %s: %s event for an object without kind or name", cluster, event_type)
         return None
-    now = timezone.now()
     # Inside a watch's transaction (events.watch_events_apply) no savepoint is needed: a failure
     # undoes the whole batch, which is then stored event by event.
     with transaction.atomic(savepoint=False):
@@ -247,17 +244,17 @@ def event_apply(cluster: Cluster, event_type: str, obj: dict[str, Any]) -> Chang
             _recount(cluster, key[0], -1, -int(bool(resource.error)))
             change = Change(*key, "removed")
         elif resource is None:
-            created = _new_resource(cluster, key, obj, now, "")
+            created = _new_resource(cluster, key, obj, "")
             created.version = _next_version(cluster)
             created.save()
             _recount(cluster, key[0], 1, int(bool(created.error)))
             change = Change(*key, "added")
         elif resource.content_hash == records.content_hash(obj):
-            Resource.objects.filter(pk=resource.pk).update(last_seen=now)
+            Resource.objects.filter(pk=resource.pk).update(last_seen=Now())
             return None
         else:
             was_invalid = bool(resource.error)
-            change = _changed(resource, obj, now, resource.source_path)
+            change = _changed(resource, obj, resource.source_path)
             resource.version = _next_version(cluster)
             resource.save(update_fields=[*UPDATED_COLUMNS, "version"])
             _recount(cluster, key[0], 0, int(bool(resource.error)) - int(was_invalid))
@@ -317,7 +314,7 @@ def record_list(cluster: Cluster, kind: str, *, resource_version: str = "", reje
         cluster=cluster,
         kind=kind,
         defaults={
-            "last_list_at": timezone.now(),
+            "last_list_at": Now(),  # the database's clock, as freshness reads it
             "resource_version": resource_version,
             "last_error": "",
             "last_error_from": "",
@@ -336,5 +333,5 @@ def record_error(cluster: Cluster, kinds: Iterable[str], message: str, *, source
         SyncState.objects.update_or_create(
             cluster=cluster,
             kind=kind,
-            defaults={"last_error": redact(message), "last_error_at": timezone.now(), "last_error_from": source},
+            defaults={"last_error": redact(message), "last_error_at": Now(), "last_error_from": source},
         )

@@ -62,9 +62,10 @@ def _pks(cluster: Cluster, keys: set[ObjectKey], scope: Scope) -> dict[ObjectKey
 
 
 def _manifests(
-    cluster: Cluster, groups: list[FindingGroup], scope: Scope
+    cluster: Cluster, groups: list[FindingGroup], pks: dict[ObjectKey, int], scope: Scope
 ) -> dict[tuple[str, str, int, ObjectKey], str]:
-    """The edited manifests of the groups' fix forms, made for those not held yet."""
+    """The edited manifests of the groups' fix forms, made for those not held yet from the
+    stored objects of `pks` (the ids of the objects the reader reads, `_pks`)."""
     held = _MANIFESTS.get(cluster.pk, inventory_fingerprint(cluster), lambda _stale: {})
     missing = {
         (group.key, role, index, key): (fix, key)
@@ -76,9 +77,9 @@ def _manifests(
         if (group.key, role, index, key) not in held
     }
     if missing:
-        keys = {key for _fix, key in missing.values()}
-        found = resources_visible(scope).filter(cluster=cluster, name__in={key[2] for key in keys})
-        objects = {resource.key: resource.obj for resource in found if resource.key in keys}
+        keys = {pks[key]: key for _fix, key in missing.values() if key in pks}
+        found = resources_visible(scope).filter(pk__in=keys).values_list("pk", "obj")
+        objects = {keys[pk]: obj for pk, obj in found}
         for name, (fix, key) in missing.items():
             if key in objects:
                 held[name] = editable_manifest(fix.apply_to(key, objects[key]))
@@ -134,7 +135,7 @@ def lint(request: HttpRequest) -> HttpResponse:
     fixes = [fix for group in groups for fix in (group.fix, group.partner, group.alternative) if fix]
     named = {key for group in groups for key in (*group.runtimes, *group.models[:MODELS_SHOWN])}
     pks = _pks(cluster, named | {key for fix in fixes for key in (fix.target, *fix.changed)}, scope)
-    manifests = _manifests(cluster, groups, scope)
+    manifests = _manifests(cluster, groups, pks, scope)
     context = {
         "cluster": cluster,
         "clusters": clusters_visible(scope),

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from django.core.exceptions import EmptyResultSet
 from django.db.models import QuerySet
 
 from access.scope import Scope
-from core.cache import VersionedCache
+from core.cache import VersionedCache, query_key
 from inventory.models import MODEL_KINDS, Cluster, Resource
 from inventory.selectors import resources_visible
 from isvcs.services import isvc_at_risk, isvc_verdicts
@@ -24,7 +23,7 @@ from .selectors import rows_visible
 
 GRID_ROWS_PER_PAGE = 50
 GRID_COLUMNS_PER_PAGE = 60
-# Owner: a status-filtered grid query (cluster, SQL, runtimes, statuses); version: the build
+# Owner: a status-filtered grid query (cluster, query_key, runtimes, statuses); version: the build
 # generation it reads. Value: the ids of its rows with a cell in the statuses.
 _STATUS_ROWS: VersionedCache[tuple[object, ...], list[int]] = VersionedCache("status_rows")
 
@@ -81,11 +80,10 @@ def _rows_with_status(
     (the runtimes of `scope` in scope of each row's namespace), found once per build generation
     for each query: every row's cells are counted (~80 ms for a 2,000 x 300 cluster), and each
     page of the filtered grid asks again."""
-    try:
-        sql, params = rows.query.sql_with_params()
-    except EmptyResultSet:
+    key = query_key(rows)
+    if key is None:
         return []
-    owner = (build.cluster_id, sql, params, tuple(runtime.pk for runtime in scope), statuses)
+    owner = (build.cluster_id, key, tuple(runtime.pk for runtime in scope), statuses)
     return _STATUS_ROWS.get(owner, build.generation, lambda _stale: _count_rows_with_status(rows, scope, statuses))
 
 

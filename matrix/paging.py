@@ -9,10 +9,9 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from django.core.exceptions import EmptyResultSet
 from django.db.models import QuerySet
 
-from core.cache import VersionedCache
+from core.cache import VersionedCache, query_key
 from inventory.models import Resource
 from matching import ObjectKey
 
@@ -138,12 +137,11 @@ class CellList:
 
     def _layout(self) -> _Layout:
         if self._layout_memo is None:
-            try:
-                sql, params = self.rows.query.sql_with_params()
-            except EmptyResultSet:
+            key = query_key(self.rows)
+            if key is None:
                 self._layout_memo = _Layout(starts=(), total=0)
             else:
-                owner = (self.build.cluster_id, sql, params, self.runtime_ids, self.statuses)
+                owner = (self.build.cluster_id, key, self.runtime_ids, self.statuses)
                 self._layout_memo = _LAYOUTS.get(owner, self.build.generation, lambda _stale: self._measure())
         return self._layout_memo
 

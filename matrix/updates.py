@@ -24,8 +24,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import F, Min, Value
-from django.db.models.functions import Greatest
-from django.utils import timezone
+from django.db.models.functions import Greatest, Now
 
 import matching
 from core.db import retried_transaction
@@ -180,7 +179,7 @@ def write_rows(
             updates["scope_digest"] = stale.digest
             updates["ome_behaviour"] = ome_behaviour_label(inventory.behaviour)
         if written or gone:
-            updates["updated_at"] = timezone.now()
+            updates["updated_at"] = Now()  # the database's clock, as freshness reads it
         MatrixBuild.objects.filter(pk=build.pk).update(**updates)
     return len(written)
 

@@ -15,7 +15,8 @@ from django.core.cache import cache
 from django.test import override_settings
 
 import matching
-from core.cache import VersionedCache
+from core.cache import VersionedCache, query_key
+from matrix.models import MatrixRow
 
 APPS = ["core", "access", "inventory", "lint", "isvcs", "matrix", "whatif", "patches", "fleet", "policies"]
 
@@ -82,3 +83,14 @@ def test_a_wrong_cache_bound_stops_the_process_naming_it(value: str) -> None:
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr
     assert f"CACHE_ENTRIES: {value!r} must be NAME=N" in result.stderr
+
+
+@pytest.mark.django_db
+def test_a_query_key_is_equal_for_equal_queries_and_tells_long_json_values_apart() -> None:
+    long = [["serving-runtime-with-a-long-name", str(n)] for n in range(3)]
+    keys = [query_key(MatrixRow.objects.filter(manual=value)) for value in ([], [], long, long[:2])]
+
+    assert keys[0] == keys[1]
+    assert hash(keys[0]) == hash(keys[1])
+    assert keys[2] != keys[3]
+    assert query_key(MatrixRow.objects.filter(pk__in=[])) is None

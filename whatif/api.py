@@ -26,8 +26,7 @@ from inventory.freshness import verdicts_envelope
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS
 from inventory.selectors import cluster_choose, resources_visible
 
-from .check_api import problems_response
-from .errors import WhatIfError
+from .errors import WhatIfError, problems_response
 from .fixes import model_near_misses
 from .responses import NearMissesSerializer, WhatIfSerializer
 from .services import whatif

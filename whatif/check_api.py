@@ -35,7 +35,7 @@ from inventory.models import Cluster
 from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
 
 from .check import Item, check_clusters, items_from_text
-from .errors import WhatIfError, problems_body
+from .errors import WhatIfError, problems_response
 from .responses import CheckReportSerializer
 
 
@@ -99,15 +99,6 @@ def manifests_check(
     except WhatIfError as error:
         return problems_response(error)
     return Response({**answer(clusters, sections), "problems": [warning.to_dict() for warning in warnings]})
-
-
-def problems_response(error: WhatIfError) -> Response:
-    """The 400 answer of manifests a what-if cannot use, every schema problem listed; an error
-    without a field is about the manifests. One without problems goes to the API's handler."""
-    error.field = error.field or "manifests"
-    if not error.problems:
-        raise error
-    return Response(problems_body(error), status=400)
 
 
 class WhatIfCheckView(APIView):

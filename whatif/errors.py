@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rest_framework.response import Response
+
 from core.errors import DomainError
 from matching import Problem
 
@@ -44,3 +46,12 @@ def problems_body(error: WhatIfError) -> dict[str, object]:
     """The 400 answer of an input with schema problems: the first error, and every problem."""
     body: dict[str, object] = {"detail": str(error), "code": error.code, "field": error.field}
     return {**body, "problems": [problem.to_dict() for problem in error.problems]}
+
+
+def problems_response(error: WhatIfError) -> Response:
+    """The 400 answer of manifests a what-if cannot use, every schema problem listed; an error
+    without a field is about the manifests. One without problems goes to the API's handler."""
+    error.field = error.field or "manifests"
+    if not error.problems:
+        raise error
+    return Response(problems_body(error), status=400)

@@ -11,9 +11,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Case, Count, DateTimeField, ExpressionWrapper, F, Q, Value, When
 from django.db.models.functions import Coalesce, Now
 
+from core.db import retried_transaction
+
+from ..locks import cluster_write_lock
 from ..models import Cluster, Kind, SyncState
 
 
@@ -28,10 +32,18 @@ def watch_lease_claim(cluster: Cluster, kind: str, *, owner: str, force: bool = 
     return watch_leases_claim(cluster, {kind: owner}, force=force) == [kind]
 
 
+@retried_transaction
 def watch_leases_claim(cluster: Cluster, owners: dict[str, str], *, force: bool = False) -> list[str]:
-    """Take the watch lease of each kind of `owners` for its owner, in one statement, and return
-    the kinds taken: two claimers of the same cluster's kinds do not split it between them (the
-    second finds them all taken)."""
+    """Take the watch lease of each kind of `owners` for its owner, and return the kinds taken.
+    One transaction, after the cluster's write lock (inventory.locks, the writers' one order):
+    two claimers of the same cluster's kinds queue, so they do not split them between them
+    (the second finds them all taken), and a failed claim leaves the states as they were."""
+    with transaction.atomic():
+        cluster_write_lock(cluster.pk)
+        return _claim(cluster, owners, force=force)
+
+
+def _claim(cluster: Cluster, owners: dict[str, str], *, force: bool) -> list[str]:
     existing = set(SyncState.objects.filter(cluster=cluster, kind__in=owners).values_list("kind", flat=True))
     for kind in owners.keys() - existing:
         SyncState.objects.get_or_create(cluster=cluster, kind=kind)

@@ -9,6 +9,8 @@ import json
 from typing import Any
 
 import pytest
+from django.conf import settings
+from django.test import override_settings
 from rest_framework.test import APIClient
 
 import matching
@@ -16,7 +18,9 @@ from core.api import api_keys
 from core.web import scope_token
 from inventory.models import RUNTIME_KINDS, Cluster, Resource
 from inventory.sync import event_apply
+from matrix import paging
 from matrix.models import MatrixRow
+from matrix.paging import CellList
 from matrix.selectors import current_build
 from matrix.services import matrix_apply_changes
 from tests.support.matrix import matrix_cells
@@ -98,6 +102,30 @@ def test_a_status_filtered_page_agrees_with_the_filtered_cells(api: APIClient, d
     assert pages[0]["count"] == len(wanted) > 20
     found = [identity(c) for page in pages for c in page["results"]]
     assert found == [identity(c) for c in wanted[:40]]
+
+
+def test_the_pages_of_an_outcome_filtered_list_measure_its_rows_once(
+    api: APIClient, demo: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # outcome=no-match filters on `manual = []`: a JSON parameter (psycopg's Jsonb on PostgreSQL).
+    measured = []
+    measure = CellList._measure
+
+    def measuring(cell_list: CellList) -> Any:
+        measured.append(cell_list)
+        return measure(cell_list)
+
+    monkeypatch.setattr(CellList, "_measure", measuring)
+    bounds = {**settings.CACHE_ENTRIES, "cell_layouts": len(paging._LAYOUTS) + 10}
+
+    with override_settings(CACHE_ENTRIES=bounds):
+        held = len(paging._LAYOUTS)
+        pages = [cells(api, outcome="no-match", page_size=1, page=n, reasons="false") for n in (1, 2)]
+
+    assert pages[0]["count"] == pages[1]["count"] > 1
+    assert pages[0]["results"] != pages[1]["results"]
+    assert len(measured) == 1
+    assert len(paging._LAYOUTS) == held + 1
 
 
 def test_selected_cells_are_one_per_row_that_has_a_runtime(api: APIClient, demo: Cluster) -> None:

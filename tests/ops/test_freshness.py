@@ -8,16 +8,18 @@ processes that produce those rows are exercised in tests/inventory/live/.
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db.models.functions import Now
 from django.test import Client
 from django.utils import timezone
 
 from inventory.live.watch import watch_lost
 from inventory.models import Cluster, Kind, Resource, SyncState
-from inventory.sync import event_apply
+from inventory.sync import event_apply, record_list
 from matrix.freshness import (
     LAGGING,
     LIVE,
@@ -200,6 +202,30 @@ def test_an_unchanged_event_does_not_re_date_a_matrix_lag(live: Cluster, setting
     assert seen.changed_at == changed  # ... as no change
     assert (judged.state, judged.since) == (STALE, changed)
     assert judged.reasons == (f"{MATRIX_BEHIND} (1 inventory changes)",)
+
+
+def test_a_lag_and_a_list_are_dated_by_the_database_clock_whatever_the_writing_worker_clock_says(
+    live: Cluster, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.MATRIX_LAG_STALE_AFTER = 60
+    model = Resource.objects.filter(cluster=live).first()
+    assert model is not None
+    changed = copy.deepcopy(model.obj)
+    changed["metadata"].setdefault("labels", {})["edited"] = "yes"
+    real = timezone.now
+    monkeypatch.setattr(timezone, "now", lambda: real() - timedelta(seconds=120))  # two lag limits behind
+
+    event_apply(Cluster.objects.get(pk=live.pk), "MODIFIED", changed)
+    record_list(live, model.kind, resource_version="11")
+    monkeypatch.undo()
+
+    judged = cluster_freshness(Cluster.objects.get(pk=live.pk))
+    assert (judged.state, judged.versions_behind) == (LAGGING, 1)  # not "stale for 2 minutes"
+    assert judged.since is not None
+    assert abs(judged.checked_at - judged.since) < timedelta(seconds=30)
+    listed = SyncState.objects.annotate(database_now=Now()).get(cluster=live, kind=model.kind)
+    assert listed.last_list_at is not None
+    assert abs(listed.database_now - listed.last_list_at) < timedelta(seconds=30)
 
 
 def test_a_live_cluster_never_listed_is_unknown(client: Client, live: Cluster) -> None:

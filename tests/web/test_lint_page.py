@@ -11,13 +11,17 @@ from typing import Any
 import pytest
 import yaml
 from django.contrib.auth.models import Permission
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from access.scope import SYSTEM
+from core.cache import VersionedCache
 from inventory.models import Cluster, Resource
 from inventory.sync import event_apply
+from lint import views as lint_views
 from lint.models import LintAcknowledgement
 from lint.selectors import lint_report_get
 from tests.web.conftest import _user
@@ -76,6 +80,28 @@ def test_a_fix_opens_in_the_runtime_what_if_already_filled_in(client: Client, cl
     page = result.content.decode()
     assert 'id="whatif"' in page
     assert "disabled: true" in html_lib.unescape(page)  # the box keeps the fixed manifest
+
+
+def test_the_page_reads_the_ids_of_its_objects_once_and_stored_objects_only_for_new_forms(
+    client: Client, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lint_views, "_MANIFESTS", VersionedCache("lint_manifests"))  # no form made yet
+    table = Resource._meta.db_table
+
+    with CaptureQueriesContext(connection) as queries:
+        html = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+
+    by_name = [query["sql"] for query in queries if f'"{table}"."name" IN' in query["sql"]]
+    with_objects = [query["sql"] for query in queries if f'"{table}"."obj"' in query["sql"].split(" FROM ")[0]]
+    assert len(by_name) == 1
+    assert with_objects
+    assert all(f'"{table}"."id" IN' in sql for sql in with_objects)
+    assert "disabled: true" in html_lib.unescape(html)  # the forms were made from the stored objects
+
+    with CaptureQueriesContext(connection) as again:
+        client.get(reverse("lint:lint"), {"cluster": "demo"})
+
+    assert not [query for query in again if f'"{table}"."obj"' in query["sql"].split(" FROM ")[0]]
 
 
 def test_acknowledging_needs_a_login_and_the_permission(

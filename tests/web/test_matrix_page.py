@@ -6,13 +6,15 @@ import re
 from typing import Any
 
 import pytest
-from django.test import Client
+from django.conf import settings
+from django.test import Client, override_settings
 from django.urls import reverse
 
 from access.scope import SYSTEM
 from inventory.models import Cluster, Resource
 from inventory.sync import event_apply
 from lint.selectors import lint_report_get
+from matrix import grid
 from matrix.models import MatrixBuild, MatrixRow
 from matrix.services import matrix_apply_changes
 from tests.support.grid import grid_cells, grid_models
@@ -145,6 +147,30 @@ def test_the_outcome_filter_tells_no_match_at_all_from_manual_only_matches(clien
     no_match_rows = no_match_html.split("<tbody>")[1]
     assert "no match at all</span>" in no_match_rows
     assert "manual-only matches</span>" not in no_match_rows
+
+
+def test_a_repeated_status_and_outcome_filtered_grid_is_counted_once(
+    client: Client, build: MatrixBuild, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # outcome=no-match filters on `manual = []`: a JSON parameter (psycopg's Jsonb on PostgreSQL).
+    counted = []
+    count = grid._count_rows_with_status
+
+    def counting(*args: Any) -> list[int]:
+        counted.append(args)
+        return count(*args)
+
+    monkeypatch.setattr(grid, "_count_rows_with_status", counting)
+    query = {"namespace": "team-b", "outcome": "no-match", "status": ["compatible", "manual-only"]}
+    bounds = {**settings.CACHE_ENTRIES, "status_rows": len(grid._STATUS_ROWS) + 10}
+
+    with override_settings(CACHE_ENTRIES=bounds):
+        held = len(grid._STATUS_ROWS)
+        for _ in range(2):
+            assert client.get(MATRIX, query).status_code == 200
+
+    assert len(counted) == 1
+    assert len(grid._STATUS_ROWS) == held + 1
 
 
 def test_a_namespace_adds_its_serving_runtimes(client: Client, cluster: Cluster) -> None:

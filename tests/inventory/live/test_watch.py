@@ -6,8 +6,10 @@ import threading
 from datetime import timedelta
 
 import pytest
+from django.db import DatabaseError
 from django.utils import timezone
 
+from inventory.live import leases
 from inventory.live.events import watch_events_apply
 from inventory.live.leases import watch_lease_claim, watch_lease_release, watch_lease_renew, watches_claim_idle
 from inventory.live.resync import cluster_resync
@@ -283,6 +285,22 @@ def test_leases_go_to_one_owner_at_a_time_until_released_or_expired(fake, cluste
     assert watch_lease_claim(cluster, CBM, owner="c")
     assert watch_lease_claim(cluster, CBM, owner="d", force=True)
     assert state(cluster).watch_owner == "d"
+
+
+def test_a_claim_that_fails_midway_leaves_the_lease_and_its_state_as_they_were(fake, cluster, monkeypatch) -> None:
+    assert watch_lease_claim(cluster, CBM, owner="a")
+    SyncState.objects.filter(cluster=cluster, kind=CBM).update(watch_connected=True)
+
+    def failing() -> None:  # the claim's last write fails (after it marked the old holder disconnected)
+        raise DatabaseError("connection lost")
+
+    monkeypatch.setattr(leases, "_lease_expiry", failing)
+    with pytest.raises(DatabaseError):
+        watch_lease_claim(cluster, CBM, owner="b", force=True)
+
+    kept = state(cluster)
+    assert kept.watch_owner == "a"
+    assert kept.watch_connected
 
 
 def skew_clock(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
