@@ -218,6 +218,8 @@ class WatchHub:
                 await self._take_idle()
             except (redis.RedisError, DatabaseError) as error:  # keep the last share meanwhile
                 logger.warning("watch hub: could not announce itself or learn its share: %s", error)
+            except Exception:  # the balancer outlives any one round: without it no cluster moves here
+                logger.exception("watch hub: balancing failed; trying again in %s s", announce_period())
             await asyncio.sleep(announce_period())
 
     async def _shed(self) -> None:
@@ -249,7 +251,10 @@ class WatchHub:
             room = self.share - len({cluster_id for cluster_id, _ in self._tasks})
         if room < 1:
             return
-        for claim in await self.db(watches_claim_idle, int(room)):
+        claims = await self.db(watches_claim_idle, int(room))
+        if claims:
+            logger.info("watch hub: taking %d idle watches (share %s)", len(claims), self.share)
+        for claim in claims:
             if self.hold(claim.cluster_id, claim.kind, lease=claim.owner) is None:
                 await self.db(watch_claim_release, claim)
 

@@ -95,3 +95,26 @@ def test_clusters_spread_over_the_hubs_and_come_back_when_one_stops(
         for hub in (first, second):
             if hub is not None:
                 hub.stop()
+
+
+def test_a_round_that_fails_unexpectedly_does_not_end_the_balancing(
+    clusters: FakeKubeFleet, announcing: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inventory.live import hub as hub_module
+
+    claim_idle = hub_module.watches_claim_idle
+    failures = iter([RuntimeError("one bad round")])
+
+    def failing_once(count: int) -> list:
+        for error in failures:
+            raise error
+        return claim_idle(count)
+
+    monkeypatch.setattr(hub_module, "watches_claim_idle", failing_once)
+    database = CallerThread()
+    alone = WatchHub(database, share_as="alone").start()
+    try:
+        # The first round raises; a later one still takes every idle cluster.
+        assert database.run_until(lambda: every_kind_watched_once(clusters), WAIT)
+    finally:
+        alone.stop()
