@@ -6,17 +6,14 @@ rebuild. It runs benchmarks/redis_outage.py, which also prints the figures."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 
 from benchmarks.redis_outage import LAG_STALE_AFTER
 from tests.ops import pg
 from tests.ops.test_redis_outage import OUTAGE_AT_LEAST
+from tests.support.processes import benchmark_report
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -26,23 +23,10 @@ OUTAGE = OUTAGE_AT_LEAST + LAG_STALE_AFTER
 def test_while_redis_is_down_every_surface_says_the_matrix_is_behind_and_afterwards_all_is_live_and_right(
     tmp_path: Path,
 ) -> None:
-    report_path = tmp_path / "report.json"
     database = "postgres" if pg.bin_dir() is not None else "sqlite"
-
-    run = subprocess.run(
-        [
-            *(sys.executable, "-m", "benchmarks.redis_outage", f"--outage={OUTAGE:g}"),
-            *(f"--database={database}", f"--report={report_path}"),
-        ],
-        cwd=settings.BASE_DIR,
-        capture_output=True,
-        text=True,
-        timeout=900,
+    report, log = benchmark_report(
+        "redis_outage", [f"--outage={OUTAGE:g}", f"--database={database}"], tmp_path, timeout=900
     )
-
-    assert run.returncode == 0, run.stdout + run.stderr
-    report = json.loads(report_path.read_text())
-    log = "\n".join(report["stack_log_tail"])
     before, during, after = report["before"], report["during"], report["after"]
     assert report["live_before"], log
     assert (before["api"]["state"], before["banner"], before["metric"]) == ("live", ["live"], ["live"])

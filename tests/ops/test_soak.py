@@ -7,34 +7,19 @@ It runs benchmarks/burst.py, which also prints the figures (docs/operations.md, 
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 
 from tests.ops import pg
+from tests.support.processes import benchmark_report
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def test_after_a_burst_a_redis_kill_and_a_postgresql_restart_inventory_and_matrix_are_right(tmp_path: Path) -> None:
-    report_path = tmp_path / "report.json"
     database = "postgres" if pg.bin_dir() is not None else "sqlite"
-
-    run = subprocess.run(
-        [sys.executable, "-m", "benchmarks.burst", "--faults", f"--database={database}", f"--report={report_path}"],
-        cwd=settings.BASE_DIR,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-    assert run.returncode == 0, run.stdout + run.stderr
-    report = json.loads(report_path.read_text())
-    log = "\n".join(report["stack_log_tail"])
+    report, log = benchmark_report("burst", ["--faults", f"--database={database}"], tmp_path, timeout=600)
     assert report["started"], log
     assert report["inventory_level_s"] is not None, log
     assert report["matrix_level_s"] is not None, log

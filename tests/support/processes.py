@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+
+from django.conf import settings
 
 
 class OutputWatcher:
@@ -103,3 +107,19 @@ def wait_until(check: Callable[[], bool], *, timeout: float, interval: float = 0
             return False
         time.sleep(interval)
     return True
+
+
+def benchmark_report(module: str, arguments: list[str], folder: Path, *, timeout: float) -> tuple[dict[str, Any], str]:
+    """Run `python -m benchmarks.MODULE ARGUMENTS --report=...` (a fault run writing its figures
+    as JSON) and return the report and the tail of its stack's log, for assertion messages."""
+    report_path = folder / "report.json"
+    run = subprocess.run(
+        [sys.executable, "-m", f"benchmarks.{module}", *arguments, f"--report={report_path}"],
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads(report_path.read_text())
+    return report, "\n".join(report["stack_log_tail"])
