@@ -169,10 +169,12 @@ class CellFilterView(MatrixView):
         out. Like a cached page (conditional.py), it depends only on the build generation, the
         filters' parameters and the reader's rights. Only a query that parsed is kept, so every
         error is the FilterSet's."""
+        requested = self.build
         owner = None
-        if self.build is not None:
-            owner = (self.build.cluster_id, filter_query(request, self.filterset_class), scope_of(request).fingerprint())
-            held = _CELL_LISTS.peek(owner, self.build.generation)
+        if requested is not None:
+            rights = scope_of(request).fingerprint()
+            owner = (requested.cluster_id, filter_query(request, self.filterset_class), rights)
+            held = _CELL_LISTS.peek(owner, requested.generation)
             if held is not None:
                 return held
         backend, queryset = DjangoFilterBackend(), self.get_queryset()
@@ -180,11 +182,11 @@ class CellFilterView(MatrixView):
         filterset = filterset_class(**backend.get_filterset_kwargs(request, queryset, self))
         if not filterset.is_valid():
             raise filter_utils.translate_validation(filterset.errors)
-        requested, source = self.build, filterset.source(current=self.build)
-        self.build = source.build
-        cells = filterset.cell_list(source)
-        if owner is not None and requested is source.build:
-            _CELL_LISTS.get(owner, source.build.generation, lambda _stale: cells)
+        source = filterset.source(current=requested)
+        self.build = built = source.build
+        cells: CellList = filterset.cell_list(source)
+        if owner is not None and requested is not None and built.pk == requested.pk:
+            _CELL_LISTS.get(owner, built.generation, lambda _stale: cells)
         return cells
 
 
