@@ -508,6 +508,7 @@ CACHE_ENTRIES: dict[str, int] = {
     "cell_pages": 256,  # made pages of the matrix cells API, ~75 KB each
     "cell_scopes": 64,  # (cluster, namespace, runtimes) -> the runtimes a page of cells shows
     "cell_layouts": 64,  # (cluster, filter) -> where each row's cells start
+    "cell_lists": 64,  # (cluster, filter, reader's rights) -> the cells a parsed query selects (with its layout)
     "build_data": 64,  # build -> its serialized form
     "reason_inventories": 2,  # clusters whose parsed inventory explains cells (reasons)
     "inventories": 64,  # clusters' parsed inventories, caught up from changes

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django_filters import utils as filter_utils
+from django_filters.filterset import FilterSet
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
@@ -17,6 +18,7 @@ from rest_framework.views import APIView
 import matching
 from access.current import scope_of
 from core.api import ApiError, Pagination, api_keys
+from core.cache import VersionedCache
 from core.web import CLUSTER_SCOPE
 from inventory.models import Cluster
 from inventory.ome_release import ome_description
@@ -160,12 +162,40 @@ class CellFilterView(MatrixView):
         return rows_visible(scope_of(self.request))
 
     def cell_list(self, request: Request) -> CellList:
-        """The cells the query selects; sets `self.build` (a build the view read already is reused)."""
+        """The cells the query selects; sets `self.build` (a build the view read already is reused).
+
+        The query is parsed once per build generation and reader: what the FilterSet selected
+        is kept (_CELL_LISTS) and the next page of the same filters reuses it, counted and laid
+        out. Like a cached page (conditional.py), it depends only on the build generation, the
+        filters' parameters and the reader's rights. Only a query that parsed is kept, so every
+        error is the FilterSet's."""
+        requested = self.build
+        owner = None
+        if requested is not None:
+            rights = scope_of(request).fingerprint()
+            owner = (requested.cluster_id, filter_query(request, self.filterset_class), rights)
+            held = _CELL_LISTS.peek(owner, requested.generation)
+            if held is not None:
+                return held
         backend, queryset = DjangoFilterBackend(), self.get_queryset()
         filterset_class = backend.get_filterset_class(self, queryset)
         filterset = filterset_class(**backend.get_filterset_kwargs(request, queryset, self))
         if not filterset.is_valid():
             raise filter_utils.translate_validation(filterset.errors)
-        source = filterset.source(current=self.build)
-        self.build = source.build
-        return filterset.cell_list(source)
+        source = filterset.source(current=requested)
+        self.build = built = source.build
+        cells: CellList = filterset.cell_list(source)
+        if owner is not None and requested is not None and built.pk == requested.pk:
+            _CELL_LISTS.get(owner, built.generation, lambda _stale: cells)
+        return cells
+
+
+# (cluster id, the filters' parameters, the reader's rights) -> the cells they select; version:
+# the build generation. A CellList keeps its layout, so a kept one counts without a query.
+_CELL_LISTS: VersionedCache[tuple[object, ...], CellList] = VersionedCache("cell_lists")
+
+
+def filter_query(request: Request, filterset_class: type[FilterSet]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The query parameters `filterset_class` reads (every one it declares), as a key."""
+    params = request.query_params
+    return tuple((name, tuple(params.getlist(name))) for name in sorted(filterset_class.base_filters) if name in params)

@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 from inventory.models import Cluster, Resource
 from inventory.sync import event_apply
 from matrix.services import matrix_apply_changes
+from tests.support.access import grant
 
 pytestmark = pytest.mark.django_db
 
@@ -90,8 +91,36 @@ def test_a_held_page_of_a_named_cluster_costs_its_build_and_freshness_and_a_new_
         held = api.get(CELLS, query, HTTP_IF_NONE_MATCH=etag)
     with django_assert_num_queries(1):
         cached = api.get(CELLS, query)
-    # The build, the cluster (the filter's choice), the page's rows.
-    with django_assert_num_queries(3):
+    # The build and the page's rows: the query's filters were parsed for its first page.
+    with django_assert_num_queries(2):
         new = api.get(CELLS, {**query, "page": 2})
     assert (held.status_code, cached.status_code, new.status_code) == (304, 200, 200)
     assert cached["ETag"] == etag
+
+
+def test_a_query_is_parsed_once_per_build_generation_and_reader(
+    api: APIClient, demo: Cluster, settings, django_assert_num_queries
+) -> None:
+    settings.API_ANONYMOUS_READ = False
+    query = {"cluster": demo.name, "page_size": 5, "status": "excluded"}
+    namespace = Resource.objects.filter(cluster=demo).exclude(namespace="").values_list("namespace", flat=True)[0]
+    readers = {"whole": {"cluster": demo.name}, "narrow": {"cluster": demo.name, "namespace": namespace}}
+    for name, where in readers.items():
+        grant(User.objects.create_user(name), "viewer", **where)
+    api.force_authenticate(User.objects.get(username="whole"))
+    whole = api.get(CELLS, query)
+    # The reader's rights (identity, groups, grants), the build and the page's rows: no cluster
+    # choice, no layout, no runtimes read again.
+    with django_assert_num_queries(5):
+        second = api.get(CELLS, {**query, "page": 2})
+    api.force_authenticate(User.objects.get(username="narrow"))
+    narrow = api.get(CELLS, query)
+    other_filter = api.get(CELLS, {**query, "status": "nope"})
+
+    assert (whole.status_code, second.status_code, narrow.status_code) == (200, 200, 200)
+    assert second.json()["count"] == whole.json()["count"]
+    # Another reader's rights select other rows: nothing parsed for the first reader is reused.
+    assert 0 < narrow.json()["count"] < whole.json()["count"]
+    assert {cell["namespace"] for cell in narrow.json()["results"]} <= {namespace, "_cluster"}
+    assert other_filter.status_code == 400
+    assert other_filter.json()["field"] == "status"
