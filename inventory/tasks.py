@@ -25,8 +25,9 @@ from .live.hub import DatabaseThreads, WatchHub
 from .live.leases import (
     live_clusters_count,
     watch_claim_release,
-    watch_lease_claim,
     watch_lease_release,
+    watch_leases_claim,
+    watch_leases_hand_over,
     watches_claim_idle,
 )
 from .live.resync import cluster_resync
@@ -153,12 +154,15 @@ def watch_cluster(self: Task, cluster_id: int, leases: dict[str, str] | None = N
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None or not cluster.is_live:
         return {"held": [], "why": "nothing to watch"}
+    hub = watch_hub()
     if leases is None:
-        owner = f"task:{self.request.id}"
-        leases = {kind: owner for kind in Kind.values if watch_lease_claim(cluster, kind, owner=owner)}
+        owners = {kind: hub.new_owner() for kind in Kind.values}
+        leases = {kind: owners[kind] for kind in watch_leases_claim(cluster, owners, whole=True)}
+    else:  # under the hub's name, so that its leases move at once if this worker dies
+        leases = watch_leases_hand_over(cluster, {k: v for k, v in leases.items() if k in Kind.values}, hub.new_owner)
     held = []
     for kind, owner in leases.items():
-        if kind in Kind.values and watch_hub().hold(cluster_id, kind, lease=owner) is not None:
+        if hub.hold(cluster_id, kind, lease=owner) is not None:
             held.append(kind)
         else:  # full, or stopping
             watch_lease_release(cluster, kind, owner=owner)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,10 +106,10 @@ def test_a_round_that_fails_unexpectedly_does_not_end_the_balancing(
     claim_idle = hub_module.watches_claim_idle
     failures = iter([RuntimeError("one bad round")])
 
-    def failing_once(count: int) -> list:
+    def failing_once(count: int, **kwargs: Any) -> list:
         for error in failures:
             raise error
-        return claim_idle(count)
+        return claim_idle(count, **kwargs)
 
     monkeypatch.setattr(hub_module, "watches_claim_idle", failing_once)
     database = CallerThread()
