@@ -16,7 +16,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Case, DateTimeField, ExpressionWrapper, F, Q, Value, When
-from django.db.models.functions import Coalesce, Now
+from django.db.models.functions import Coalesce, Least, Now
 
 from core.db import retried_transaction
 
@@ -79,10 +79,11 @@ def _claim(
             return []
     owner_of = Case(*(When(kind=kind, then=Value(owner)) for kind, owner in owners.items()), default=F("watch_owner"))
     # A new holder has not connected yet: whatever the last one said (it may have died saying
-    # "connected") no longer stands, and the watch counts as lost since the old lease ran out.
+    # "connected") no longer stands, and the watch counts as lost since the old lease ran out
+    # (or from now, a stopped hub's lease taken before it ran out).
     states.exclude(watch_owner=owner_of).update(
         watch_connected=False,
-        watch_lost_at=Coalesce(F("watch_lost_at"), F("watch_lease_until"), Now()),
+        watch_lost_at=Coalesce(F("watch_lost_at"), Least(F("watch_lease_until"), Now()), Now()),
     )
     states.update(watch_owner=owner_of, watch_lease_until=_lease_expiry())
     taken = SyncState.objects.filter(cluster=cluster, kind__in=owners, watch_owner__in=owners.values())

@@ -45,8 +45,11 @@ def test_a_hub_takes_the_leases_of_a_hub_that_no_longer_runs_before_they_lapse(f
 
     assert sorted(claim.kind for claim in taken) == sorted(Kind.values)
     assert set(holders(cluster).values()) == {"b"}
-    # The new holder has not connected yet; the old one's "connected" no longer stands.
+    # The new holder has not connected yet; the old one's "connected" no longer stands, lost from
+    # now (not from when its lease would have run out).
     assert not SyncState.objects.filter(cluster=cluster, watch_connected=True).exists()
+    lost = SyncState.objects.filter(cluster=cluster).values_list("watch_lost_at", flat=True)
+    assert all(at is not None and at <= timezone.now() for at in lost)
 
 
 def test_a_lease_that_names_no_hub_is_taken_only_once_it_lapses(fake, cluster) -> None:
