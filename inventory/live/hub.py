@@ -166,11 +166,11 @@ class WatchHub:
             # Announced before it claims anything: a lease naming a hub not announced is taken.
             with contextlib.suppress(redis.RedisError):
                 hubs_announce(self.share_as)
-            self._loop.call_soon_threadsafe(self._start_balancing)
+            self._loop.call_soon_threadsafe(self._start_balancing, self.share_as)
         return self
 
-    def _start_balancing(self) -> None:
-        self._balancer = self._loop.create_task(self._balance(), name="watch hub balance")
+    def _start_balancing(self, hub_id: str) -> None:
+        self._balancer = self._loop.create_task(self._balance(hub_id), name="watch hub balance")
 
     def held(self) -> set[Key]:
         with self._lock:
@@ -216,13 +216,13 @@ class WatchHub:
         clusters = {held for held, _ in self._tasks}
         return cluster_id in clusters or len(clusters) < self.share
 
-    async def _balance(self) -> None:
+    async def _balance(self, hub_id: str) -> None:
         """Every sixth of a lease: announce this hub, learn its share, give back the excess or
         take idle clusters up to the share (a watch task refused by a full hub lands here)."""
         while True:
             try:
                 # Not behind the database calls queued for the watches: a busy hub still counts.
-                alive = await self._loop.run_in_executor(None, hubs_announce, self.share_as)
+                alive = await self._loop.run_in_executor(None, hubs_announce, hub_id)
                 self.share = fair_share(await self.db(live_clusters_count), len(alive))
                 await self._shed()
                 await self._take_idle(alive)
