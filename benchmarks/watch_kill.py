@@ -34,7 +34,10 @@ from tests.fakes.kube_api import FakeKubeAPI
 
 
 def said_everywhere(stack: Stack, state: str) -> bool:
-    said = surfaces(stack)
+    return everywhere(surfaces(stack), state)
+
+
+def everywhere(said: dict[str, Any], state: str) -> bool:
     return bool(said["api"]) and said["api"]["state"] == state and said["banner"] == said["metric"] == [state]
 
 
@@ -67,9 +70,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             killed = time.monotonic()
 
             def taken_over() -> bool:  # noting whether every surface said stale meanwhile
-                if "stale_said" not in report and said_everywhere(stack, "stale"):
+                said = surfaces(stack)
+                if "stale_said" not in report and everywhere(said, "stale"):
                     report["stale_after_kill_s"] = round(time.monotonic() - killed, 1)
-                    report["stale_said"] = surfaces(stack)
+                    report["stale_said"] = said
                 return watched_elsewhere(f"{socket.gethostname()}:{victim}")
 
             taken = wait_for(taken_over, timeout=3 * args.lease + 120)
