@@ -66,7 +66,7 @@ def _start_watch_hub(sender: Any, **_: Any) -> None:
 @worker_process_shutdown.connect
 def _stop_watches(**_: Any) -> None:
     """A warm shutdown ends the watches at once and gives their leases back, so that another
-    worker's ensure_watches tick takes them over without waiting for the leases to lapse."""
+    worker's hub takes them over at its next round without waiting for the leases to lapse."""
     global _hub
     with _hub_lock:
         hub, _hub = _hub, None
@@ -123,8 +123,9 @@ def _waiting_in(queue: str) -> int:
 
 @shared_task
 def ensure_watches() -> int:
-    """Start a watch for every kind of every live cluster that nobody watches (beat): one
-    watch_cluster task per cluster with idle kinds. Returns how many kinds were claimed."""
+    """Start the watches of every live cluster that nobody watches, claimed whole (beat): one
+    watch_cluster task per cluster. Returns how many kinds were claimed. The hubs take idle
+    clusters themselves too (inventory.live.hub); this is the fallback that needs no hub."""
     claims = watches_claim_idle()
     waiting = _waiting_in(WATCH_QUEUE)
     if claims and waiting >= live_clusters_count():
@@ -148,8 +149,9 @@ def ensure_watches() -> int:
 def watch_cluster(self: Task, cluster_id: int, leases: dict[str, str] | None = None) -> dict[str, Any]:
     """Hand the watches of a cluster's kinds to this worker's watch hub, which holds them.
 
-    `leases` maps each kind to the owner token ensure_watches claimed for it; without it the task
-    claims every kind nobody watches itself. Returns at once, with the kinds held here.
+    `leases` maps each kind to the owner token ensure_watches claimed for it, handed over to the
+    hub's name here; without it the task claims the cluster whole itself. Returns at once, with
+    the kinds held here.
     """
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None or not cluster.is_live:

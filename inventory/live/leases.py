@@ -2,6 +2,8 @@
 
 Lease times are the database's clock (`Now()` in the statements), never a process's: a worker
 whose clock is skewed can neither keep a lease past its time nor take one that has not run out.
+A watch hub's leases name it (inventory.live.shares.hub_owner), so that the other hubs take them
+as soon as it stops announcing itself, before they run out. Clusters are claimed whole.
 """
 
 from __future__ import annotations
