@@ -175,8 +175,6 @@ def takeover(
 ) -> list[Worker]:
     """SIGKILL the first watch worker, change models in its clusters meanwhile, and time the
     takeover; returns the surviving watch workers."""
-    from inventory.live.shares import owner_hub
-
     victim, survivors = watchers[0], watchers[1:]
     # Its watches: the leases that name it when it dies (a cluster it gave back moments before
     # is another worker's, whose lease never changes hands).
@@ -184,7 +182,7 @@ def takeover(
     victim.proc.send_signal(signal.SIGKILL)
     killed = time.perf_counter()
     victim.proc.wait(30)
-    orphaned = {key: owner for key, owner in before.items() if owner_hub(owner) == _hub_id(victim)}
+    orphaned = {key: owner for key, owner in before.items() if _process_of(owner) == _process(victim)}
     names = {cluster.pk: name for name, cluster in clusters.items()}
     orphans = sorted({names[cluster_id] for cluster_id, _ in orphaned})
     if not orphans or not survivors:
@@ -328,19 +326,24 @@ def _shared_fairly(clusters: dict[str, Any], watchers: list[Worker]) -> bool:
     return sum(map(len, held.values())) == len(clusters) and all(len(got) <= share for got in held.values())
 
 
-def _hub_id(worker: Worker) -> str:
-    return f"{socket.gethostname()}:{worker.proc.pid}"  # as inventory.tasks.watch_hub names it
+def _process(worker: Worker) -> str:
+    return f"{socket.gethostname()}:{worker.proc.pid}"
+
+
+def _process_of(owner: str) -> str:
+    """host:pid of the worker whose hub a lease names (inventory.tasks.watch_hub adds a random part)."""
+    from inventory.live.shares import owner_hub
+
+    return (owner_hub(owner) or "").rpartition(":")[0]
 
 
 def _holders(clusters: dict[str, Any], watchers: list[Worker]) -> tuple[dict[str, set[str]], list[str]]:
     """The clusters whose leases name each worker's hub now, and the clusters held by two."""
-    from inventory.live.shares import owner_hub
-
-    hubs = {_hub_id(worker): worker.name for worker in watchers}
+    hubs = {_process(worker): worker.name for worker in watchers}
     names = {cluster.pk: name for name, cluster in clusters.items()}
     holders: dict[str, set[str]] = {}
     for (cluster_id, _), owner in _watching(clusters).items():
-        holders.setdefault(names[cluster_id], set()).add(hubs.get(owner_hub(owner) or "", "another holder"))
+        holders.setdefault(names[cluster_id], set()).add(hubs.get(_process_of(owner), "another holder"))
     held: dict[str, set[str]] = {worker.name: set() for worker in watchers}
     for name, by in holders.items():
         for holder in by:

@@ -41,14 +41,15 @@ def everywhere(said: dict[str, Any], state: str) -> bool:
     return bool(said["api"]) and said["api"]["state"] == state and said["banner"] == said["metric"] == [state]
 
 
-def watched_elsewhere(dead_hub: str) -> bool:
-    """Every kind of the cluster watched (connected) under a lease of a hub other than `dead_hub`."""
+def watched_elsewhere(dead: str) -> bool:
+    """Every kind of the cluster watched (connected) under a lease of a hub not of process `dead`
+    (host:pid; inventory.tasks.watch_hub adds a random part to the hub id)."""
     from inventory.live.shares import owner_hub
     from inventory.models import Kind, SyncState
 
     states = SyncState.objects.filter(cluster__name="live", watch_connected=True).values_list("watch_owner", flat=True)
-    holders = [owner_hub(owner) for owner in states]
-    return len(holders) == len(Kind.values) and all(hub not in (None, dead_hub) for hub in holders)
+    hubs = [owner_hub(owner) for owner in states]
+    return len(hubs) == len(Kind.values) and all(hub and hub.rpartition(":")[0] != dead for hub in hubs)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import logging
 import os
 import socket
 import threading
+import uuid
 from typing import Any
 
 from celery import Task, current_app, shared_task
@@ -48,7 +49,9 @@ def watch_hub() -> WatchHub:
     global _hub
     with _hub_lock:
         if _hub is None:
-            hub_id = f"{socket.gethostname()}:{os.getpid()}"
+            # host:pid, and a random part: a restarted container keeps its host name and often its
+            # pid, and must not pass for the dead process, whose leases are then taken at once.
+            hub_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
             _hub = WatchHub(DatabaseThreads(settings.OME_WATCH_DB_THREADS), share_as=hub_id).start()
         return _hub
 
