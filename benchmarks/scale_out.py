@@ -4,8 +4,9 @@ matrices kept by several matrix workers, and one watch worker killed.
 200 clusters (by default) served by one FakeKubeFleet in a child process; a real Redis; N watch
 workers (`-Q watch --pool threads`, each with its watch hub) and M matrix workers (every other
 queue, prefork), real Celery processes as deployed; ensure_watches sent every half lease, as beat
-does. Which worker watches what is read from both ends: the fake fleet lists its open watch
-streams with the client's port, and /proc says which worker process owns that port.
+does. Which worker watches what is read from the leases, which name the hub (the worker process)
+that holds them, at one instant; the kinds streamed twice at once from the fake fleet's open watch
+streams.
 
 Prints: the distribution of clusters per watch worker (and any kind watched twice), the matrix
 tasks run by each matrix worker; then it SIGKILLs the first watch worker, changes a model in some
@@ -25,6 +26,7 @@ import os
 import random
 import re
 import signal
+import socket
 import sys
 import tempfile
 import threading
@@ -127,9 +129,13 @@ def run(args: argparse.Namespace, folder: Path, database: str) -> None:
         print(f"every kind of every cluster watched: {waited:.1f} s after the first ensure_watches")
         wait(lambda: _all_level(clusters), workers, args.timeout, POLL_FLEET)
         print(f"every matrix level: {time.perf_counter() - started:.1f} s after the first ensure_watches")
-        held = _print_distribution(fleet, watchers, args.lease)
+        wait(lambda: _shared_fairly(clusters, watchers), workers, args.timeout, POLL_FLEET)
+        print(
+            f"every watch worker holding its fair share: {time.perf_counter() - started:.1f} s after the first ensure_watches"
+        )
+        _print_distribution(fleet, clusters, watchers, args.lease)
         _print_matrix_tasks(matrix)
-        survivors = takeover(args, fleet, clusters, watchers, workers, held)
+        survivors = takeover(args, fleet, clusters, watchers, workers)
         if survivors:
             comeback(args, fleet, clusters, survivors, env, folder)
     finally:
@@ -166,19 +172,22 @@ def takeover(
     clusters: dict[str, Any],
     watchers: list[Worker],
     workers: list[Worker],
-    held: dict[str, set[str]],
 ) -> list[Worker]:
     """SIGKILL the first watch worker, change models in its clusters meanwhile, and time the
     takeover; returns the surviving watch workers."""
     victim, survivors = watchers[0], watchers[1:]
-    orphans = sorted(held.get(victim.name, set()))
+    # Its watches: the leases that name it when it dies (a cluster it gave back moments before
+    # is another worker's, whose lease never changes hands).
+    before = _watching(clusters)
+    victim.proc.send_signal(signal.SIGKILL)
+    killed = time.perf_counter()
+    victim.proc.wait(30)
+    orphaned = {key: owner for key, owner in before.items() if _process_of(owner) == _process(victim)}
+    names = {cluster.pk: name for name, cluster in clusters.items()}
+    orphans = sorted({names[cluster_id] for cluster_id, _ in orphaned})
     if not orphans or not survivors:
         print("takeover: not measured (the first watch worker holds no cluster, or no other is running)")
         return []
-    before = _watching(clusters)
-    killed = time.perf_counter()
-    victim.proc.send_signal(signal.SIGKILL)
-    victim.proc.wait(30)
     rng = random.Random(25)
     changed = {}
     for index, name in enumerate(rng.sample(orphans, min(args.changes, len(orphans)))):
@@ -186,7 +195,6 @@ def takeover(
         if target is not None:
             fleet.patch(name, "clusterbasemodels", target, {"spec": {"modelFormat": {"name": f"moved-{index}"}}})
             changed[name] = target
-    orphaned = {key: owner for key, owner in before.items() if key[0] in {clusters[name].pk for name in orphans}}
     alive = [worker for worker in workers if worker is not victim]
 
     def taken_over() -> bool:
@@ -211,7 +219,7 @@ def takeover(
     )
     differing = _matrices_differing(clusters)
     print(f"matrices equal to a full rebuild: {len(clusters) - len(differing)} of {len(clusters)} {differing[:5]}")
-    _print_distribution(fleet, survivors, args.lease)
+    _print_distribution(fleet, clusters, survivors, args.lease)
     return survivors
 
 
@@ -236,17 +244,17 @@ def comeback(
 
         wanted = len(clusters) - share * len(survivors)
         deadline = started + max(args.timeout / 3, 6 * args.lease)
-        # Looked at over half a lease at a time: a watch reopens its stream every half lease.
-        while len(_observe(fleet, [again], args.lease / 2 + 1)[0][again.name]) < wanted:
+        while len(_holders(clusters, [again])[0][again.name]) < wanted:
             if time.perf_counter() > deadline:
                 print(f"restarted watch worker did not get its share within {time.perf_counter() - started:.0f} s")
                 break
+            time.sleep(POLL_FLEET)
         else:
             print(
                 f"restarted watch worker watching its share ({wanted} clusters or more) "
-                f"{time.perf_counter() - started:.0f} s after it was ready (looked at every {args.lease / 2 + 1:g} s)"
+                f"{time.perf_counter() - started:.1f} s after it was ready"
             )
-        _print_distribution(fleet, watchers, args.lease)
+        _print_distribution(fleet, clusters, watchers, args.lease)
     finally:
         again.stop()
 
@@ -298,33 +306,59 @@ def _matrices_differing(clusters: dict[str, Any]) -> list[str]:
     return [name for name, cluster in clusters.items() if matrix_differences(cluster)]
 
 
-def _print_distribution(fleet: Fleet, watchers: list[Worker], lease: float) -> dict[str, set[str]]:
-    """Print (and return) the clusters each watch worker streams from, seen over half a lease
-    (a watch opens its stream again every half lease, so one look misses some), with the kinds
-    seen streamed twice at once and the clusters seen streamed by two workers."""
-    held, twice = _observe(fleet, watchers, lease / 2 + 1)
-    known = [got for name, got in held.items() if name != "another process"]
-    split = [cluster for cluster in set().union(*known) if sum(cluster in got for got in known) > 1]
+def _print_distribution(fleet: Fleet, clusters: dict[str, Any], watchers: list[Worker], lease: float) -> None:
+    """Print the clusters each watch worker holds and the clusters whose kinds two workers hold
+    (from the leases, at one instant), and the kinds seen streamed twice at once over half a
+    lease (a watch opens its stream again every half lease)."""
+    held, split = _holders(clusters, watchers)
+    twice = _streamed_twice(fleet, lease / 2 + 1)
     shares = ", ".join(f"{name} {len(got)}" for name, got in held.items())
     print(
         f"clusters per watch worker: {shares}; kinds streamed twice at once: {len(twice)}; clusters split: {len(split)}"
     )
-    return held
 
 
-def _observe(fleet: Fleet, watchers: list[Worker], seconds: float) -> tuple[dict[str, set[str]], set[Any]]:
-    """The clusters each worker streamed from over `seconds`, and the kinds streamed twice at once."""
+def _shared_fairly(clusters: dict[str, Any], watchers: list[Worker]) -> bool:
+    from inventory.live.shares import fair_share
+
+    held, _ = _holders(clusters, watchers)
+    share = fair_share(len(clusters), len(watchers))
+    return sum(map(len, held.values())) == len(clusters) and all(len(got) <= share for got in held.values())
+
+
+def _process(worker: Worker) -> str:
+    return f"{socket.gethostname()}:{worker.proc.pid}"
+
+
+def _process_of(owner: str) -> str:
+    """host:pid of the worker whose hub a lease names (inventory.tasks.watch_hub adds a random part)."""
+    from inventory.live.shares import owner_hub
+
+    return (owner_hub(owner) or "").rpartition(":")[0]
+
+
+def _holders(clusters: dict[str, Any], watchers: list[Worker]) -> tuple[dict[str, set[str]], list[str]]:
+    """The clusters whose leases name each worker's hub now, and the clusters held by two."""
+    hubs = {_process(worker): worker.name for worker in watchers}
+    names = {cluster.pk: name for name, cluster in clusters.items()}
+    holders: dict[str, set[str]] = {}
+    for (cluster_id, _), owner in _watching(clusters).items():
+        holders.setdefault(names[cluster_id], set()).add(hubs.get(_process_of(owner), "another holder"))
     held: dict[str, set[str]] = {worker.name: set() for worker in watchers}
+    for name, by in holders.items():
+        for holder in by:
+            held.setdefault(holder, set()).add(name)
+    return held, sorted(name for name, by in holders.items() if len(by) > 1)
+
+
+def _streamed_twice(fleet: Fleet, seconds: float) -> set[Any]:
+    """The kinds streamed twice at once, looked at over `seconds`."""
     twice = set()
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
-        watches = _watches(fleet)  # before the ports: a stream opened in between is not "unknown"
-        owner = {port: worker.name for worker in watchers for port in _tcp_ports(worker.proc.pid)}
-        twice |= {key for key, count in Counter((c, p) for c, p, _ in watches).items() if count > 1}
-        for cluster, _, port in watches:
-            held.setdefault(owner.get(port, "another process"), set()).add(cluster)
+        twice |= {key for key, count in Counter((c, p) for c, p, _ in _watches(fleet)).items() if count > 1}
         time.sleep(POLL_FLEET)
-    return held, twice
+    return twice
 
 
 def _print_matrix_tasks(matrix: list[Worker]) -> None:
@@ -332,25 +366,6 @@ def _print_matrix_tasks(matrix: list[Worker]) -> None:
         tasks = Counter(MATRIX_TASK.findall(worker.log.read_text()))
         listed = ", ".join(f"{name.rsplit('.', 1)[1]} {count}" for name, count in tasks.most_common())
         print(f"matrix tasks run by {worker.name}: {sum(tasks.values())} ({listed})")
-
-
-def _tcp_ports(pid: int) -> set[int]:
-    """Local TCP ports of the sockets process `pid` holds open (from /proc)."""
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = os.readlink(fd)
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    ports = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[9] in inodes:
-                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
-    return ports
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import logging
 import os
 import socket
 import threading
+import uuid
 from typing import Any
 
 from celery import Task, current_app, shared_task
@@ -25,8 +26,9 @@ from .live.hub import DatabaseThreads, WatchHub
 from .live.leases import (
     live_clusters_count,
     watch_claim_release,
-    watch_lease_claim,
     watch_lease_release,
+    watch_leases_claim,
+    watch_leases_hand_over,
     watches_claim_idle,
 )
 from .live.resync import cluster_resync
@@ -47,7 +49,9 @@ def watch_hub() -> WatchHub:
     global _hub
     with _hub_lock:
         if _hub is None:
-            hub_id = f"{socket.gethostname()}:{os.getpid()}"
+            # host:pid, and a random part: a restarted container keeps its host name and often its
+            # pid, and must not pass for the dead process, whose leases are then taken at once.
+            hub_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
             _hub = WatchHub(DatabaseThreads(settings.OME_WATCH_DB_THREADS), share_as=hub_id).start()
         return _hub
 
@@ -65,7 +69,7 @@ def _start_watch_hub(sender: Any, **_: Any) -> None:
 @worker_process_shutdown.connect
 def _stop_watches(**_: Any) -> None:
     """A warm shutdown ends the watches at once and gives their leases back, so that another
-    worker's ensure_watches tick takes them over without waiting for the leases to lapse."""
+    worker's hub takes them over at its next round without waiting for the leases to lapse."""
     global _hub
     with _hub_lock:
         hub, _hub = _hub, None
@@ -122,8 +126,9 @@ def _waiting_in(queue: str) -> int:
 
 @shared_task
 def ensure_watches() -> int:
-    """Start a watch for every kind of every live cluster that nobody watches (beat): one
-    watch_cluster task per cluster with idle kinds. Returns how many kinds were claimed."""
+    """Start the watches of every live cluster that nobody watches, claimed whole (beat): one
+    watch_cluster task per cluster. Returns how many kinds were claimed. The hubs take idle
+    clusters themselves too (inventory.live.hub); this is the fallback that needs no hub."""
     claims = watches_claim_idle()
     waiting = _waiting_in(WATCH_QUEUE)
     if claims and waiting >= live_clusters_count():
@@ -147,18 +152,22 @@ def ensure_watches() -> int:
 def watch_cluster(self: Task, cluster_id: int, leases: dict[str, str] | None = None) -> dict[str, Any]:
     """Hand the watches of a cluster's kinds to this worker's watch hub, which holds them.
 
-    `leases` maps each kind to the owner token ensure_watches claimed for it; without it the task
-    claims every kind nobody watches itself. Returns at once, with the kinds held here.
+    `leases` maps each kind to the owner token ensure_watches claimed for it, handed over to the
+    hub's name here; without it the task claims the cluster whole itself. Returns at once, with
+    the kinds held here.
     """
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None or not cluster.is_live:
         return {"held": [], "why": "nothing to watch"}
+    hub = watch_hub()
     if leases is None:
-        owner = f"task:{self.request.id}"
-        leases = {kind: owner for kind in Kind.values if watch_lease_claim(cluster, kind, owner=owner)}
+        owners = {kind: hub.new_owner() for kind in Kind.values}
+        leases = {kind: owners[kind] for kind in watch_leases_claim(cluster, owners, whole=True)}
+    else:  # under the hub's name, so that its leases move at once if this worker dies
+        leases = watch_leases_hand_over(cluster, {k: v for k, v in leases.items() if k in Kind.values}, hub.new_owner)
     held = []
     for kind, owner in leases.items():
-        if kind in Kind.values and watch_hub().hold(cluster_id, kind, lease=owner) is not None:
+        if hub.hold(cluster_id, kind, lease=owner) is not None:
             held.append(kind)
         else:  # full, or stopping
             watch_lease_release(cluster, kind, owner=owner)

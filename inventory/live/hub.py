@@ -11,7 +11,8 @@ connections. Each watch keeps its own stream, backoff and lease, so a fault in o
 A watch is held until it is stopped, its lease is lost, or its cluster is gone: it does not
 end on a schedule, so no kind waits for the next ensure_watches tick to be watched again. After
 a permanent error (credentials refused, CRD missing) it asks again every OME_WATCH_BACKOFF_MAX.
-A worker's hub (`share_as`) holds no more than its fair share of the clusters (inventory.live.shares).
+A worker's hub (`share_as`) holds no more than its fair share of the clusters (inventory.live.shares),
+and takes whole clusters only (every kind of one, or none), so that no cluster is split.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import logging
 import math
 import queue
 import threading
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -35,7 +37,7 @@ from django.db import DatabaseError, close_old_connections
 from ..kube import aio as kube
 from ..models import Cluster, Kind, SyncState
 from .leases import live_clusters_count, watch_claim_release, watch_lease_release, watches_claim_idle
-from .shares import announce_period, fair_share, hubs_announce, hubs_withdraw
+from .shares import announce_period, fair_share, hub_owner, hubs_announce, hubs_withdraw
 from .watch import KindWatch, WatchEvent, WatchReport, watch_lost
 
 logger = logging.getLogger(__name__)
@@ -161,11 +163,14 @@ class WatchHub:
     def start(self) -> WatchHub:
         self._thread.start()
         if self.share_as is not None:
-            self._loop.call_soon_threadsafe(self._start_balancing)
+            # Announced before it claims anything: a lease naming a hub not announced is taken.
+            with contextlib.suppress(redis.RedisError):
+                hubs_announce(self.share_as)
+            self._loop.call_soon_threadsafe(self._start_balancing, self.share_as)
         return self
 
-    def _start_balancing(self) -> None:
-        self._balancer = self._loop.create_task(self._balance(), name="watch hub balance")
+    def _start_balancing(self, hub_id: str) -> None:
+        self._balancer = self._loop.create_task(self._balance(hub_id), name="watch hub balance")
 
     def held(self) -> set[Key]:
         with self._lock:
@@ -200,6 +205,10 @@ class WatchHub:
         self._loop.call_soon_threadsafe(self._spawn, key, deadline, retry_errors, report)
         return report
 
+    def new_owner(self) -> str:
+        """A lease owner token that names this hub (a hub that stops announcing loses them)."""
+        return hub_owner(self.share_as) if self.share_as is not None else f"task:{uuid.uuid4().hex}"
+
     def _has_room(self, cluster_id: int) -> bool:
         """Room for one more watch of this cluster (called under the lock)."""
         if len(self._tasks) >= self.capacity:
@@ -207,15 +216,16 @@ class WatchHub:
         clusters = {held for held, _ in self._tasks}
         return cluster_id in clusters or len(clusters) < self.share
 
-    async def _balance(self) -> None:
-        """Every third of a lease: announce this hub, learn its share, give back the excess or
+    async def _balance(self, hub_id: str) -> None:
+        """Every sixth of a lease: announce this hub, learn its share, give back the excess or
         take idle clusters up to the share (a watch task refused by a full hub lands here)."""
         while True:
             try:
-                hubs = await self.db(hubs_announce, self.share_as)
-                self.share = fair_share(await self.db(live_clusters_count), hubs)
+                # Not behind the database calls queued for the watches: a busy hub still counts.
+                alive = await self._loop.run_in_executor(None, hubs_announce, hub_id)
+                self.share = fair_share(await self.db(live_clusters_count), len(alive))
                 await self._shed()
-                await self._take_idle()
+                await self._take_idle(alive)
             except (redis.RedisError, DatabaseError) as error:  # keep the last share meanwhile
                 logger.warning("watch hub: could not announce itself or learn its share: %s", error)
             except Exception:  # the balancer outlives any one round: without it no cluster moves here
@@ -246,12 +256,12 @@ class WatchHub:
         await asyncio.gather(*(task for task in tasks if task is not None), return_exceptions=True)
         await self.db(_give_back, leases)
 
-    async def _take_idle(self) -> None:
+    async def _take_idle(self, alive: frozenset[str]) -> None:
+        """Take whole idle clusters up to the share, those of hubs no longer `alive` included (so
+        a killed worker's clusters move within the lease), and the idle kinds of clusters held here."""
         with self._lock:
-            room = self.share - len({cluster_id for cluster_id, _ in self._tasks})
-        if room < 1:
-            return
-        claims = await self.db(watches_claim_idle, int(room))
+            room = max(0, int(self.share - len({cluster_id for cluster_id, _ in self._tasks})))
+        claims = await self.db(watches_claim_idle, room, hub=self.share_as, alive=alive)
         if claims:
             logger.info("watch hub: taking %d idle watches (share %s)", len(claims), self.share)
         for claim in claims:

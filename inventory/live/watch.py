@@ -167,7 +167,8 @@ class KindWatch:
         except BaseException:
             await asyncio.shield(self.db(_set_connected, self.cluster, self.kind, False))
             raise
-        if self.report.ended != "stopped":  # a stopping hub marks all its watches at once
+        # A stopping hub marks all its watches at once; a lost lease's state is the new holder's.
+        if self.report.ended not in ("stopped", "lease lost"):
             await self.db(_set_connected, self.cluster, self.kind, False)
         return self.report
 

@@ -5,14 +5,18 @@ the test's thread; benchmarks/scale_out.py does the same with Celery worker proc
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from inventory.live.hub import CallerThread, WatchHub
-from inventory.live.shares import fair_share
+from inventory.live.shares import fair_share, owner_hub
 from inventory.models import Cluster, Kind, SyncState
 from tests.fakes.kube_api import FakeKubeFleet
 from tests.inventory.live.objects import one_of_each
@@ -42,6 +46,12 @@ def announcing(settings, redis_server) -> None:
 
 def held_clusters(hub: WatchHub) -> set[int]:
     return {cluster_id for cluster_id, _ in hub.held()}
+
+
+def watched_by(hub: WatchHub) -> int:
+    """How many kinds are watched (connected) under a lease that names `hub`."""
+    owners = SyncState.objects.filter(watch_connected=True).values_list("watch_owner", flat=True)
+    return sum(owner_hub(owner) == hub.share_as for owner in owners)
 
 
 def every_kind_watched_once(fleet: FakeKubeFleet) -> bool:
@@ -105,10 +115,10 @@ def test_a_round_that_fails_unexpectedly_does_not_end_the_balancing(
     claim_idle = hub_module.watches_claim_idle
     failures = iter([RuntimeError("one bad round")])
 
-    def failing_once(count: int) -> list:
+    def failing_once(count: int, **kwargs: Any) -> list:
         for error in failures:
             raise error
-        return claim_idle(count)
+        return claim_idle(count, **kwargs)
 
     monkeypatch.setattr(hub_module, "watches_claim_idle", failing_once)
     database = CallerThread()
@@ -118,3 +128,40 @@ def test_a_round_that_fails_unexpectedly_does_not_end_the_balancing(
         assert database.run_until(lambda: every_kind_watched_once(clusters), WAIT)
     finally:
         alone.stop()
+
+
+def test_a_stalled_hubs_clusters_move_before_its_leases_lapse_and_it_lets_them_go(
+    clusters: FakeKubeFleet, announcing: None
+) -> None:
+    database = CallerThread()
+    stalled = WatchHub(database, share_as="stalled").start()
+    survivor = None
+    resume = threading.Event()
+    try:
+        assert database.run_until(lambda: every_kind_watched_once(clusters), WAIT)
+        # Its loop stops as in a SIGKILL or a long CPU starvation: no renewal, no announcement.
+        stalled._loop.call_soon_threadsafe(resume.wait)
+        database.run_until(lambda: False, timeout=1)  # the calls it queued before
+        # Leases that cannot lapse within the test: only the hub's silence can move them.
+        SyncState.objects.update(watch_lease_until=timezone.now() + timedelta(hours=1))
+
+        survivor = WatchHub(database, share_as="survivor").start()
+        assert database.run_until(lambda: watched_by(survivor) == CLUSTERS * len(Kind.values), WAIT)
+        assert len(held_clusters(survivor)) == CLUSTERS
+
+        # Back to life, it finds its leases taken at its next renewal and stops those watches; the
+        # two hubs then share the clusters, each kind watched once.
+        resume.set()
+        assert database.run_until(
+            lambda: (
+                len(held_clusters(stalled)) == len(held_clusters(survivor)) == CLUSTERS // 2
+                and every_kind_watched_once(clusters)
+            ),
+            WAIT,
+        )
+        assert not held_clusters(stalled) & held_clusters(survivor)
+    finally:
+        resume.set()
+        for hub in (stalled, survivor):
+            if hub is not None:
+                hub.stop()

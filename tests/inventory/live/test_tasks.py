@@ -15,7 +15,7 @@ from celery.worker import WorkController
 from django.utils import timezone
 
 from inventory import tasks
-from inventory.live.leases import watch_lease_claim
+from inventory.live.leases import watch_lease_claim, watch_lease_release
 from inventory.models import Cluster, Kind, Resource, SyncState
 from inventory.signals import inventory_changed
 from tests.inventory.live.objects import model, one_of_each
@@ -45,19 +45,18 @@ def queued_tasks(client: Any, queue: str) -> list[tuple[str, list[Any], dict[str
 
 
 @pytest.mark.django_db
-def test_ensure_watches_queues_one_watch_task_per_cluster_with_its_idle_kinds_on_the_watch_queue(
-    fake, cluster, queues
-) -> None:
+def test_ensure_watches_queues_one_watch_task_per_whole_idle_cluster_on_the_watch_queue(fake, cluster, queues) -> None:
     Cluster.objects.create(name="snap", source=Cluster.Source.MANIFESTS, manifests=["demo"])
     assert watch_lease_claim(cluster, Kind.INFERENCE_SERVICE, owner="someone")
 
-    assert tasks.ensure_watches() == 4
+    assert tasks.ensure_watches() == 0  # one kind is held: the cluster is claimed whole or not at all
+    watch_lease_release(cluster, Kind.INFERENCE_SERVICE, owner="someone")
+    assert tasks.ensure_watches() == 5
     assert tasks.ensure_watches() == 0  # the leases are held now
 
     owners = dict(SyncState.objects.filter(cluster=cluster).values_list("kind", "watch_owner"))
-    del owners[Kind.INFERENCE_SERVICE]
     assert queued_tasks(queues, "watch") == [("inventory.tasks.watch_cluster", [cluster.pk, owners], {})]
-    assert len(set(owners.values())) == 4
+    assert len(set(owners.values())) == 5
     assert queues.llen("celery") == 0
 
 

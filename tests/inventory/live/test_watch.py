@@ -249,7 +249,7 @@ def test_an_event_the_inventory_already_reflects_is_skipped(fake, cluster) -> No
     assert state(cluster).resource_version == str(int(listed) + 5)
 
 
-def test_a_watch_ends_when_another_owner_takes_its_lease(fake, cluster) -> None:
+def test_a_watch_ends_when_another_owner_takes_its_lease_and_leaves_the_new_holders_state(fake, cluster) -> None:
     cluster_resync(cluster, kinds=[CBM])
     assert watch_lease_claim(cluster, CBM, owner="first")
     taken = threading.Event()
@@ -257,6 +257,7 @@ def test_a_watch_ends_when_another_owner_takes_its_lease(fake, cluster) -> None:
     def take_over(event: WatchEvent) -> None:  # in the watching thread: the database's only user
         # Taken by force (as sync_cluster does); the first owner notices at its next renewal.
         assert watch_lease_claim(cluster, CBM, owner="second", force=True)
+        SyncState.objects.filter(cluster=cluster, kind=CBM).update(watch_connected=True)  # the second connected
         taken.set()
 
     def driver(stop: threading.Event) -> None:
@@ -270,6 +271,7 @@ def test_a_watch_ends_when_another_owner_takes_its_lease(fake, cluster) -> None:
     assert run.report.ended == "lease lost"
     assert len(watch_requests(fake)) == 1
     assert state(cluster).watch_owner == "second"
+    assert state(cluster).watch_connected  # the first did not mark the second's watch lost
 
 
 def test_leases_go_to_one_owner_at_a_time_until_released_or_expired(fake, cluster) -> None:
@@ -329,14 +331,16 @@ def test_leases_run_on_the_database_clock_so_a_skewed_worker_neither_steals_nor_
     assert timedelta(seconds=50) < renewed.watch_lease_until - timezone.now() <= timedelta(seconds=61)
 
 
-def test_watches_claim_idle_claims_each_live_kind_once(fake, cluster) -> None:
+def test_watches_claim_idle_claims_each_live_cluster_whole_and_once(fake, cluster) -> None:
     Cluster.objects.create(name="snap", source=Cluster.Source.MANIFESTS, manifests=["demo"])
     assert watch_lease_claim(cluster, CBM, owner="busy")
+    assert watches_claim_idle() == []  # not the other four kinds: the cluster would be split
+    watch_lease_release(cluster, CBM, owner="busy")
 
     first = watches_claim_idle()
     second = watches_claim_idle()
 
-    assert sorted(claim.kind for claim in first) == sorted(set(Kind.values) - {CBM})
+    assert sorted(claim.kind for claim in first) == sorted(Kind.values)
     assert {claim.cluster_id for claim in first} == {cluster.pk}
     assert len({claim.owner for claim in first}) == len(first)
     assert second == []
