@@ -54,10 +54,11 @@ LLAMA = {
 }
 # Older OME crashes on a size range with one bound (U1): the model gets `rt` only after an upgrade.
 HALF_OPEN = runtime("rt", modelSizeRange={"min": "1B"})
-
-
-OTHERS = (runtime("other-a", "team-a", architecture="MistralForCausalLM"),
-          runtime("other-b", "team-b", architecture="MistralForCausalLM"))  # fmt: skip
+# Namespaces team-a and team-b, with runtimes that do not serve the model.
+OTHERS = (
+    runtime("other-a", "team-a", architecture="MistralForCausalLM"),
+    runtime("other-b", "team-b", architecture="MistralForCausalLM"),
+)
 
 
 def cluster_of(*objects: dict[str, Any], ome: str = "17b77eda") -> Cluster:
