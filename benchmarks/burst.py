@@ -33,7 +33,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.django_setup import default_database, throwaway_database
+from benchmarks.cli import fault_run_parser, finish_fault_run
+from benchmarks.django_setup import throwaway_database
 from benchmarks.stack import Stack, wait_for
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.inventory.live.objects import model, runtime
@@ -245,30 +246,15 @@ def quiet_and_beside_hog(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.burst", description=__doc__.split("\n\n")[0])
+    parser = fault_run_parser("burst", __doc__)
     parser.add_argument("--changes", type=int, default=5000)
     parser.add_argument("--seconds", type=float, default=25.0)
-    parser.add_argument("--database", choices=["postgres", "sqlite"], default=default_database())
     parser.add_argument("--faults", action="store_true", help="then kill Redis and restart PostgreSQL")
     parser.add_argument(
         "--hog", type=int, default=0, metavar="N", help="run again beside N busy processes; print both and the ratio"
     )
-    parser.add_argument("--report", type=Path, help="also write the figures here as JSON")
     args = parser.parse_args(argv)
-    report = quiet_and_beside_hog(args) if args.hog else run(args)
-    text = json.dumps(report, indent=2, default=str)
-    if args.report:
-        args.report.write_text(text)
-    print(json.dumps(_without_logs(report), indent=2, default=str))
-    return 0
-
-
-def _without_logs(report: dict[str, Any]) -> dict[str, Any]:
-    return {
-        key: _without_logs(value) if isinstance(value, dict) else value
-        for key, value in report.items()
-        if key != "stack_log_tail"
-    }
+    return finish_fault_run(quiet_and_beside_hog(args) if args.hog else run(args), args.report)
 
 
 if __name__ == "__main__":

@@ -25,13 +25,13 @@ import random
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cli import fleet_parser, fleet_services
 from tests.support.processes import stop_process
 
 REPO = Path(__file__).resolve().parent.parent
@@ -107,33 +107,10 @@ def wait(check: Callable[[], bool], workers: list[Worker], timeout: float, poll:
 
 
 def main() -> None:
-    from benchmarks.django_setup import default_database, throwaway_database
-
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--clusters", type=int, default=100)
-    parser.add_argument("--models", type=int, default=150)
-    parser.add_argument("--runtimes", type=int, default=50)
-    parser.add_argument("--changes", type=int, default=60)
-    parser.add_argument("--timeout", type=float, default=900)
-    parser.add_argument("--database", choices=["postgres", "sqlite"], default=default_database())
+    parser = fleet_parser(__doc__, clusters=100, models=150, runtimes=50, changes=60)
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="ome-bench-clusters-"))
-    # Clusters are registered with kubeconfigs from this folder only (as in production).
-    os.environ["OME_KUBECONFIG_DIR"] = str(folder / "kubeconfigs")
-
-    from tests.support.redis_server import RedisServer
-
-    redis = RedisServer(data_dir=folder / "redis")
-    redis.start()
-    os.environ["REDIS_URL"] = redis.url
-    from benchmarks.django_setup import setup_django
-
-    try:
-        with throwaway_database(args.database) as (url, _):
-            os.environ["DATABASE_URL"] = url
-            run(args, folder, setup_django(), redis.url)
-    finally:
-        redis.stop()
+    with fleet_services(args.database, prefix="ome-bench-clusters-") as (folder, database, redis_url):
+        run(args, folder, database, redis_url)
 
 
 def run(args: argparse.Namespace, folder: Path, database: str, redis_url: str) -> None:

@@ -36,7 +36,8 @@ from benchmarks.burst import (
     setup_django,
     stored_state,
 )
-from benchmarks.django_setup import default_database, throwaway_database
+from benchmarks.cli import fault_run_parser, finish_fault_run
+from benchmarks.django_setup import throwaway_database
 from benchmarks.stack import Stack, wait_for
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.support.redis_server import RedisServer
@@ -132,17 +133,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.redis_outage", description=__doc__.split("\n\n")[0])
+    parser = fault_run_parser("redis_outage", __doc__)
     parser.add_argument("--outage", type=float, default=20.0, help="seconds Redis stays down (default 20)")
-    parser.add_argument("--database", choices=["postgres", "sqlite"], default=default_database())
-    parser.add_argument("--report", type=Path, help="also write the report here as JSON")
     args = parser.parse_args(argv)
-    report = run(args)
-    text = json.dumps(report, indent=2, default=str)
-    if args.report:
-        args.report.write_text(text)
-    print(json.dumps({key: value for key, value in report.items() if key != "stack_log_tail"}, indent=2, default=str))
-    return 0
+    return finish_fault_run(run(args), args.report)
 
 
 if __name__ == "__main__":

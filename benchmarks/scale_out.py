@@ -28,7 +28,6 @@ import re
 import signal
 import socket
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -36,6 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cli import fleet_parser, fleet_services
 from benchmarks.many_clusters import POLL_FLEET, Fleet, Worker, _outcome, _queues, wait
 
 # A matrix task (named matrix.*) that a worker logged as done.
@@ -43,38 +43,16 @@ MATRIX_TASK = re.compile(r"Task (matrix\.\w+)\[[^]]+\] succeeded")
 
 
 def main() -> None:
-    from benchmarks.django_setup import default_database, throwaway_database
-
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--clusters", type=int, default=200)
-    parser.add_argument("--models", type=int, default=20)
-    parser.add_argument("--runtimes", type=int, default=10)
+    parser = fleet_parser(__doc__, clusters=200, models=20, runtimes=10, changes=20)
     parser.add_argument("--watch-workers", type=int, default=2)
     parser.add_argument("--matrix-workers", type=int, default=2)
     parser.add_argument("--lease", type=int, default=60, help="OME_WATCH_LEASE, seconds (as in production)")
-    parser.add_argument("--changes", type=int, default=20, help="changes made in the killed worker's clusters")
-    parser.add_argument("--timeout", type=float, default=900)
-    parser.add_argument("--database", choices=["postgres", "sqlite"], default=default_database())
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="ome-bench-scale-out-"))
     # Stopped with SIGTERM, it still stops its workers, servers and database (the finally blocks).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    os.environ["OME_KUBECONFIG_DIR"] = str(folder / "kubeconfigs")
     os.environ["OME_WATCH_LEASE"] = str(args.lease)
-
-    from tests.support.redis_server import RedisServer
-
-    redis = RedisServer(data_dir=folder / "redis")
-    redis.start()
-    os.environ["REDIS_URL"] = redis.url
-    from benchmarks.django_setup import setup_django
-
-    try:
-        with throwaway_database(args.database) as (url, _):
-            os.environ["DATABASE_URL"] = url
-            run(args, folder, setup_django())
-    finally:
-        redis.stop()
+    with fleet_services(args.database, prefix="ome-bench-scale-out-") as (folder, database, _):
+        run(args, folder, database)
 
 
 def run(args: argparse.Namespace, folder: Path, database: str) -> None:

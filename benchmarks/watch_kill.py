@@ -16,7 +16,6 @@ tests/ops/test_watch_kill.py asserts it.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import socket
@@ -27,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.burst import cluster_objects, setup_django
-from benchmarks.django_setup import default_database, throwaway_database
+from benchmarks.cli import fault_run_parser, finish_fault_run
+from benchmarks.django_setup import throwaway_database
 from benchmarks.redis_outage import METRICS_TOKEN, surfaces
 from benchmarks.stack import Stack, wait_for
 from tests.fakes.kube_api import FakeKubeAPI
@@ -90,16 +90,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.watch_kill", description=__doc__.split("\n\n")[0])
+    parser = fault_run_parser("watch_kill", __doc__)
     parser.add_argument("--lease", type=float, default=60.0, help="OME_WATCH_LEASE (default 60, as deployed)")
-    parser.add_argument("--database", choices=["postgres", "sqlite"], default=default_database())
-    parser.add_argument("--report", type=Path, help="also write the report here as JSON")
     args = parser.parse_args(argv)
-    report = run(args)
-    if args.report:
-        args.report.write_text(json.dumps(report, indent=2, default=str))
-    print(json.dumps({key: value for key, value in report.items() if key != "stack_log_tail"}, indent=2, default=str))
-    return 0
+    return finish_fault_run(run(args), args.report)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,17 @@ class ListedValueFilter(filters.CharFilter):
         return qs.filter(listed)
 
 
+class StorageSchemeFilter(filters.CharFilter):
+    """A model's storage scheme, given with or without `://` (hf, pvc, oci://)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("help_text", "e.g. hf, pvc, oci (with or without ://).")
+        super().__init__(*args, **kwargs)
+
+    def filter(self, qs: QuerySet, value: str) -> QuerySet:
+        return super().filter(qs, value if not value or value.endswith("://") else f"{value}://")
+
+
 def _kind_choices(kinds: tuple[str, ...]) -> list[tuple[str, str]]:
     return [(kind, Kind(kind).label) for kind in kinds]
 
@@ -90,14 +101,8 @@ class ModelFilterSet(ResourceFilterSet):
     model_architecture = ListedValueFilter(field_name="model_architecture", help_text="e.g. LlamaForCausalLM.")
     pipeline_class = ListedValueFilter(field_name="pipeline_class", help_text="diffusionPipeline className.")
     has_pipeline = filters.BooleanFilter(help_text="Has a diffusionPipeline.")
-    storage_scheme = filters.CharFilter(
-        method="filter_storage_scheme", help_text="e.g. hf, pvc, oci (with or without ://)."
-    )
+    storage_scheme = StorageSchemeFilter(field_name="storage_scheme")
     disabled = filters.BooleanFilter()
-
-    def filter_storage_scheme(self, queryset: QuerySet[Resource], name: str, value: str) -> QuerySet[Resource]:
-        scheme = value if value.endswith("://") else f"{value}://"
-        return queryset.filter(storage_scheme=scheme)
 
 
 class RuntimeFilterSet(ResourceFilterSet):

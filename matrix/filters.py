@@ -12,7 +12,7 @@ from access.current import scope_of
 from core.errors import DomainError
 from core.filtering import FormOnceFilterSet
 from core.web import ALL_NAMESPACES, CLUSTER_SCOPE
-from inventory.filters import ClusterFilter, NamespaceFilter
+from inventory.filters import ClusterFilter, ListedValueFilter, NamespaceFilter, StorageSchemeFilter
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
 from inventory.selectors import cluster_choose, resources_visible
 
@@ -88,6 +88,23 @@ class CellFilterSet(FormOnceFilterSet):
     model = _resource_choice(MODEL_KINDS, "Model resource id.")
     model_name = filters.CharFilter(field_name="model__name", help_text="Exact model name.")
     model_kind = filters.ChoiceFilter(field_name="model__kind", choices=MODEL_KIND_CHOICES)
+    # The model's facts, as inventory.filters.ModelFilterSet filters models.
+    search = filters.CharFilter(
+        field_name="model__name", lookup_expr="icontains", help_text="Part of the model's name."
+    )
+    model_format = ListedValueFilter(
+        field_name="model__model_format", help_text="The model's format, e.g. safetensors."
+    )
+    model_architecture = ListedValueFilter(
+        field_name="model__model_architecture", help_text="The model's architecture, e.g. LlamaForCausalLM."
+    )
+    pipeline_class = ListedValueFilter(
+        field_name="model__pipeline_class", help_text="The model's diffusionPipeline className."
+    )
+    has_pipeline = filters.BooleanFilter(
+        field_name="model__has_pipeline", help_text="The model has a diffusionPipeline."
+    )
+    storage_scheme = StorageSchemeFilter(field_name="model__storage_scheme")
     runtime = _resource_choice(RUNTIME_KINDS, "Runtime resource id.", method="filter_runtime")
     runtime_name = filters.CharFilter(method="filter_runtime_name", help_text="Exact runtime name.")
     runtime_kind = filters.ChoiceFilter(method="filter_runtime_kind", choices=RUNTIME_KIND_CHOICES)

@@ -37,6 +37,8 @@ class UpgradeReport:
     other: matching.Behaviour
     differences: list[Difference]
     ids: dict[ObjectKey, int]
+    namespaces: tuple[str, ...] = ("",)
+    """Where a cluster-scoped model's selections were compared: cluster scope and each namespace."""
 
     @property
     def changes(self) -> list[tuple[str, str]]:
@@ -45,16 +47,19 @@ class UpgradeReport:
             (code, matching.CHANGES[code]) for code in matching.changes_between(self.judgement.behaviour, self.other)
         ]
 
-    def by_subject(self) -> list[tuple[str, str, list[tuple[Difference, str, str]]]]:
-        """For the page: each subject's differences with their values in words."""
-        return [
-            (
-                subject,
-                title,
-                [(item, shown(item.before), shown(item.after)) for item in self.differences if item.subject == subject],
+    def by_subject(self) -> list[tuple[str, str, int, list[tuple[Difference, str, str, int]]]]:
+        """For the page: each subject's title, its number of differences, and its rows: each
+        difference with its values in words and how many differences the row stands for (a
+        cluster-scoped model's selections that differ alike in cluster scope and every
+        namespace are one row, `matching.fold_everywhere`)."""
+        found = []
+        for subject, title in SUBJECTS:
+            items = [item for item in self.differences if item.subject == subject]
+            rows = _folded(items, self.namespaces) if subject == "selection" else [(item, 1) for item in items]
+            found.append(
+                (subject, title, len(items), [(item, shown(item.before), shown(item.after), n) for item, n in rows])
             )
-            for subject, title in SUBJECTS
-        ]
+        return found
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -116,7 +121,31 @@ def upgrade_report(cluster: Cluster, to: str | None = None, *, scope: Scope) -> 
         other=other,
         differences=differences,
         ids={key: pk for key, pk in inventory.ids.items() if scope.reads(cluster.name, key[1])},
+        namespaces=("", *inventory.grid.namespaces),
     )
+
+
+def _folded(items: list[Difference], namespaces: tuple[str, ...]) -> list[tuple[Difference, int]]:
+    """Selection differences, each with how many it stands for: those of a cluster-scoped model
+    in one field that say the same (values and causes) in all `namespaces` are its first."""
+    standing: dict[int, int] = {}  # id of a difference shown -> how many it stands for
+    for field in dict.fromkeys(item.field for item in items):
+        rows = [item for item in items if item.field == field]
+        folded = matching.fold_everywhere(
+            rows,
+            model=_model,
+            same=lambda item: (item.before, item.after, item.causes, item.together),
+            namespace=lambda item: item.namespace or "",
+            compared=lambda _key: namespaces,
+        )
+        for item, once in folded:
+            standing[id(item)] = sum(row.model == item.model for row in rows) if once else 1
+    return [(item, standing[id(item)]) for item in items if id(item) in standing]
+
+
+def _model(item: Difference) -> ObjectKey:
+    assert item.model is not None  # a selection names its model
+    return item.model
 
 
 def _readable(item: Difference, scope: Scope, cluster: str) -> bool:

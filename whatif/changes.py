@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from matching import ObjectKey, key_dict
+from matching import ObjectKey, fold_everywhere, key_dict
 
 from .results import RowDiff, WhatIfResult
 
@@ -31,6 +31,8 @@ class RowChange:
     model_id: int | None = None
     cells: tuple[tuple[str, int], ...] = ()
     """(runtime name, runtime id) of each changed cell whose runtime is in the cluster."""
+    everywhere: bool = False
+    """A cluster-scoped model that changes alike in cluster scope and every namespace compared."""
 
     @property
     def first_namespace(self) -> str:
@@ -99,8 +101,8 @@ def grouped_changes(result: WhatIfResult, ids: Mapping[ObjectKey, int]) -> list[
     cluster's resource ids, to link to the model and its cells (new objects have none)."""
     groups: dict[tuple[object, ...], list[RowDiff]] = {}
     for row in result.rows:
-        reasons = reasons_of(row)
-        groups.setdefault((row.model, row.old_selected, row.new_selected, reasons), []).append(row)
+        groups.setdefault((row.model, *_change_key(row)), []).append(row)
+    everywhere = _everywhere(result)
     return [
         RowChange(
             model=rows[0].model,
@@ -116,6 +118,27 @@ def grouped_changes(result: WhatIfResult, ids: Mapping[ObjectKey, int]) -> list[
                 for cell in rows[0].cells
                 if (found := _stored_id(ids, cell.runtime)) is not None
             ),
+            everywhere=rows[0].model in everywhere,
         )
         for key, rows in groups.items()
     ]
+
+
+def _change_key(row: RowDiff) -> tuple[object, ...]:
+    """What rows of one model that change alike share: the pick before and after, and the reasons."""
+    return (row.old_selected, row.new_selected, reasons_of(row))
+
+
+def _everywhere(result: WhatIfResult) -> set[ObjectKey]:
+    """The cluster-scoped models whose rows change alike in every namespace compared (the rule
+    of `matching.fold_everywhere`); none when the result does not say what was compared."""
+    if not result.compared:
+        return set()
+    folded = fold_everywhere(
+        result.rows,
+        model=lambda row: row.model,
+        same=_change_key,
+        namespace=lambda row: row.namespace,
+        compared=lambda model: result.compared[model],
+    )
+    return {row.model for row, once in folded if once}

@@ -184,7 +184,10 @@ def _impact(
     inventory: Inventory, cluster: Cluster, documents: list[dict[str, Any]], model: ObjectKey, scope: Scope
 ) -> Impact:
     stored = stored_in(cluster, scope=scope)
-    result = whatif_inventory(inventory, documents, cluster_name=cluster.name, stored=stored, explain=False)
+    whole = scope.reads_whole(cluster.name)
+    result = whatif_inventory(
+        inventory, documents, cluster_name=cluster.name, stored=stored, explain=False, whole=whole
+    )
     return Impact(grouped_changes(result, inventory.ids), model)
 
 

@@ -132,6 +132,9 @@ class WhatIfResult:
     models_evaluated: int
     rows_evaluated: int
     warnings: list[ValueWarning] = field(default_factory=list)
+    compared: dict[ObjectKey, tuple[str, ...]] = field(default_factory=dict)
+    """The namespaces each evaluated model's rows were compared in ("" for cluster scope); empty
+    for a reader of part of the cluster, so that no row claims to be the same in every namespace."""
 
     @property
     def cells(self) -> list[tuple[ObjectKey, str, CellDiff]]:

@@ -113,29 +113,28 @@ def _rows_alike(old: Inventory, new: Inventory, model_key: ObjectKey, changed_ru
 
 def _row_diffs(
     old: Inventory, new: Inventory, models: list[ObjectKey], changed_runtimes: list[ObjectKey], *, explain: bool
-) -> tuple[list[RowDiff], int]:
-    """The rows of `models` that change, and how many rows were compared; OME's error texts
-    for the first MAX_ERROR_TEXTS rows whose outcome changes when `explain` is set."""
+) -> tuple[list[RowDiff], dict[ObjectKey, tuple[str, ...]]]:
+    """The rows of `models` that change, and the namespaces each model was compared in; OME's
+    error texts for the first MAX_ERROR_TEXTS rows whose outcome changes when `explain` is set."""
     rows: list[RowDiff] = []
-    evaluated = 0
+    compared: dict[ObjectKey, tuple[str, ...]] = {}
     explained = 0 if explain else MAX_ERROR_TEXTS
     for model_key in models:
         namespaces: set[str] = set()
         for view in (old, new):
             if model_key in view.models or model_key in view.invalid:
                 namespaces.update(view.namespaces_for(model_key))
+        compared[model_key] = tuple(sorted(namespaces))
         if _rows_alike(old, new, model_key, changed_runtimes):
-            evaluated += len(namespaces)
             continue
-        for namespace in sorted(namespaces):
-            evaluated += 1
+        for namespace in compared[model_key]:
             scoped = [key for key in changed_runtimes if key[0] == "ClusterServingRuntime" or key[1] == namespace]
             diff = diff_row(old, new, model_key, namespace, scoped, with_errors=explained < MAX_ERROR_TEXTS)
             if diff is not None:
                 rows.append(diff)
                 if diff.old_outcome != diff.new_outcome:
                     explained += 1
-    return rows, evaluated
+    return rows, compared
 
 
 def whatif_inventory(
@@ -147,25 +146,28 @@ def whatif_inventory(
     stored: Stored | None = None,
     explain: bool = True,
     lenient: bool = False,
+    whole: bool = True,
 ) -> WhatIfResult:
     """The what-if over an Inventory (see `whatif`); `inventory` is not modified. `stored`
     looks up the cluster's version of an object (see whatif.parse); `explain=False` leaves
     out OME's error texts (which list every runtime in scope with its reason); `lenient`
-    demotes schema errors to warnings."""
+    demotes schema errors to warnings; `whole=False`: the inventory is the part of the cluster
+    a reader reads, so the result names no namespaces as all that were compared."""
     changes, deleted, warnings = _read_input(inventory, documents, deletions, stored, lenient)
     objects = _object_changes(inventory, changes, deleted)
     new = replaced_inventory(inventory, changes, deleted)
     changed_keys = [change.key for change in objects if change.action != "unchanged"]
     models = affected_models(inventory, new, changed_keys)
     changed_runtimes = [key for key in changed_keys if key[0] in RUNTIME_KINDS]
-    rows, evaluated = _row_diffs(inventory, new, models, changed_runtimes, explain=explain)
+    rows, compared = _row_diffs(inventory, new, models, changed_runtimes, explain=explain)
     return WhatIfResult(
         cluster=cluster_name,
         objects=objects,
         rows=rows,
         models_evaluated=len(models),
-        rows_evaluated=evaluated,
+        rows_evaluated=sum(len(namespaces) for namespaces in compared.values()),
         warnings=warnings,
+        compared=compared if whole else {},
     )
 
 
@@ -189,6 +191,7 @@ def whatif(
         cluster_name=cluster.name,
         stored=stored_in(cluster, scope=scope),
         lenient=lenient,
+        whole=scope.reads_whole(cluster.name),
     )
     refuse_unreadable(cluster, [change.key for change in result.objects], scope=scope)
     return result

@@ -15,9 +15,8 @@ from django.views.decorators.http import require_safe
 
 from access.current import scope_of
 from core.web import ALL_NAMESPACES, CLUSTER_SCOPE, is_partial, poll_seconds, read_access, scope_namespace, scope_token
-from inventory.filters import ModelFilterSet
-from inventory.models import MODEL_KINDS, Cluster
-from inventory.selectors import cluster_or_404, clusters_visible, resources_visible
+from inventory.models import Cluster
+from inventory.selectors import cluster_or_404, clusters_visible
 
 from ..cells import OUT_OF_SCOPE
 from ..counts import ACROSS
@@ -35,17 +34,6 @@ LEGEND = [
     (CellStatus.EXCLUDED.value, "excluded", "does not match the model (hover or focus for OME's reason)"),
     (CellStatus.DISABLED.value, "disabled", "the runtime is disabled"),
 ]
-# The fields of inventory.filters.ModelFilterSet the matrix form offers (its namespace would filter
-# the models' own namespace, not the rows': the matrix takes the namespace from CellFilterSet).
-MODEL_FILTER_FIELDS = (
-    "kind",
-    "model_format",
-    "model_architecture",
-    "pipeline_class",
-    "has_pipeline",
-    "storage_scheme",
-    "search",
-)
 
 
 def page_namespace(token: str | None) -> str | None:
@@ -59,22 +47,12 @@ def page_token(namespace: str | None) -> str:
 
 def export_query(params: QueryDict) -> str:
     """The page's query as far as the cells API takes it (the API's filters, the same
-    FilterSet's): the export link exports what the grid shows, the model filters of
-    MODEL_FILTER_FIELDS apart."""
+    FilterSet's): the export link exports what the grid shows."""
     kept = QueryDict(mutable=True)
     for name in CellFilterSet.base_filters:
         if params.get(name):
             kept.setlist(name, params.getlist(name))
     return kept.urlencode()
-
-
-def _model_filter(params: QueryDict, cluster: Cluster, request: HttpRequest) -> ModelFilterSet:
-    data = QueryDict(mutable=True)
-    for name in MODEL_FILTER_FIELDS:
-        if params.get(name):
-            data.setlist(name, params.getlist(name))
-    models = resources_visible(scope_of(request)).filter(cluster=cluster, kind__in=MODEL_KINDS)
-    return ModelFilterSet(data, queryset=models, request=request)
 
 
 def matrix_context(request: HttpRequest, params: QueryDict, *, chosen: str | None = None) -> dict[str, Any]:
@@ -101,7 +79,6 @@ def matrix_context(request: HttpRequest, params: QueryDict, *, chosen: str | Non
     if not cells.is_valid():
         return {**context, "error": "invalid"}
     cluster: Cluster = cells.form.cleaned_data["cluster"]
-    models = _model_filter(params, cluster, request)
     namespace = page_namespace(cells.form.cleaned_data.get("namespace"))
     context.update(
         cluster=cluster,
@@ -109,25 +86,18 @@ def matrix_context(request: HttpRequest, params: QueryDict, *, chosen: str | Non
         all_namespaces=namespace is ACROSS,
         scope=page_token(namespace),
         export_query=export_query(params),
-        export_partial=any(params.get(name) for name in MODEL_FILTER_FIELDS),
-        models_filter=models,
         facets=model_facets(cluster, scope=scope),
         version=matrix_version(cluster),
     )
-    if not models.is_valid():
-        return {**context, "error": "invalid"}
     try:
         source = cells.source()
     except MatrixMissing as error:
         return {**context, "error": "no-matrix", "error_text": str(error)}
     except NamespaceUnknown as error:
         return {**context, "error": "unknown-namespace", "error_text": error.message, "namespaces": error.known}
-    rows = cells.qs
-    if any(params.get(name) for name in MODEL_FILTER_FIELDS):
-        rows = rows.filter(model__in=models.qs.values("pk"))
     grid = matrix_grid(
         source.build,
-        rows.filter(build=source.build),
+        cells.qs.filter(build=source.build),
         namespace=namespace,
         statuses=cells.form.cleaned_data.get("status") or (),
         page=params.get("page"),

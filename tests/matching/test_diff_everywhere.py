@@ -9,6 +9,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import matching
+
 from .test_diff import model, run, runtime, tree
 
 
@@ -91,3 +93,20 @@ def test_a_folded_row_counts_every_row_and_cell_it_stands_for(tmp_path: Path) ->
     assert section["summary"]["cellsChanged"] == 3 * len(row["cells"]) > 0
     text = sections(tmp_path / "text", base, head).stdout
     assert "rows 3 of 3 compared change" in text
+
+
+def test_rows_alike_in_some_compared_namespaces_only_are_not_folded() -> None:
+    # A report of changes alone: alike in cluster scope and team-a, and no row for team-b (its own
+    # runtime keeps its pick there). Told what was compared, the fold claims "every" only when true.
+    llama = ("ClusterBaseModel", "", "llama")
+    rows = [("", "lost vllm"), ("team-a", "lost vllm")]
+
+    def fold(compared: tuple[str, ...]) -> list[tuple[tuple[str, str], bool]]:
+        return matching.fold_everywhere(
+            rows, model=lambda _row: llama, same=lambda row: row[1], namespace=lambda row: row[0],
+            compared=lambda _model: compared,
+        )  # fmt: skip
+
+    assert fold(("", "team-a")) == [(rows[0], True)]
+    assert fold(("", "team-a", "team-b")) == [(rows[0], False), (rows[1], False)]
+    assert matching.fold_everywhere(rows, model=lambda _row: llama, same=lambda row: row[1]) == [(rows[0], True)]

@@ -97,7 +97,7 @@ def test_the_search_and_the_model_filters_narrow_the_rows(client: Client, cluste
         "qwen-image",
         SEED_MODEL,
     ]
-    base_models = row_models(client.get(MATRIX, {"kind": "BaseModel", "namespace": "team-b"}).content.decode())
+    base_models = row_models(client.get(MATRIX, {"model_kind": "BaseModel", "namespace": "team-b"}).content.decode())
     assert base_models == ["qwen3-30b-a3b-fp8"]
 
 

@@ -133,7 +133,7 @@ def test_a_fix_opens_the_runtime_whatif_filled_in_and_evaluated(client: Client, 
     assert "autoSelect: true" in html  # the manifest box holds the patched runtime
     assert "data-scroll-into-view" in html
     assert "afm-4-5b-base</a>" in html
-    assert "research, team-a, team-b" in html  # the change once, with its namespaces
+    assert "same in every namespace (4 rows)" in html  # the change once: cluster scope and 3 namespaces
     assert "srt-afm-4-5b-base: manual-only → selected" in html  # why the row changes
     assert "OME&#x27;s pick: none → srt-afm-4-5b-base" in html
     assert f"/cells/{model.pk}/{runtime.pk}/_cluster/" in html  # each changed row links to its cell
