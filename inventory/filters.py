@@ -6,6 +6,7 @@ from django.db.models import Q, QuerySet
 from django_filters import rest_framework as filters
 
 from access.current import scope_of
+from core.filtering import StrictBooleanFilter
 from core.web import ALL_NAMESPACES, CLUSTER_SCOPE
 
 from .models import MODEL_KINDS, RUNTIME_KINDS, Kind, Resource, SyncState
@@ -81,7 +82,7 @@ class ResourceFilterSet(filters.FilterSet):
     namespace = NamespaceFilter()
     name = filters.CharFilter(help_text="Exact name.")
     search = filters.CharFilter(field_name="name", lookup_expr="icontains", help_text="Part of the name.")
-    invalid = filters.BooleanFilter(
+    invalid = StrictBooleanFilter(
         method="filter_invalid", help_text="Only objects that cannot be evaluated (or only valid ones)."
     )
 
@@ -100,9 +101,9 @@ class ModelFilterSet(ResourceFilterSet):
     model_format = ListedValueFilter(field_name="model_format", help_text="Model format name, e.g. safetensors.")
     model_architecture = ListedValueFilter(field_name="model_architecture", help_text="e.g. LlamaForCausalLM.")
     pipeline_class = ListedValueFilter(field_name="pipeline_class", help_text="diffusionPipeline className.")
-    has_pipeline = filters.BooleanFilter(help_text="Has a diffusionPipeline.")
+    has_pipeline = StrictBooleanFilter(help_text="Has a diffusionPipeline.")
     storage_scheme = StorageSchemeFilter(field_name="storage_scheme")
-    disabled = filters.BooleanFilter()
+    disabled = StrictBooleanFilter()
 
 
 class RuntimeFilterSet(ResourceFilterSet):
@@ -113,8 +114,8 @@ class RuntimeFilterSet(ResourceFilterSet):
     model_format = ListedValueFilter(field_name="model_format", help_text="A supported model format name.")
     model_architecture = ListedValueFilter(field_name="model_architecture", help_text="A supported architecture.")
     pipeline_class = ListedValueFilter(field_name="pipeline_class", help_text="A required diffusionPipeline className.")
-    has_pipeline = filters.BooleanFilter(help_text="Some entry requires a diffusionPipeline.")
-    disabled = filters.BooleanFilter()
+    has_pipeline = StrictBooleanFilter(help_text="Some entry requires a diffusionPipeline.")
+    disabled = StrictBooleanFilter()
 
 
 class InferenceServiceFilterSet(ResourceFilterSet):

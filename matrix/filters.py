@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 
 from access.current import scope_of
 from core.errors import DomainError
-from core.filtering import FormOnceFilterSet
+from core.filtering import FormOnceFilterSet, StrictBooleanFilter
 from core.web import ALL_NAMESPACES, CLUSTER_SCOPE
 from inventory.filters import ClusterFilter, ListedValueFilter, NamespaceFilter, StorageSchemeFilter
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
@@ -101,9 +101,7 @@ class CellFilterSet(FormOnceFilterSet):
     pipeline_class = ListedValueFilter(
         field_name="model__pipeline_class", help_text="The model's diffusionPipeline className."
     )
-    has_pipeline = filters.BooleanFilter(
-        field_name="model__has_pipeline", help_text="The model has a diffusionPipeline."
-    )
+    has_pipeline = StrictBooleanFilter(field_name="model__has_pipeline", help_text="The model has a diffusionPipeline.")
     storage_scheme = StorageSchemeFilter(field_name="model__storage_scheme")
     runtime = _resource_choice(RUNTIME_KINDS, "Runtime resource id.", method="filter_runtime")
     runtime_name = filters.CharFilter(method="filter_runtime_name", help_text="Exact runtime name.")

@@ -33,7 +33,7 @@ RUNS = {
     "scale_out": (
         # Its own waits end within --timeout each (a third of it for the restarted worker's share).
         ["--clusters", "4", "--models", "8", "--runtimes", "4", "--changes", "2", "--lease", "10", "--timeout", "240"],
-        "matrices equal to a full rebuild: 4 of 4",
+        ("held again by the others after", "matrices equal to a full rebuild: 4 of 4"),
     ),
 }
 
@@ -54,4 +54,5 @@ def test_the_benchmark_runs_and_prints_its_figures(name: str) -> None:
     )
 
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert expected in run.stdout, run.stdout[-3000:]
+    for line in (expected,) if isinstance(expected, str) else expected:
+        assert line in run.stdout, run.stdout[-3000:]

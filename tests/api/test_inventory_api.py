@@ -122,6 +122,35 @@ def test_runtimes_filter_by_kind_namespace_and_pipeline(api: APIClient, demo: Cl
     }
 
 
+@pytest.mark.parametrize(
+    ("url", "field"),
+    [
+        ("/api/v1/models/", "invalid"),
+        ("/api/v1/models/", "has_pipeline"),
+        ("/api/v1/runtimes/", "has_pipeline"),
+        ("/api/v1/runtimes/", "disabled"),
+        ("/api/v1/matrix/cells/", "has_pipeline"),
+    ],
+)
+def test_a_boolean_filter_takes_true_false_1_0_and_names_any_other_value(
+    api: APIClient, demo: Cluster, url: str, field: str
+) -> None:
+    truthy = [api.get(url, {field: value, "page_size": 1000}) for value in ("true", "TRUE", "1")]
+    falsy = [api.get(url, {field: value, "page_size": 1000}) for value in ("false", "0")]
+    bad = api.get(url, {field: "maybe"})
+
+    assert {response.status_code for response in truthy + falsy} == {200}
+    assert all(response.json()["results"] == truthy[0].json()["results"] for response in truthy)
+    assert all(response.json()["results"] == falsy[0].json()["results"] for response in falsy)
+    assert truthy[0].json()["results"] != falsy[0].json()["results"]
+    assert bad.status_code == 400
+    assert bad.json() == {
+        "detail": f"{field}: 'maybe' is not a boolean: use true or false.",
+        "code": "invalid",
+        "field": field,
+    }
+
+
 def test_inference_services_list_and_filter_by_namespace(api: APIClient, demo: Cluster) -> None:
     everything = api.get("/api/v1/inference-services/").json()
     research = names(api.get("/api/v1/inference-services/", {"namespace": "research"}))
