@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -28,8 +29,9 @@ from inventory.views import page_cluster
 from matching import ObjectKey
 
 from .models import ACKNOWLEDGE_PERMISSION
+from .proving import lint_proofs_request
 from .rules import SEVERITIES, FindingGroup, Fix
-from .selectors import GroupState, lint_group_states
+from .selectors import GroupState, lint_group_states, lint_report_get
 from .services import lint_acknowledge, lint_withdraw
 
 # Each group on the page carries its fixes' manifests (YAML in the what-if forms): a cluster
@@ -123,7 +125,10 @@ def lint(request: HttpRequest) -> HttpResponse:
     if not isinstance(cluster, Cluster):
         return cluster
     scope = scope_of(request)
-    states = lint_group_states(cluster, scope=scope, proven=True)
+    report = lint_report_get(cluster, scope=scope, proven=True)
+    if report.fixes_pending_for is not None:
+        lint_proofs_request(cluster.pk)
+    states = lint_group_states(cluster, scope=scope, report=report)
     show_acknowledged = request.GET.get("acknowledged") in ("1", "true", "on")
     severity = request.GET.get("severity", "")
     listed = [state for state in states if show_acknowledged or not state.hidden]
@@ -139,6 +144,8 @@ def lint(request: HttpRequest) -> HttpResponse:
     context = {
         "cluster": cluster,
         "clusters": clusters_visible(scope),
+        "fixes_pending_for": report.fixes_pending_for,
+        "poll_seconds": settings.MATRIX_POLL_SECONDS,
         "counts": counts,
         "severity": severity,
         "show_acknowledged": show_acknowledged,

@@ -386,6 +386,7 @@ CELERY_TASK_ROUTES = {
     "matrix.matrix_audit_all": {"queue": "control"},
     "matrix.*": {"queue": "matrix"},
     "policies.policies_evaluate": {"queue": "matrix"},
+    "lint.*": {"queue": "matrix"},
     "policies.*": {"queue": "control"},
 }
 # A worker takes one task at a time per slot, so a long matrix build never holds short ones back.
@@ -423,6 +424,11 @@ CELERY_BEAT_SCHEDULE["matrix.matrix_audit_all"] = {
     "schedule": MATRIX_AUDIT_INTERVAL,
     "options": {"expires": MATRIX_AUDIT_INTERVAL * 0.9},
 }
+# After every matrix update, a task on the matrix queue proves the cluster's lint fixes with the
+# what-if (lint.proving); the lint page shows fixes only once proven. A proving task queued this
+# many seconds ago and not started (lost with the broker or a worker) no longer holds back a new one.
+LINT_PROVE_ON_UPDATE: bool = env.bool("LINT_PROVE_ON_UPDATE", default=True)
+LINT_PROOFS_REQUEUE_AFTER: int = env.int("LINT_PROOFS_REQUEUE_AFTER", default=300)
 # How often pages poll the matrix version, so that a sync or a patch shows up by itself (seconds).
 MATRIX_POLL_SECONDS: float = env.float("MATRIX_POLL_SECONDS", default=3.0)
 
@@ -514,7 +520,7 @@ CACHE_ENTRIES: dict[str, int] = {
     "parsed_objects": 200_000,  # parsed objects (models, runtimes, InferenceServices), all clusters
     "grid_texts": 65_536,  # per grid: reasons and checks of (model signature, runtime), ~0.4 KB each
     "lint_reports": 64,  # clusters' lint reports
-    "lint_proven": 64,  # the same with every fix proven by the what-if
+    "lint_proven": 64,  # the same with the proofs of every fix, as stored by the proving task
     "lint_manifests": 64,  # clusters' lint fix manifests as YAML, by group and fix
     "near_misses": 512,  # (model, namespace, runtime, reader's rights) -> a model's near misses
     "status_rows": 64,  # (cluster, query, runtimes, statuses) -> the matrix rows with those statuses
