@@ -23,6 +23,7 @@ from inventory.models import Cluster, Resource
 from inventory.sync import event_apply
 from lint import views as lint_views
 from lint.models import LintAcknowledgement
+from lint.proving import lint_proofs_refresh
 from lint.selectors import lint_report_get
 from tests.web.conftest import _user
 
@@ -33,6 +34,12 @@ def _acknowledger(django_user_model: Any, username: str) -> Any:
     user = _user(django_user_model, username)
     user.user_permissions.add(Permission.objects.get(codename="acknowledge_finding", content_type__app_label="lint"))
     return user
+
+
+@pytest.fixture
+def cluster(proven_demo: Cluster, db: None) -> Cluster:
+    """The demo, its fixes proven (the page with fixes pending: tests/lint/test_proving.py)."""
+    return proven_demo
 
 
 @pytest.fixture
@@ -232,7 +239,8 @@ def test_the_groups_are_read_a_page_at_a_time_and_the_pager_keeps_the_filters(
 
 
 def test_a_fix_form_shows_the_object_as_stored_now(client: Client, cluster: Cluster) -> None:
-    """The fix manifests are held per inventory version: a change of the object is shown."""
+    """The fix manifests are held per inventory version: a change of the object is shown, once
+    the fixes of the new inventory are proven (until then no fix is shown at all)."""
 
     def shadowed_manifest() -> str:
         html = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
@@ -246,5 +254,9 @@ def test_a_fix_form_shows_the_object_as_stored_now(client: Client, cluster: Clus
     obj = copy.deepcopy(stored.obj)
     obj["metadata"].setdefault("labels", {})["edited-by"] = "lint-test"
     event_apply(cluster, "MODIFIED", obj)
+    pending = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+    assert 'name="manifest"' not in pending
+    assert 'id="fixes-pending"' in pending
+    lint_proofs_refresh(cluster)
 
     assert "edited-by: lint-test" in shadowed_manifest()
