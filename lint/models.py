@@ -55,6 +55,9 @@ class LintProofs(models.Model):
         max_length=255, blank=True, help_text="inventory.parsed.inventory_fingerprint the proofs were made for."
     )
     proofs = models.JSONField(null=True, help_text="By finding group key (lint.rules.proofs.proofs_json).")
+    manifests = models.JSONField(
+        null=True, help_text="The YAML each fix form fills in: [group key, role, fix index, object key, YAML]."
+    )
     seconds = models.FloatField(null=True, help_text="The CPU seconds proving took.")
     proven_at = models.DateTimeField(null=True)
     queued_at = models.DateTimeField(

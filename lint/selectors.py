@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -69,6 +70,14 @@ def _proven(cluster: Cluster, report: LintReport, fingerprint: str, scope: Scope
         return dataclasses.replace(report, groups=groups, fixes_pending_for=cluster.inventory_version)
     proven = dataclasses.replace(report, groups=with_proofs(report.groups, stored))
     return _PROVEN.get(cluster.pk, fingerprint, lambda _stale: proven)
+
+
+def lint_fix_manifests(cluster: Cluster, fingerprint: str, *, scope: Scope) -> list[list[Any]] | None:
+    """The YAML each lint fix form fills in, stored with the proofs of the inventory at
+    `fingerprint` (lint.proving); None until they are."""
+    found = LintProofs.objects.restrict(scope, Action.VIEW).filter(cluster=cluster, fingerprint=fingerprint)
+    manifests: list[list[Any]] | None = found.values_list("manifests", flat=True).first()
+    return manifests
 
 
 def _readable(scope: Scope, cluster: str, finding: Finding) -> bool:
