@@ -373,8 +373,8 @@ CELERY_BEAT_SCHEDULE["inventory.ensure_watches"] = {
 # ---- queues (docs/operations.md, "Queues"): each has its own worker, so none starves another --
 # `watch`: watch tasks, which only hand a watch to the worker's hub (`--pool threads
 # --concurrency 2` holds the watches of hundreds of clusters). `control`: short supervision tasks (ensure_watches, the
-# matrix catch-up and audit, resync scheduling), never behind a burst. `matrix`: builds and
-# updates; a burst delays only these. `celery` (the default): resyncs and everything else.
+# matrix catch-up and audit, resync scheduling), never behind a burst. `matrix`: builds,
+# updates and what follows them (policies, lint proofs); a burst delays only these. `celery` (the default): resyncs and everything else.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = {name: {"routing_key": name} for name in ("celery", "control", "matrix", "watch")}
 CELERY_TASK_ROUTES = {
