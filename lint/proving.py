@@ -1,8 +1,9 @@
 """Lint fixes proven out of requests. After each matrix update (matrix.receivers), and when a
 page finds no proofs for the inventory it shows, a task on the matrix queue proves every fix of
 the cluster's lint with the what-if (lint.rules.proofs) and stores the proofs for that inventory
-fingerprint (lint.models.LintProofs), with the YAML that each fix's what-if form fills in. The lint page and API show a fix only with the proofs made
-for the inventory they show (lint.selectors).
+fingerprint (lint.models.LintProofs), with the YAML that each fix's what-if form fills in. The
+lint page and API show a fix only with the proofs made for the inventory they show
+(lint.selectors).
 
 One task per cluster at a time: asking (`lint_proofs_request`) marks the cluster's row queued
 unless a task is queued already; the task clears the mark before it reads the inventory, so a
