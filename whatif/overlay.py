@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from inventory.models import MODEL_KINDS
 from inventory.parsed import Inventory
-from matching import ObjectKey, Runtime, in_scope, runtime_could_match
+from matching import CandidateIndex, ObjectKey, Runtime
 
 from .parse import Parsed
 
@@ -44,9 +44,8 @@ def affected_models(old: Inventory, new: Inventory, changed: Iterable[ObjectKey]
             runtimes += [view.runtimes[key] for view in (old, new) if key in view.runtimes]
     if runtimes:
         for view in (old, new):
-            for model_key, model in view.models.items():
-                if model_key in found:
-                    continue
-                if any(in_scope(rt.key, model_key) and runtime_could_match(rt, model) for rt in runtimes):
-                    found.add(model_key)
+            # The models in a runtime's scope that it could match (runtime_could_match), by index.
+            index = CandidateIndex(view.models)
+            for runtime in runtimes:
+                found.update(index.candidates(runtime))
     return sorted(found)
