@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from inventory.models import MODEL_KINDS
 from inventory.parsed import Inventory
-from matching import CandidateIndex, ObjectKey, Runtime
+from matching import ObjectKey, Runtime
 
 from .parse import Parsed
 
@@ -43,9 +43,9 @@ def affected_models(old: Inventory, new: Inventory, changed: Iterable[ObjectKey]
         else:
             runtimes += [view.runtimes[key] for view in (old, new) if key in view.runtimes]
     if runtimes:
-        for view in (old, new):
-            # The models in a runtime's scope that it could match (runtime_could_match), by index.
-            index = CandidateIndex(view.models)
+        # The models in a runtime's scope that it could match (runtime_could_match), by index;
+        # a change of runtimes alone leaves the models, and so the old view's index, as they were.
+        for view in (old,) if new.models == old.models else (old, new):
             for runtime in runtimes:
-                found.update(index.candidates(runtime))
+                found.update(view.candidates.candidates(runtime))
     return sorted(found)
