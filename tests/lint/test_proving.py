@@ -29,6 +29,7 @@ from lint.proving import lint_proofs_refresh, lint_proofs_request
 from lint.selectors import FIXES_PENDING, lint_report_get
 from lint.tasks import lint_prove_task
 from matrix.services import matrix_rebuild
+from matrix.tasks import matrix_update_task
 from tests.support.processes import wait_until
 
 
@@ -158,19 +159,20 @@ def test_with_the_broker_away_the_page_answers_and_the_next_view_asks_again(
 def test_a_worker_proves_the_fixes_after_the_matrix_update_of_a_change(
     celery_worker: WorkController, settings: Any
 ) -> None:
-    settings.MATRIX_UPDATE_ON_CHANGE = False
+    settings.MATRIX_UPDATE_ON_CHANGE = False  # the update is queued below, as matrix.pending would
     settings.LINT_PROVE_ON_UPDATE = False
     cluster = cluster_register(parse_cluster_setting("proving=manifests:catalog/runtimes,demo")[0])
     manifests_load(cluster, cluster.manifests, prune=True)
     matrix_rebuild(cluster)
-    settings.MATRIX_UPDATE_ON_CHANGE = True
     settings.LINT_PROVE_ON_UPDATE = True
     assert not LintProofs.objects.filter(cluster=cluster).exclude(fingerprint="").exists()
-
     model = Resource.objects.get(cluster=cluster, name="qwen-image-pvc")
     obj = copy.deepcopy(model.obj)
     obj["metadata"].setdefault("labels", {})["edited-by"] = "proving-test"
-    event_apply(cluster, "MODIFIED", obj)  # -> matrix update -> matrix_updated -> proving, all on the worker
+    event_apply(cluster, "MODIFIED", obj)
+
+    # On the worker: the matrix update, its matrix_updated signal, then the proving task it queues.
+    matrix_update_task.apply_async((cluster.pk,), ignore_result=False).get(timeout=120)
 
     fingerprint = inventory_fingerprint(cluster)
     assert wait_until(lambda: LintProofs.objects.filter(cluster=cluster, fingerprint=fingerprint).exists(), timeout=180)
