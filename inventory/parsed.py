@@ -40,6 +40,11 @@ class Inventory:
         return {rid: key for key, rid in self.ids.items()}
 
     @cached_property
+    def candidates(self) -> matching.CandidateIndex:
+        """The models indexed by what a runtime's entries could match (the what-if's overlay)."""
+        return matching.CandidateIndex(self.models)
+
+    @cached_property
     def grid(self) -> matching.Grid:
         return self.grid_for(self.behaviour)
 
@@ -75,7 +80,7 @@ class Inventory:
             behaviour=self.behaviour,
         )
 
-    # `put` and `remove` are for an Inventory being built: `grid` and `keys` are read once.
+    # `put` and `remove` are for an Inventory being built: `grid`, `keys` and `candidates` are read once.
     def put(self, key: ObjectKey, value: Parsed) -> None:
         """Files a parsed object under its key, in place of any malformed one."""
         self.invalid.pop(key, None)

@@ -17,6 +17,7 @@ from inventory.freshness import verdicts_envelope
 from inventory.selectors import cluster_choose
 
 from .models import ACKNOWLEDGE_PERMISSION, LintAcknowledgement
+from .proving import lint_proofs_request
 from .responses import AcknowledgementListSerializer, AcknowledgementSerializer, LintReportSerializer
 from .selectors import lint_acknowledgement_list, lint_group_states, lint_report_get
 from .services import lint_acknowledge, lint_withdraw
@@ -26,7 +27,9 @@ class LintView(APIView):
     """Runtime lint findings of a cluster: shadowed runtimes, runtimes matching nothing, the
     diffusionPipeline risks of the seed page, OME scorer quirks, unmatchable values; and the
     same findings grouped by root cause (`groups`, each with its fix, its quirks in words and
-    `acknowledged` when someone hid it)."""
+    `acknowledged` when someone hid it). A fix is listed only once the what-if has proven it for
+    the current inventory: until then `fixes_pending_for` names the inventory version being
+    proven, and the groups that will have fixes say so in `no_fix`."""
 
     permission_classes = [CanRead]
 
@@ -35,8 +38,10 @@ class LintView(APIView):
         scope = scope_of(request)
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope)
         report = lint_report_get(cluster, scope=scope, proven=True)
-        data = {**verdicts_envelope(cluster), **report.to_dict()}
-        states = {state.group.key: state for state in lint_group_states(cluster, scope=scope, proven=True)}
+        if report.fixes_pending_for is not None:
+            lint_proofs_request(cluster.pk)
+        data = {**verdicts_envelope(cluster), **report.to_dict(), "fixes_pending_for": report.fixes_pending_for}
+        states = {state.group.key: state for state in lint_group_states(cluster, scope=scope, report=report)}
         for group in data["groups"]:
             state = states[group["key"]]
             group["acknowledged"] = _ack_dict(state.acknowledgement) if state.hidden else None

@@ -43,3 +43,29 @@ class LintAcknowledgement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster}: {self.key} by {self.username}"
+
+
+class LintProofs(models.Model):
+    """What the what-if found for every lint fix of a cluster at one inventory fingerprint
+    (lint.proving, in a task after each matrix update): the lint page shows a fix only with
+    the proofs made for the inventory it shows. One row per cluster, replaced when proven again."""
+
+    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="+")
+    fingerprint = models.CharField(
+        max_length=255, blank=True, help_text="inventory.parsed.inventory_fingerprint the proofs were made for."
+    )
+    proofs = models.JSONField(null=True, help_text="By finding group key (lint.rules.proofs.proofs_json).")
+    manifests = models.JSONField(
+        null=True, help_text="The YAML each fix form fills in: [group key, role, fix index, object key, YAML]."
+    )
+    seconds = models.FloatField(null=True, help_text="The CPU seconds proving took.")
+    proven_at = models.DateTimeField(null=True)
+    queued_at = models.DateTimeField(
+        null=True, help_text="When a proving task was queued and not yet started (one at a time per cluster)."
+    )
+
+    TENANCY = Tenancy("cluster__name")
+    objects = RestrictedQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"{self.cluster}: lint proofs at {self.fingerprint or 'none yet'}"

@@ -68,6 +68,11 @@ class LintReportSerializer(serializers.Serializer):
     group_counts = SeverityCountsSerializer()
     groups = LintGroupSerializer(many=True)
     findings = LintFindingSerializer(many=True)
+    fixes_pending_for = serializers.IntegerField(
+        allow_null=True,
+        help_text="The inventory version whose fixes the what-if is proving; meanwhile no group lists a fix. "
+        "Null: every fix listed is proven for the current inventory.",
+    )
 
 
 class AcknowledgementListSerializer(serializers.Serializer):

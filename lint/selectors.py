@@ -5,40 +5,41 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import QuerySet
 
 from access.restrict import Action
 from access.scope import Scope
 from core.cache import VersionedCache
-from inventory.models import Cluster, Resource
-from inventory.parsed import Inventory, load_inventory
-from matching import ObjectKey
+from inventory.models import Cluster
+from inventory.parsed import load_inventory
 
-from .models import LintAcknowledgement
+from .models import LintAcknowledgement, LintProofs
 from .rules import Finding, FindingGroup, LintReport, lint_inventory
-from .rules.proofs import proven_groups
+from .rules.proofs import with_proofs
 from .rules.report import severity_counts
 
 # Cluster id -> the report at an inventory fingerprint: the lint over a whole cluster takes
 # ~100 ms for the bundled catalog, so pages reuse it until the inventory changes.
 _LINT: VersionedCache[str, LintReport] = VersionedCache("lint_reports")
-# The same with every fix proven by the what-if (~2 s on the demo): only the lint page and API.
+# The same with the proofs of every fix, as the proving task stored them (lint.proving).
 _PROVEN: VersionedCache[str, LintReport] = VersionedCache("lint_proven")
+FIXES_PENDING = "the what-if is proving this fix for the current inventory; it shows once proven"
 
 
 def lint_report_get(cluster: Cluster, *, scope: Scope, proven: bool = False) -> LintReport:
     """`lint.rules.lint_inventory` for the cluster's current inventory, computed once per version,
     with the findings the scope reads: a finding about any object or row of a namespace
     the reader may not read is left out whole (its message names and counts them). `proven`:
-    with every fix run through the what-if (see proven_report), as the lint page shows them."""
+    as the lint page shows it, every fix with its proofs for this inventory (lint.proving) or,
+    until they are stored, no fixes at all (`fixes_pending_for`; `no_fix` says why)."""
     inventory = load_inventory(cluster)
+    report = _LINT.get(
+        cluster.pk, inventory.fingerprint, lambda _stale: lint_inventory(inventory, cluster_name=cluster.name)
+    )
     if proven:
-        report = _PROVEN.get(cluster.pk, inventory.fingerprint, lambda _stale: proven_report(inventory, cluster.name))
-    else:
-        report = _LINT.get(
-            cluster.pk, inventory.fingerprint, lambda _stale: lint_inventory(inventory, cluster_name=cluster.name)
-        )
+        report = _proven(cluster, report, inventory.fingerprint, scope)
     if scope.reads_whole(cluster.name):
         return report
     return dataclasses.replace(
@@ -49,15 +50,34 @@ def lint_report_get(cluster: Cluster, *, scope: Scope, proven: bool = False) -> 
     )
 
 
-def proven_report(inventory: Inventory, cluster_name: str) -> LintReport:
-    """The lint of the inventory with every fix run through the what-if (lint.rules.proofs).
-    Reads the stored objects the fixes change, whatever the reader: the report is cached
-    for every reader and filtered by scope afterwards."""
-    report = lint_inventory(inventory, cluster_name=cluster_name)
-    keys = {key for group in report.groups if group.fix is not None for key in group.fix.changed}
-    ids: dict[int, ObjectKey] = {inventory.ids[key]: key for key in keys if key in inventory.ids}
-    raw = {ids[pk]: obj for pk, obj in Resource.objects.filter(pk__in=list(ids)).values_list("pk", "obj")}
-    return dataclasses.replace(report, groups=proven_groups(report.groups, inventory, raw))
+def _proven(cluster: Cluster, report: LintReport, fingerprint: str, scope: Scope) -> LintReport:
+    """The report with the stored proofs of this inventory (held per process once read), else
+    without its fixes: never a fix unproven, nor one proven against another inventory."""
+    held = _PROVEN.peek(cluster.pk, fingerprint)
+    if held is not None:
+        return held
+    stored = (
+        LintProofs.objects.restrict(scope, Action.VIEW)
+        .filter(cluster=cluster, fingerprint=fingerprint)
+        .values_list("proofs", flat=True)
+        .first()
+    )
+    if stored is None:
+        groups = [
+            dataclasses.replace(group, fix=None, alternative=None, no_fix=FIXES_PENDING) if group.fix else group
+            for group in report.groups
+        ]
+        return dataclasses.replace(report, groups=groups, fixes_pending_for=cluster.inventory_version)
+    proven = dataclasses.replace(report, groups=with_proofs(report.groups, stored))
+    return _PROVEN.get(cluster.pk, fingerprint, lambda _stale: proven)
+
+
+def lint_fix_manifests(cluster: Cluster, fingerprint: str, *, scope: Scope) -> list[list[Any]] | None:
+    """The YAML each lint fix form fills in, stored with the proofs of the inventory at
+    `fingerprint` (lint.proving); None until they are."""
+    found = LintProofs.objects.restrict(scope, Action.VIEW).filter(cluster=cluster, fingerprint=fingerprint)
+    manifests: list[list[Any]] | None = found.values_list("manifests", flat=True).first()
+    return manifests
 
 
 def _readable(scope: Scope, cluster: str, finding: Finding) -> bool:
@@ -83,8 +103,10 @@ class GroupState:
         return self.acknowledgement is not None and not self.hidden
 
 
-def lint_group_states(cluster: Cluster, *, scope: Scope, proven: bool = False) -> list[GroupState]:
-    groups = lint_report_get(cluster, scope=scope, proven=proven).groups
+def lint_group_states(cluster: Cluster, *, scope: Scope, report: LintReport | None = None) -> list[GroupState]:
+    """The groups of `report` (by default the cluster's lint as `scope` reads it) with their
+    active acknowledgements."""
+    groups = (report or lint_report_get(cluster, scope=scope)).groups
     acks = LintAcknowledgement.objects.restrict(scope, Action.VIEW).filter(cluster=cluster, withdrawn_at__isnull=True)
     active = {ack.key: ack for ack in acks.filter(key__in=[group.key for group in groups])}
     return [GroupState(group, active.get(group.key)) for group in groups]

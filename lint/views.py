@@ -3,9 +3,9 @@ fix opened in the runtime what-if, and the acknowledge / show-again actions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -20,7 +20,7 @@ from access.current import scope_of
 from access.scope import Scope
 from core.cache import VersionedCache
 from core.errors import DomainError
-from core.web import editable_manifest, read_access
+from core.web import read_access
 from inventory.models import Cluster
 from inventory.parsed import inventory_fingerprint
 from inventory.selectors import clusters_visible, resources_visible
@@ -28,8 +28,9 @@ from inventory.views import page_cluster
 from matching import ObjectKey
 
 from .models import ACKNOWLEDGE_PERMISSION
-from .rules import SEVERITIES, FindingGroup, Fix
-from .selectors import GroupState, lint_group_states
+from .proving import FORMS, form_fixes, lint_proofs_request
+from .rules import SEVERITIES, FindingGroup
+from .selectors import GroupState, lint_fix_manifests, lint_group_states, lint_report_get
 from .services import lint_acknowledge, lint_withdraw
 
 # Each group on the page carries its fixes' manifests (YAML in the what-if forms): a cluster
@@ -41,17 +42,11 @@ GROUPS_PER_PAGE = 50
 MODELS_SHOWN = 20
 
 
+Manifests = dict[tuple[str, str, int, ObjectKey], str]
 # Cluster id -> at an inventory fingerprint, the YAML of each object as a group's fix changes it,
-# by (group key, which form, which of its fixes, object key): dumping hundreds of runtime manifests to YAML
-# was most of the page's cost. Filled as pages are read; a reader is given only forms whose
-# objects it reads (_fix_form checks against its own ids).
-_MANIFESTS: VersionedCache[str, dict[tuple[str, str, int, ObjectKey], str]] = VersionedCache("lint_manifests")
-# Which fixes of a group have forms: (role, fixes the form applies).
-_ROLES: tuple[tuple[str, Callable[[FindingGroup], list[Fix | None] | None]], ...] = (
-    ("fix", lambda group: [group.fix]),
-    ("pair", lambda group: [group.fix, group.partner] if group.pair is not None else None),
-    ("alternative", lambda group: [group.alternative] if group.alternative is not None else None),
-)
+# by (group key, form role, which of its fixes, object key), as the proving task stored it with
+# the proofs (lint.proving). A reader is given only forms whose objects it reads (_fix_form).
+_MANIFESTS: VersionedCache[str, Manifests] = VersionedCache("lint_manifests")
 
 
 def _pks(cluster: Cluster, keys: set[ObjectKey], scope: Scope) -> dict[ObjectKey, int]:
@@ -61,40 +56,25 @@ def _pks(cluster: Cluster, keys: set[ObjectKey], scope: Scope) -> dict[ObjectKey
     return {(kind, namespace, name): pk for pk, kind, namespace, name in rows if (kind, namespace, name) in keys}
 
 
-def _manifests(
-    cluster: Cluster, groups: list[FindingGroup], pks: dict[ObjectKey, int], scope: Scope
-) -> dict[tuple[str, str, int, ObjectKey], str]:
-    """The edited manifests of the groups' fix forms, made for those not held yet from the
-    stored objects of `pks` (the ids of the objects the reader reads, `_pks`)."""
-    held = _MANIFESTS.get(cluster.pk, inventory_fingerprint(cluster), lambda _stale: {})
-    missing = {
-        (group.key, role, index, key): (fix, key)
-        for group in groups
-        for role, fixes_of in _ROLES
-        for index, fix in enumerate(fixes_of(group) or [])
-        if fix is not None
-        for key in fix.changed
-        if (group.key, role, index, key) not in held
-    }
-    if missing:
-        keys = {pks[key]: key for _fix, key in missing.values() if key in pks}
-        found = resources_visible(scope).filter(pk__in=keys).values_list("pk", "obj")
-        objects = {keys[pk]: obj for pk, obj in found}
-        for name, (fix, key) in missing.items():
-            if key in objects:
-                held[name] = editable_manifest(fix.apply_to(key, objects[key]))
-    return held
+def _manifests(cluster: Cluster, scope: Scope) -> Manifests:
+    """The fix forms' manifests stored with the proofs of the current inventory (none before)."""
+    fingerprint = inventory_fingerprint(cluster)
+    held = _MANIFESTS.peek(cluster.pk, fingerprint)
+    if held is not None:
+        return held
+    stored = lint_fix_manifests(cluster, fingerprint, scope=scope)
+    if stored is None:
+        return {}
+    made = {(group, role, index, (key[0], key[1], key[2])): text for group, role, index, key, text in stored}
+    return _MANIFESTS.get(cluster.pk, fingerprint, lambda _stale: made)
 
 
-def _fix_form(
-    group: FindingGroup, role: str, pks: dict[ObjectKey, int], manifests: dict[tuple[str, str, int, ObjectKey], str]
-) -> dict[str, Any] | None:
+def _fix_form(group: FindingGroup, role: str, pks: dict[ObjectKey, int], manifests: Manifests) -> dict[str, Any] | None:
     """Where the fixes open: the what-if of the first one's target runtime, with the manifests
     of the objects they change filled in (several YAML documents when they change several)."""
-    fixes = dict(_ROLES)[role](group)
-    if not fixes or any(fix is None for fix in fixes):
+    present = form_fixes(group, role)
+    if not present:
         return None
-    present = [fix for fix in fixes if fix is not None]
     changed = [(index, key) for index, fix in enumerate(present) for key in fix.changed]
     documents = [manifests.get((group.key, role, index, key)) for index, key in changed]
     if present[0].target not in pks or not all(key in pks for _index, key in changed) or None in documents:
@@ -102,9 +82,7 @@ def _fix_form(
     return {"runtime_id": pks[present[0].target], "manifest": "---\n".join(filter(None, documents))}
 
 
-def _item(
-    state: GroupState, pks: dict[ObjectKey, int], manifests: dict[tuple[str, str, int, ObjectKey], str]
-) -> dict[str, Any]:
+def _item(state: GroupState, pks: dict[ObjectKey, int], manifests: Manifests) -> dict[str, Any]:
     group = state.group
     return {
         "state": state,
@@ -112,7 +90,7 @@ def _item(
         "runtimes": [(key, pks.get(key)) for key in group.runtimes],
         "models": [(key, pks.get(key)) for key in group.models[:MODELS_SHOWN]],
         "models_more": max(len(group.models) - MODELS_SHOWN, 0),
-        **{f"{role}_form": _fix_form(group, role, pks, manifests) for role, _fixes in _ROLES},
+        **{f"{role}_form": _fix_form(group, role, pks, manifests) for role, _fixes in FORMS},
     }
 
 
@@ -123,7 +101,10 @@ def lint(request: HttpRequest) -> HttpResponse:
     if not isinstance(cluster, Cluster):
         return cluster
     scope = scope_of(request)
-    states = lint_group_states(cluster, scope=scope, proven=True)
+    report = lint_report_get(cluster, scope=scope, proven=True)
+    if report.fixes_pending_for is not None:
+        lint_proofs_request(cluster.pk)
+    states = lint_group_states(cluster, scope=scope, report=report)
     show_acknowledged = request.GET.get("acknowledged") in ("1", "true", "on")
     severity = request.GET.get("severity", "")
     listed = [state for state in states if show_acknowledged or not state.hidden]
@@ -135,10 +116,12 @@ def lint(request: HttpRequest) -> HttpResponse:
     fixes = [fix for group in groups for fix in (group.fix, group.partner, group.alternative) if fix]
     named = {key for group in groups for key in (*group.runtimes, *group.models[:MODELS_SHOWN])}
     pks = _pks(cluster, named | {key for fix in fixes for key in (fix.target, *fix.changed)}, scope)
-    manifests = _manifests(cluster, groups, pks, scope)
+    manifests = _manifests(cluster, scope) if report.fixes_pending_for is None else {}
     context = {
         "cluster": cluster,
         "clusters": clusters_visible(scope),
+        "fixes_pending_for": report.fixes_pending_for,
+        "poll_seconds": settings.MATRIX_POLL_SECONDS,
         "counts": counts,
         "severity": severity,
         "show_acknowledged": show_acknowledged,

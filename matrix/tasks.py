@@ -10,9 +10,9 @@ from typing import Any
 
 from celery import chord, shared_task
 from django.conf import settings
-from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
 
+from core.broker import BROKER_ERRORS
 from inventory.models import Cluster
 
 from . import audit, pending, services
@@ -20,8 +20,6 @@ from .models import MatrixBuild
 from .selectors import current_build
 
 logger = logging.getLogger(__name__)
-# Enqueueing or the pending marker failed: the broker is away.
-BROKER_ERRORS = (OperationalError, RedisError, ConnectionError, TimeoutError)
 
 
 @shared_task(name="matrix.matrix_rebuild")

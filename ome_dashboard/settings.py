@@ -373,8 +373,8 @@ CELERY_BEAT_SCHEDULE["inventory.ensure_watches"] = {
 # ---- queues (docs/operations.md, "Queues"): each has its own worker, so none starves another --
 # `watch`: watch tasks, which only hand a watch to the worker's hub (`--pool threads
 # --concurrency 2` holds the watches of hundreds of clusters). `control`: short supervision tasks (ensure_watches, the
-# matrix catch-up and audit, resync scheduling), never behind a burst. `matrix`: builds and
-# updates; a burst delays only these. `celery` (the default): resyncs and everything else.
+# matrix catch-up and audit, resync scheduling), never behind a burst. `matrix`: builds,
+# updates and what follows them (policies, lint proofs); a burst delays only these. `celery` (the default): resyncs and everything else.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = {name: {"routing_key": name} for name in ("celery", "control", "matrix", "watch")}
 CELERY_TASK_ROUTES = {
@@ -386,6 +386,7 @@ CELERY_TASK_ROUTES = {
     "matrix.matrix_audit_all": {"queue": "control"},
     "matrix.*": {"queue": "matrix"},
     "policies.policies_evaluate": {"queue": "matrix"},
+    "lint.*": {"queue": "matrix"},
     "policies.*": {"queue": "control"},
 }
 # A worker takes one task at a time per slot, so a long matrix build never holds short ones back.
@@ -423,6 +424,11 @@ CELERY_BEAT_SCHEDULE["matrix.matrix_audit_all"] = {
     "schedule": MATRIX_AUDIT_INTERVAL,
     "options": {"expires": MATRIX_AUDIT_INTERVAL * 0.9},
 }
+# After every matrix update, a task on the matrix queue proves the cluster's lint fixes with the
+# what-if (lint.proving); the lint page shows fixes only once proven. A proving task queued this
+# many seconds ago and not started (lost with the broker or a worker) no longer holds back a new one.
+LINT_PROVE_ON_UPDATE: bool = env.bool("LINT_PROVE_ON_UPDATE", default=True)
+LINT_PROOFS_REQUEUE_AFTER: int = env.int("LINT_PROOFS_REQUEUE_AFTER", default=300)
 # How often pages poll the matrix version, so that a sync or a patch shows up by itself (seconds).
 MATRIX_POLL_SECONDS: float = env.float("MATRIX_POLL_SECONDS", default=3.0)
 
@@ -515,7 +521,7 @@ CACHE_ENTRIES: dict[str, int] = {
     "parsed_objects": 200_000,  # parsed objects (models, runtimes, InferenceServices), all clusters
     "grid_texts": 65_536,  # per grid: reasons and checks of (model signature, runtime), ~0.4 KB each
     "lint_reports": 64,  # clusters' lint reports
-    "lint_proven": 64,  # the same with every fix proven by the what-if
+    "lint_proven": 64,  # the same with the proofs of every fix, as stored by the proving task
     "lint_manifests": 64,  # clusters' lint fix manifests as YAML, by group and fix
     "near_misses": 512,  # (model, namespace, runtime, reader's rights) -> a model's near misses
     "status_rows": 64,  # (cluster, query, runtimes, statuses) -> the matrix rows with those statuses

@@ -124,7 +124,9 @@ def events_deliver(events: Sequence[Event]) -> None:
     the broker being away leaves them pending for the beat's retry of due deliveries."""
     if not events:
         return
-    from .tasks import BROKER_ERRORS, webhook_deliver_task
+    from core.broker import BROKER_ERRORS
+
+    from .tasks import webhook_deliver_task
 
     for delivery_id in deliveries_create(events):
         try:

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.dispatch import receiver
 
+from core.broker import BROKER_ERRORS
 from matrix.signals import matrix_updated
 
 from .models import Policy, Receiver
@@ -29,7 +30,7 @@ def _anything_to_evaluate() -> bool:
 def evaluate_policies(sender: object, cluster_id: int, causes: list[dict[str, Any]], **kwargs: Any) -> None:
     if not settings.POLICY_EVALUATE_ON_UPDATE or not _anything_to_evaluate():
         return
-    from .tasks import BROKER_ERRORS, policies_evaluate_task
+    from .tasks import policies_evaluate_task
 
     def enqueue() -> None:
         try:

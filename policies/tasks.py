@@ -7,15 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
-from kombu.exceptions import OperationalError
-from redis.exceptions import RedisError
 
 from inventory.models import Cluster
 
 from .evaluation import policies_evaluate
 from .webhooks import deliveries_due, webhook_deliver
-
-BROKER_ERRORS = (OperationalError, RedisError, ConnectionError, TimeoutError)
 
 
 @shared_task(name="policies.policies_evaluate")

@@ -99,8 +99,9 @@ ALLOWED: dict[str, str] = {
     "whoever may read that one (the page needs inventory.add_cluster)",
     "inventory/argocd.py": "the Argo CD source registers and removes clusters for the system, whoever reads them",
     "inventory/locks.py": "the lock order: every writer of a cluster locks its row first, for the system",
-    "lint/selectors.py:proven_report": "the proven lint report is cached for every reader of the cluster and "
-    "filtered by the reader's scope afterwards (lint_report_get)",
+    "lint/proving.py": "the proving task proves and stores every cluster's lint fixes for the system; readers "
+    "read the proofs through LintProofs.objects.restrict (lint_report_get)",
+    "lint/tasks.py": "Celery tasks: the system's own work, no reader",
     "inventory/ome_release.py:_no_evidence": "whether a cluster the caller already holds was ever listed, "
     "to say why its OME version is unknown",
     "matrix/freshness.py": "the freshness of a cluster the caller already read (clusters_visible(scope)): "

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from inventory.models import MODEL_KINDS
 from inventory.parsed import Inventory
-from matching import ObjectKey, Runtime, in_scope, runtime_could_match
+from matching import ObjectKey, Runtime
 
 from .parse import Parsed
 
@@ -43,10 +43,9 @@ def affected_models(old: Inventory, new: Inventory, changed: Iterable[ObjectKey]
         else:
             runtimes += [view.runtimes[key] for view in (old, new) if key in view.runtimes]
     if runtimes:
-        for view in (old, new):
-            for model_key, model in view.models.items():
-                if model_key in found:
-                    continue
-                if any(in_scope(rt.key, model_key) and runtime_could_match(rt, model) for rt in runtimes):
-                    found.add(model_key)
+        # The models in a runtime's scope that it could match (runtime_could_match), by index;
+        # a change of runtimes alone leaves the models, and so the old view's index, as they were.
+        for view in (old,) if new.models == old.models else (old, new):
+            for runtime in runtimes:
+                found.update(view.candidates.candidates(runtime))
     return sorted(found)

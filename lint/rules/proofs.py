@@ -159,3 +159,76 @@ def _same_problem(group: FindingGroup, proof: Proof | None) -> Proof | None:
     if proof is None or group.cause == NO_SIZE_RANGE:
         return proof
     return replace(proof, unranged=())
+
+
+# Stored proofs (lint.models.LintProofs): by group key, what proven_groups found, as JSON.
+
+
+def proofs_json(groups: Iterable[FindingGroup]) -> dict[str, dict[str, Any]]:
+    """What proven_groups found for each group with a fix, as JSON (`with_proofs` reads it back)."""
+    return {
+        group.key: {
+            "proof": _proof_json(group.proof),
+            "pair": None if group.pair is None else _proof_json(group.pair),
+            "alternative": _proof_json(group.alternative_proof),
+        }
+        for group in groups
+        if group.fix is not None
+    }
+
+
+def with_proofs(groups: list[FindingGroup], stored: Mapping[str, Mapping[str, Any]]) -> list[FindingGroup]:
+    """The groups as proven_groups made them, from `proofs_json` of the same inventory's groups.
+    A group's partner is the fix of the group its pair was proven together with."""
+    fixes = {group.key: group.fix for group in groups}
+    result = []
+    for group in groups:
+        found = stored.get(group.key)
+        if found is None or group.fix is None:
+            result.append(group)
+            continue
+        pair = _proof_of(found["pair"])
+        result.append(
+            replace(
+                group,
+                proof=_proof_of(found["proof"]),
+                pair=pair,
+                partner=None if pair is None else fixes.get(pair.together[0]),
+                alternative_proof=_proof_of(found["alternative"]),
+            )
+        )
+    return result
+
+
+def _proof_json(proof: Proof | None) -> dict[str, Any] | None:
+    if proof is None:
+        return None
+    return {
+        "moves": [[move.model, move.old, move.new, move.rows] for move in proof.moves],
+        "rows_changed": proof.rows_changed,
+        "together": list(proof.together),
+        "destinations": list(proof.destinations),
+        "unranged": list(proof.unranged),
+    }
+
+
+def _key(value: list[str]) -> ObjectKey:
+    return (value[0], value[1], value[2])
+
+
+def _key_or_none(value: list[str] | None) -> ObjectKey | None:
+    return None if value is None else _key(value)
+
+
+def _proof_of(data: Mapping[str, Any] | None) -> Proof | None:
+    if data is None:
+        return None
+    return Proof(
+        moves=tuple(
+            Move(_key(model), _key_or_none(old), _key_or_none(new), rows) for model, old, new, rows in data["moves"]
+        ),
+        rows_changed=data["rows_changed"],
+        together=tuple(data["together"]),
+        destinations=tuple(map(_key, data["destinations"])),
+        unranged=tuple(map(_key, data["unranged"])),
+    )

@@ -52,6 +52,9 @@ class LintReport:
     cluster: str
     findings: list[Finding]
     groups: list[FindingGroup] = field(default_factory=list)
+    fixes_pending_for: int | None = None
+    """Set on the lint page's report while the fixes of this inventory version are being proven
+    (lint.selectors): its groups carry no fixes meanwhile."""
 
     def counts(self) -> dict[str, int]:
         """Findings per severity."""

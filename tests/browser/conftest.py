@@ -22,6 +22,7 @@ from django.conf import settings as django_settings
 
 from inventory.live.resync import cluster_resync
 from inventory.models import Cluster
+from lint.proving import lint_proofs_refresh
 from matrix.services import matrix_rebuild
 from ome_dashboard.celery import app as celery_app
 from tests.fakes.kube_api import FakeKubeAPI
@@ -106,12 +107,15 @@ def live_cluster(transactional_db: None, fake_cluster: FakeKubeAPI, tmp_path: Pa
     inside the request that stored the change (the patch), through the same receiver and task.
     """
     settings.MATRIX_UPDATE_ON_CHANGE = False
+    settings.LINT_PROVE_ON_UPDATE = False
     kubeconfig = fake_cluster.write_kubeconfig(tmp_path / "live.kubeconfig")
     cluster = Cluster.objects.create(name="live", source=Cluster.Source.KUBECONFIG, kubeconfig=str(kubeconfig))
     result = cluster_resync(cluster)
     assert not result.errors, result.errors
     matrix_rebuild(cluster)
+    lint_proofs_refresh(cluster)  # what the proving task does after the build
     settings.MATRIX_UPDATE_ON_CHANGE = True
+    settings.LINT_PROVE_ON_UPDATE = True
     settings.MATRIX_POLL_SECONDS = 0.5
     eager = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = True

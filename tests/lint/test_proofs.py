@@ -5,6 +5,7 @@ an independent what-if of the fix (`whatif.services.whatif_inventory`)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -16,7 +17,7 @@ from django.conf import settings
 from inventory.sources import read_manifests
 from lint.rules import lint_inventory
 from lint.rules.fixes import Fix
-from lint.rules.proofs import Proof, proven_groups
+from lint.rules.proofs import Proof, proofs_json, proven_groups, with_proofs
 from matching import ObjectKey
 from tests.support.demo import DEMO_FOLDERS
 from tests.support.inventory import inventory_from_objects
@@ -133,3 +134,22 @@ def test_a_runtime_that_loses_only_on_score_is_offered_a_priority_too(proven: An
         assert group.cause == "shadowed"
         assert group.alternative_proof is not None
         assert group.runtimes[0] in {move.new for move in group.alternative_proof.moves}, group.alternative_proof.text
+
+
+def test_stored_proofs_give_back_the_groups_as_proven(proven: Any) -> None:
+    """What the proving task stores (JSON, lint.models.LintProofs) is what the page shows: the
+    same proofs, texts, pairs and partner fixes as proving in the request did."""
+    inventory, _raw, groups = proven
+    stored = json.loads(json.dumps(proofs_json(groups)))
+
+    again = with_proofs(lint_inventory(inventory).groups, stored)
+
+    assert again == groups
+    assert any(group.pair is not None for group in groups)  # the pairs' partners round-trip too
+    for old, new in zip(groups, again, strict=True):
+        for before, after in (
+            (old.proof, new.proof),
+            (old.pair, new.pair),
+            (old.alternative_proof, new.alternative_proof),
+        ):
+            assert (before and (before.text, before.destinations)) == (after and (after.text, after.destinations))

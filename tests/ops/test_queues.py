@@ -89,6 +89,7 @@ def test_supervision_goes_to_control_matrix_work_to_matrix_and_watches_to_watch(
             "matrix.matrix_rebuild",
             "matrix.matrix_build_chunk",
             "matrix.matrix_build_finish",
+            "lint.lint_prove",
             "inventory.tasks.watch_cluster",
             "inventory.tasks.resync_cluster",
         )
@@ -103,6 +104,7 @@ def test_supervision_goes_to_control_matrix_work_to_matrix_and_watches_to_watch(
         "matrix.matrix_rebuild": "matrix",
         "matrix.matrix_build_chunk": "matrix",
         "matrix.matrix_build_finish": "matrix",
+        "lint.lint_prove": "matrix",
         "inventory.tasks.watch_cluster": "watch",
         "inventory.tasks.resync_cluster": "celery",
     }

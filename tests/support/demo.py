@@ -49,7 +49,7 @@ def stored_demo(blocker: Any, cache_dir: Path, *, name: str = "demo") -> Iterato
     """Commit the demo cluster and its matrix outside the tests' transactions (so every test of
     a module sees it; what a test changes is rolled back), and delete it afterwards."""
     data = demo_snapshot(cache_dir)
-    with blocker.unblock(), override_settings(MATRIX_UPDATE_ON_CHANGE=False):
+    with blocker.unblock(), override_settings(MATRIX_UPDATE_ON_CHANGE=False, LINT_PROVE_ON_UPDATE=False):
         cluster = Cluster.objects.create(name=name, source=Cluster.Source.MANIFESTS, manifests=list(DEMO_FOLDERS))
         for kind in Kind.values:
             items = data.get(kind, [])

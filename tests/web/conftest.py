@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 
 from inventory.models import Cluster, Resource
+from lint.proving import lint_proofs_refresh
 from matrix.models import MatrixBuild
 from ome_dashboard.celery import app as celery_app
 from tests.support.access import grant
@@ -23,6 +24,15 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 
 @pytest.fixture
 def cluster(demo: Cluster, db: None) -> Cluster:
+    return demo
+
+
+@pytest.fixture(scope="module")
+def proven_demo(demo: Cluster, django_db_blocker: Any) -> Cluster:
+    """The demo with its lint fixes proven and stored, as the proving task leaves it after the
+    matrix build (lint.proving)."""
+    with django_db_blocker.unblock():
+        lint_proofs_refresh(demo)
     return demo
 
 

@@ -48,6 +48,12 @@ PAGES: list[tuple[str, Callable[[dict[str, Resource]], str], int]] = [
 ]
 
 
+@pytest.fixture
+def cluster(proven_demo: Cluster, db: None) -> Cluster:
+    """The demo as the proving task leaves it: the lint page with its fixes (lint.proving)."""
+    return proven_demo
+
+
 @pytest.mark.parametrize(("name", "url", "queries"), PAGES, ids=[page[0] for page in PAGES])
 def test_the_page_uses_a_fixed_number_of_queries(
     client: Client,
