@@ -222,10 +222,10 @@ class WatchHub:
         while True:
             try:
                 # Not behind the database calls queued for the watches: a busy hub still counts.
-                alive = await self._loop.run_in_executor(None, hubs_announce, hub_id)
-                self.share = fair_share(await self.db(live_clusters_count), len(alive))
+                hubs = await self._loop.run_in_executor(None, hubs_announce, hub_id)
+                self.share = fair_share(await self.db(live_clusters_count), len(hubs.running))
                 await self._shed()
-                await self._take_idle(alive)
+                await self._take_idle(hubs.running if hubs.sure else None)
             except (redis.RedisError, DatabaseError) as error:  # keep the last share meanwhile
                 logger.warning("watch hub: could not announce itself or learn its share: %s", error)
             except Exception:  # the balancer outlives any one round: without it no cluster moves here
@@ -256,9 +256,10 @@ class WatchHub:
         await asyncio.gather(*(task for task in tasks if task is not None), return_exceptions=True)
         await self.db(_give_back, leases)
 
-    async def _take_idle(self, alive: frozenset[str]) -> None:
+    async def _take_idle(self, alive: frozenset[str] | None) -> None:
         """Take whole idle clusters up to the share, those of hubs no longer `alive` included (so
-        a killed worker's clusters move within the lease), and the idle kinds of clusters held here."""
+        a killed worker's clusters move within the lease; None: not sure which hubs run, so
+        only lapsed leases), and the idle kinds of clusters held here."""
         with self._lock:
             room = max(0, int(self.share - len({cluster_id for cluster_id, _ in self._tasks})))
         claims = await self.db(watches_claim_idle, room, hub=self.share_as, alive=alive)
