@@ -147,6 +147,8 @@ class WatchHub:
         self._loop = asyncio.new_event_loop()
         # The loop's own pool resolves host names for aiohttp: keep it small too.
         self._loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="watch-dns"))
+        # Announcements have a thread of their own: behind slow lookups a running hub passes for dead.
+        self._announcer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="watch-announce")
         self._thread = threading.Thread(target=self._loop.run_forever, name=name, daemon=True)
         self._tasks: dict[Key, asyncio.Task[WatchReport] | None] = {}
         self._reports: dict[Key, concurrent.futures.Future[WatchReport]] = {}
@@ -221,8 +223,8 @@ class WatchHub:
         take idle clusters up to the share (a watch task refused by a full hub lands here)."""
         while True:
             try:
-                # Not behind the database calls queued for the watches: a busy hub still counts.
-                hubs = await self._loop.run_in_executor(None, hubs_announce, hub_id)
+                # Not behind the watches' database calls nor host name lookups: a busy hub still counts.
+                hubs = await self._loop.run_in_executor(self._announcer, hubs_announce, hub_id)
                 self.share = fair_share(await self.db(live_clusters_count), len(hubs.running))
                 await self._shed()
                 await self._take_idle(hubs.running if hubs.sure else None)
@@ -354,6 +356,7 @@ class WatchHub:
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.db(_give_back, held)
         await self._loop.shutdown_default_executor()
+        self._announcer.shutdown(wait=False)
 
 
 def _give_back(held: dict[Key, str | None]) -> None:

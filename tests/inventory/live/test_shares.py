@@ -5,6 +5,7 @@ the test's thread; benchmarks/scale_out.py does the same with Celery worker proc
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections import Counter
@@ -100,6 +101,29 @@ def test_a_hub_is_sure_who_stopped_only_after_announcing_without_a_gap_for_half_
     hubs_withdraw("b")
     assert not client.exists(SINCE_KEY.format(hub="b"))
     hubs_withdraw("a")
+
+
+def test_a_hub_announces_itself_while_host_name_lookups_hang(announcing: None, redis_server) -> None:
+    # The loop's default pool resolves API servers' host names (and fetches Argo CD members'
+    # kubeconfigs): slow DNS during a reconnect storm must not make a running hub pass for dead.
+    client = redis.Redis.from_url(redis_server.url)
+    database = CallerThread()
+    hub = WatchHub(database, share_as="resolving").start()
+    release = threading.Event()
+    try:
+        assert database.run_until(lambda: client.zscore(HUBS_KEY, "resolving") is not None, WAIT)
+
+        async def lookups_that_hang() -> None:
+            loop = asyncio.get_running_loop()
+            await asyncio.gather(*(loop.run_in_executor(None, release.wait) for _ in range(8)))
+
+        hung = asyncio.run_coroutine_threadsafe(lookups_that_hang(), hub._loop)
+        before = client.zscore(HUBS_KEY, "resolving")
+        assert database.run_until(lambda: client.zscore(HUBS_KEY, "resolving") != before, WAIT)
+        assert not hung.done()
+    finally:
+        release.set()
+        hub.stop()
 
 
 def test_a_hub_refuses_a_cluster_beyond_its_share_but_not_another_kind_of_one_it_holds() -> None:
