@@ -25,6 +25,7 @@ import math
 import uuid
 from functools import cache
 from typing import NamedTuple
+from urllib.parse import quote, unquote
 
 import redis
 from django.conf import settings
@@ -50,14 +51,20 @@ def announce_period() -> float:
 
 def hub_owner(hub_id: str) -> str:
     """A new lease owner token that names hub `hub_id` (see `owner_hub`)."""
-    return f"{HUB_OWNER}{hub_id}/{uuid.uuid4().hex[:16]}"
+    return f"{hub_tokens(hub_id)}{uuid.uuid4().hex[:16]}"
+
+
+def hub_tokens(hub_id: str) -> str:
+    """The start of hub `hub_id`'s tokens and of no other hub's: its id is quoted, so that the
+    tokens of hub `a` do not start those of hub `a/b`."""
+    return f"{HUB_OWNER}{quote(hub_id, safe=':')}/"
 
 
 def owner_hub(owner: str) -> str | None:
     """The hub a lease owner token names, or None (a task's or a command's token)."""
     if not owner.startswith(HUB_OWNER):
         return None
-    return owner[len(HUB_OWNER) :].rpartition("/")[0] or None
+    return unquote(owner[len(HUB_OWNER) :].rpartition("/")[0]) or None
 
 
 class Hubs(NamedTuple):
