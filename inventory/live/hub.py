@@ -147,6 +147,8 @@ class WatchHub:
         self._loop = asyncio.new_event_loop()
         # The loop's own pool resolves host names for aiohttp: keep it small too.
         self._loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="watch-dns"))
+        # Announcements have a thread of their own: behind slow lookups a running hub passes for dead.
+        self._announcer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="watch-announce")
         self._thread = threading.Thread(target=self._loop.run_forever, name=name, daemon=True)
         self._tasks: dict[Key, asyncio.Task[WatchReport] | None] = {}
         self._reports: dict[Key, concurrent.futures.Future[WatchReport]] = {}
@@ -221,11 +223,11 @@ class WatchHub:
         take idle clusters up to the share (a watch task refused by a full hub lands here)."""
         while True:
             try:
-                # Not behind the database calls queued for the watches: a busy hub still counts.
-                alive = await self._loop.run_in_executor(None, hubs_announce, hub_id)
-                self.share = fair_share(await self.db(live_clusters_count), len(alive))
+                # Not behind the watches' database calls nor host name lookups: a busy hub still counts.
+                hubs = await self._loop.run_in_executor(self._announcer, hubs_announce, hub_id)
+                self.share = fair_share(await self.db(live_clusters_count), len(hubs.running))
                 await self._shed()
-                await self._take_idle(alive)
+                await self._take_idle(hubs.running if hubs.sure else None)
             except (redis.RedisError, DatabaseError) as error:  # keep the last share meanwhile
                 logger.warning("watch hub: could not announce itself or learn its share: %s", error)
             except Exception:  # the balancer outlives any one round: without it no cluster moves here
@@ -256,9 +258,10 @@ class WatchHub:
         await asyncio.gather(*(task for task in tasks if task is not None), return_exceptions=True)
         await self.db(_give_back, leases)
 
-    async def _take_idle(self, alive: frozenset[str]) -> None:
+    async def _take_idle(self, alive: frozenset[str] | None) -> None:
         """Take whole idle clusters up to the share, those of hubs no longer `alive` included (so
-        a killed worker's clusters move within the lease), and the idle kinds of clusters held here."""
+        a killed worker's clusters move within the lease; None: not sure which hubs run, so
+        only lapsed leases), and the idle kinds of clusters held here."""
         with self._lock:
             room = max(0, int(self.share - len({cluster_id for cluster_id, _ in self._tasks})))
         claims = await self.db(watches_claim_idle, room, hub=self.share_as, alive=alive)
@@ -353,6 +356,7 @@ class WatchHub:
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.db(_give_back, held)
         await self._loop.shutdown_default_executor()
+        self._announcer.shutdown(wait=False)
 
 
 def _give_back(held: dict[Key, str | None]) -> None:

@@ -24,7 +24,7 @@ from core.db import retried_transaction
 
 from ..locks import cluster_write_lock
 from ..models import Cluster, Kind, SyncState
-from .shares import HUB_OWNER, hub_owner, owner_hub
+from .shares import HUB_OWNER, hub_owner, hub_tokens, owner_hub
 
 
 def _lease_expiry() -> ExpressionWrapper:
@@ -63,7 +63,7 @@ def _claimable(owners: dict[str, str], alive: Collection[str] | None) -> Q:
     claimable = Q(watch_owner="") | Q(watch_lease_until__isnull=True) | Q(watch_lease_until__lte=Now())
     claimable |= Q(watch_owner__in=owners.values())  # a holder claims its own lease again
     if alive is not None:
-        running = [Q(watch_owner__startswith=f"{HUB_OWNER}{hub}/") for hub in alive]
+        running = [Q(watch_owner__startswith=hub_tokens(hub)) for hub in alive]
         claimable |= Q(watch_owner__startswith=HUB_OWNER) & ~functools.reduce(operator.or_, running, Q(pk__in=[]))
     return claimable
 

@@ -13,6 +13,10 @@ waiting for those leases to lapse (inventory.live.leases): a killed worker's clu
 within the lease. A hub that was only starved finds its leases taken at its next renewal and
 stops those watches, as after a forced claim. Counting too few hubs only raises the shares,
 which never blocks a watch.
+
+A hub trusts a missing announcement to mean a stopped hub only once it has itself announced
+without a gap for half a lease (`Hubs.sure`): after a Redis outage or a restart that lost the
+set, the first hub back would otherwise see no other and take every running hub's clusters.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from __future__ import annotations
 import math
 import uuid
 from functools import cache
+from typing import NamedTuple
+from urllib.parse import quote, unquote
 
 import redis
 from django.conf import settings
@@ -28,6 +34,8 @@ from django.conf import settings
 HUBS_KEY = "ome:watch:hubs"
 # The start of the owner tokens of the leases a hub holds: hub/<hub id>/<random>.
 HUB_OWNER = "hub/"
+# Per hub: when it started announcing itself without a gap (expires after half a lease unsaid).
+SINCE_KEY = "ome:watch:hub-since:{hub}"
 
 
 @cache
@@ -43,31 +51,55 @@ def announce_period() -> float:
 
 def hub_owner(hub_id: str) -> str:
     """A new lease owner token that names hub `hub_id` (see `owner_hub`)."""
-    return f"{HUB_OWNER}{hub_id}/{uuid.uuid4().hex[:16]}"
+    return f"{hub_tokens(hub_id)}{uuid.uuid4().hex[:16]}"
+
+
+def hub_tokens(hub_id: str) -> str:
+    """The start of hub `hub_id`'s tokens and of no other hub's: its id is quoted, so that the
+    tokens of hub `a` do not start those of hub `a/b`."""
+    return f"{HUB_OWNER}{quote(hub_id, safe=':')}/"
 
 
 def owner_hub(owner: str) -> str | None:
     """The hub a lease owner token names, or None (a task's or a command's token)."""
     if not owner.startswith(HUB_OWNER):
         return None
-    return owner[len(HUB_OWNER) :].rpartition("/")[0] or None
+    return unquote(owner[len(HUB_OWNER) :].rpartition("/")[0]) or None
 
 
-def hubs_announce(hub_id: str) -> frozenset[str]:
-    """Say that hub `hub_id` runs; returns the hubs that run (this one included)."""
+class Hubs(NamedTuple):
+    """The hubs that run (the announcing one included), as one of them learnt announcing itself."""
+
+    running: frozenset[str]
+    # Whether a hub missing from `running` is stopped: the announcing hub has announced itself
+    # without a gap for half a lease, so Redis kept the set that long and any running hub that
+    # could reach it is in it. Not so after an outage, a restart of Redis, or a starved hub's gap.
+    sure: bool
+
+
+def hubs_announce(hub_id: str) -> Hubs:
+    """Say that hub `hub_id` runs; returns the hubs that run."""
     client = _client(settings.CELERY_BROKER_URL)
     seconds, microseconds = client.time()  # Redis's clock, one for every hub, as leases use the database's
     now = seconds + microseconds / 1e6
+    half_lease = settings.OME_WATCH_LEASE / 2
+    since_key = SINCE_KEY.format(hub=hub_id)
     pipe = client.pipeline(transaction=True)
     pipe.zadd(HUBS_KEY, {hub_id: now})
-    pipe.zremrangebyscore(HUBS_KEY, "-inf", now - settings.OME_WATCH_LEASE / 2)
+    pipe.zremrangebyscore(HUBS_KEY, "-inf", now - half_lease)
     pipe.zrange(HUBS_KEY, 0, -1)
-    return frozenset(hub.decode() for hub in pipe.execute()[-1]) | {hub_id}
+    pipe.set(since_key, now, nx=True)
+    pipe.pexpire(since_key, math.ceil(half_lease * 1000))  # a gap of half a lease starts it again
+    pipe.get(since_key)
+    _, _, hubs, _, _, since = pipe.execute()
+    return Hubs(frozenset(hub.decode() for hub in hubs) | {hub_id}, sure=now - float(since) >= half_lease)
 
 
 def hubs_withdraw(hub_id: str) -> None:
     """A stopping hub no longer counts (the others' shares grow at their next announcement)."""
-    _client(settings.CELERY_BROKER_URL).zrem(HUBS_KEY, hub_id)
+    client = _client(settings.CELERY_BROKER_URL)
+    client.zrem(HUBS_KEY, hub_id)
+    client.delete(SINCE_KEY.format(hub=hub_id))
 
 
 def fair_share(clusters: int, hubs: int) -> int:

@@ -5,7 +5,9 @@ the test's thread; benchmarks/scale_out.py does the same with Celery worker proc
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from datetime import timedelta
@@ -13,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from django.utils import timezone
 
 from inventory.live.hub import CallerThread, WatchHub
-from inventory.live.shares import fair_share, owner_hub
+from inventory.live.shares import HUBS_KEY, SINCE_KEY, Hubs, fair_share, hubs_announce, hubs_withdraw, owner_hub
 from inventory.models import Cluster, Kind, SyncState
 from tests.fakes.kube_api import FakeKubeFleet
 from tests.inventory.live.objects import one_of_each
@@ -63,6 +66,64 @@ def every_kind_watched_once(fleet: FakeKubeFleet) -> bool:
 @pytest.mark.parametrize(("clusters", "hubs", "share"), [(200, 2, 100), (201, 2, 101), (3, 4, 1), (0, 1, 1), (5, 0, 5)])
 def test_a_fair_share_covers_every_cluster(clusters: int, hubs: int, share: int) -> None:
     assert fair_share(clusters, hubs) == share
+
+
+def announcing_since(client: redis.Redis, hub: str, seconds: float) -> None:
+    """As if `hub` had announced itself without a gap for `seconds`."""
+    now = float(client.get(SINCE_KEY.format(hub=hub)) or 0)
+    client.set(SINCE_KEY.format(hub=hub), now - seconds, keepttl=True)
+
+
+def test_a_hub_is_sure_who_stopped_only_after_announcing_without_a_gap_for_half_a_lease(
+    announcing: None, redis_server, settings
+) -> None:
+    client = redis.Redis.from_url(redis_server.url)
+    client.delete(HUBS_KEY)
+    assert hubs_announce("a") == Hubs(frozenset({"a"}), sure=False)  # just started
+    assert hubs_announce("b") == Hubs(frozenset({"a", "b"}), sure=False)
+    announcing_since(client, "b", settings.OME_WATCH_LEASE / 2)
+    assert hubs_announce("b") == Hubs(frozenset({"a", "b"}), sure=True)
+
+    # Redis lost the hubs' announcements (a restart without persistence; after an outage longer
+    # than half a lease each hub's own announcement and gap marker are gone too): "a" may well
+    # run, so "b" is not sure it stopped, and takes none of its clusters before they lapse.
+    client.delete(HUBS_KEY, SINCE_KEY.format(hub="b"))
+    assert hubs_announce("b") == Hubs(frozenset({"b"}), sure=False)
+
+    # A gap of half a lease (an outage, or a starved hub) starts the count again.
+    announcing_since(client, "b", settings.OME_WATCH_LEASE / 2)
+    assert hubs_announce("b").sure
+    deadline = time.monotonic() + WAIT
+    while client.exists(SINCE_KEY.format(hub="b")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not hubs_announce("b").sure
+
+    hubs_withdraw("b")
+    assert not client.exists(SINCE_KEY.format(hub="b"))
+    hubs_withdraw("a")
+
+
+def test_a_hub_announces_itself_while_host_name_lookups_hang(announcing: None, redis_server) -> None:
+    # The loop's default pool resolves API servers' host names (and fetches Argo CD members'
+    # kubeconfigs): slow DNS during a reconnect storm must not make a running hub pass for dead.
+    client = redis.Redis.from_url(redis_server.url)
+    database = CallerThread()
+    hub = WatchHub(database, share_as="resolving").start()
+    release = threading.Event()
+    try:
+        assert database.run_until(lambda: client.zscore(HUBS_KEY, "resolving") is not None, WAIT)
+
+        async def lookups_that_hang() -> None:
+            loop = asyncio.get_running_loop()
+            await asyncio.gather(*(loop.run_in_executor(None, release.wait) for _ in range(8)))
+
+        hung = asyncio.run_coroutine_threadsafe(lookups_that_hang(), hub._loop)
+        before = client.zscore(HUBS_KEY, "resolving")
+        assert database.run_until(lambda: client.zscore(HUBS_KEY, "resolving") != before, WAIT)
+        assert not hung.done()
+    finally:
+        release.set()
+        hub.stop()
 
 
 def test_a_hub_refuses_a_cluster_beyond_its_share_but_not_another_kind_of_one_it_holds() -> None:

@@ -52,6 +52,16 @@ def test_a_hub_takes_the_leases_of_a_hub_that_no_longer_runs_before_they_lapse(f
     assert all(at is not None and at <= timezone.now() for at in lost)
 
 
+def test_a_hub_whose_id_starts_another_running_hubs_id_is_taken_over(fake, cluster) -> None:
+    # Hub ids are free text: "a/b" stopped while "a" runs; its tokens must not pass for a's.
+    assert len(watches_claim_idle(hub="a/b", alive={"a", "a/b"})) == len(Kind.values)
+
+    taken = watches_claim_idle(hub="c", alive={"a", "c"})
+
+    assert sorted(claim.kind for claim in taken) == sorted(Kind.values)
+    assert set(holders(cluster).values()) == {"c"}
+
+
 def test_a_lease_that_names_no_hub_is_taken_only_once_it_lapses(fake, cluster) -> None:
     assert watch_lease_claim(cluster, CBM, owner="task:0123")
     assert watches_claim_idle(hub="b", alive={"b"}) == []
