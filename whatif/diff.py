@@ -57,6 +57,20 @@ def row_state(inventory: Inventory, model_key: ObjectKey, namespace: str) -> Row
     return RowState(namespace in inventory.namespaces_for(model_key), row, cells)
 
 
+OldRows = dict[tuple[ObjectKey, str], RowState]
+"""(model, namespace) -> its row in one unchanged inventory (the what-ifs of a model's fixes
+all compare against the same one)."""
+
+
+def _old_row(inventory: Inventory, model_key: ObjectKey, namespace: str, old_rows: OldRows | None) -> RowState:
+    if old_rows is None:
+        return row_state(inventory, model_key, namespace)
+    found = old_rows.get((model_key, namespace))
+    if found is None:
+        found = old_rows[model_key, namespace] = row_state(inventory, model_key, namespace)
+    return found
+
+
 def row_error(inventory: Inventory, state: RowState, model_key: ObjectKey, namespace: str) -> str | None:
     """OME's error where no runtime is selected: the model's validation error, or
     NoRuntimeFoundError (which lists every runtime in scope with its reason)."""
@@ -95,10 +109,13 @@ def diff_row(
     changed_runtimes: Iterable[ObjectKey],
     *,
     with_errors: bool = True,
+    old_rows: OldRows | None = None,
 ) -> RowDiff | None:
     """The row's change, or None. OME's error texts (which list every excluded runtime) are
-    computed only when the outcome changes and `with_errors` is set."""
-    before, after = row_state(old, model_key, namespace), row_state(new, model_key, namespace)
+    computed only when the outcome changes and `with_errors` is set. `old_rows`: rows of `old`
+    computed before, kept across what-ifs over the same inventory."""
+    before = _old_row(old, model_key, namespace, old_rows)
+    after = row_state(new, model_key, namespace)
     cells = []
     gained, lost = [], []
     for runtime_key in sorted(set(before.cells) | set(after.cells) | set(changed_runtimes)):
