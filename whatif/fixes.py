@@ -28,7 +28,7 @@ from inventory.selectors import resources_visible
 from matching import Fix, NearMiss, ObjectKey, ObjectPatch
 
 from .changes import RowChange, grouped_changes
-from .diff import OldRows
+from .diff import Rows
 from .services import readable_inventory, stored_in, whatif_inventory
 
 MAX_WITH_FIXES = 6
@@ -192,7 +192,7 @@ class _Panel:
     objects: dict[ObjectKey, dict[str, Any]]
     model: ObjectKey
     scope: Scope
-    old_rows: OldRows = field(default_factory=dict)
+    old_rows: Rows = field(default_factory=dict)
 
     def stored(self, obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The stored version of a fix's object: read already for an object the fix changes,

@@ -18,7 +18,7 @@ from inventory.parsed import Inventory, load_inventory
 from inventory.selectors import resources_visible
 from matching import ObjectKey, Runtime, key_text
 
-from .diff import OldRows, diff_row
+from .diff import Rows, diff_row
 from .errors import WhatIfError
 from .overlay import affected_models, replaced_inventory
 from .parse import Parsed, Stored, parse_key, read_manifests
@@ -132,7 +132,7 @@ def _row_diffs(
     changed_runtimes: list[ObjectKey],
     *,
     explain: bool,
-    old_rows: OldRows | None,
+    old_rows: Rows | None,
 ) -> tuple[list[RowDiff], dict[ObjectKey, tuple[str, ...]]]:
     """The rows of `models` that change, and the namespaces each model was compared in; OME's
     error texts for the first MAX_ERROR_TEXTS rows whose outcome changes when `explain` is set."""
@@ -140,6 +140,7 @@ def _row_diffs(
     compared: dict[ObjectKey, tuple[str, ...]] = {}
     explained = 0 if explain else MAX_ERROR_TEXTS
     standing_alike: dict[tuple[object, ...], bool] = {}
+    rows_of_views: tuple[Rows, Rows] = ({} if old_rows is None else old_rows, {})
     for model_key in models:
         namespaces: set[str] = set()
         for view in (old, new):
@@ -151,7 +152,7 @@ def _row_diffs(
         for namespace in compared[model_key]:
             scoped = [key for key in changed_runtimes if key[0] == "ClusterServingRuntime" or key[1] == namespace]
             with_errors = explained < MAX_ERROR_TEXTS
-            diff = diff_row(old, new, model_key, namespace, scoped, with_errors=with_errors, old_rows=old_rows)
+            diff = diff_row(old, new, model_key, namespace, scoped, with_errors=with_errors, rows=rows_of_views)
             if diff is not None:
                 rows.append(diff)
                 if diff.old_outcome != diff.new_outcome:
@@ -169,7 +170,7 @@ def whatif_inventory(
     explain: bool = True,
     lenient: bool = False,
     whole: bool = True,
-    old_rows: OldRows | None = None,
+    old_rows: Rows | None = None,
 ) -> WhatIfResult:
     """The what-if over an Inventory (see `whatif`); `inventory` is not modified. `stored`
     looks up the cluster's version of an object (see whatif.parse); `explain=False` leaves
