@@ -201,7 +201,7 @@ class _Panel:
         if isinstance(metadata, Mapping):
             key = (obj.get("kind"), metadata.get("namespace") or "", metadata.get("name"))
             if key in self.objects:
-                return self.objects[key]  # type: ignore[index]
+                return self.objects[key]
         return stored_in(self.cluster, scope=self.scope)(obj)
 
 
