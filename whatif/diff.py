@@ -6,6 +6,7 @@ a namespace without ServingRuntimes gives the cluster-scope selection.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -46,15 +47,36 @@ class RowState:
         return None if self.row is None else self.row.selected_score
 
 
-def row_state(inventory: Inventory, model_key: ObjectKey, namespace: str) -> RowState:
-    """The row as the matrix would store it, and whether the matrix has it."""
+Rows = dict[tuple[tuple[object, ...], str], tuple[RowData, dict[ObjectKey, Cell]]]
+"""(model signature, namespace) -> the row and cells of a valid model in one view. A valid
+model's row depends on the model only through its signature (as the grid's verdicts, scores
+and texts do) and its id, so models of one signature share it (and the what-ifs of a model's
+fixes share the unchanged inventory's)."""
+
+
+def row_state(inventory: Inventory, model_key: ObjectKey, namespace: str, rows: Rows | None = None) -> RowState:
+    """The row as the matrix would store it, and whether the matrix has it; `rows` holds the
+    rows of this view computed before."""
     if model_key not in inventory.models and model_key not in inventory.invalid:
         return RowState(False, None, {})
+    exists = namespace in inventory.namespaces_for(model_key)
+    model = inventory.models.get(model_key)
+    if rows is None or model is None:
+        return RowState(exists, *_row_and_cells(inventory, model_key, namespace))
+    shared = rows.get((model.signature, namespace))
+    if shared is None:
+        shared = rows[model.signature, namespace] = _row_and_cells(inventory, model_key, namespace)
+    row, cells = shared
+    model_id = inventory.ids[model_key]
+    return RowState(exists, row if row.model_id == model_id else dataclasses.replace(row, model_id=model_id), cells)
+
+
+def _row_and_cells(inventory: Inventory, model_key: ObjectKey, namespace: str) -> tuple[RowData, dict[ObjectKey, Cell]]:
     row = compute_row(inventory, model_key, namespace)
     cells: dict[ObjectKey, Cell] = {key: (status, None, None) for key, status in row.statuses().items()}
     for rank, item in enumerate(ranked_of(row.compatible)):
         cells[item.key] = (cells[item.key][0], item.score, rank)
-    return RowState(namespace in inventory.namespaces_for(model_key), row, cells)
+    return row, cells
 
 
 def row_error(inventory: Inventory, state: RowState, model_key: ObjectKey, namespace: str) -> str | None:
@@ -95,10 +117,13 @@ def diff_row(
     changed_runtimes: Iterable[ObjectKey],
     *,
     with_errors: bool = True,
+    rows: tuple[Rows, Rows] | None = None,
 ) -> RowDiff | None:
     """The row's change, or None. OME's error texts (which list every excluded runtime) are
-    computed only when the outcome changes and `with_errors` is set."""
-    before, after = row_state(old, model_key, namespace), row_state(new, model_key, namespace)
+    computed only when the outcome changes and `with_errors` is set. `rows`: the rows of `old`
+    and of `new` computed before (see Rows)."""
+    old_rows, new_rows = (None, None) if rows is None else rows
+    before, after = row_state(old, model_key, namespace, old_rows), row_state(new, model_key, namespace, new_rows)
     cells = []
     gained, lost = [], []
     for runtime_key in sorted(set(before.cells) | set(after.cells) | set(changed_runtimes)):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ from inventory.selectors import resources_visible
 from matching import Fix, NearMiss, ObjectKey, ObjectPatch
 
 from .changes import RowChange, grouped_changes
+from .diff import Rows
 from .services import readable_inventory, stored_in, whatif_inventory
 
 MAX_WITH_FIXES = 6
@@ -180,15 +182,40 @@ def patched_documents(objects: dict[ObjectKey, dict[str, Any]], fix: Fix) -> lis
     return [*changed, *fix.created]
 
 
-def _impact(
-    inventory: Inventory, cluster: Cluster, documents: list[dict[str, Any]], model: ObjectKey, scope: Scope
-) -> Impact:
-    stored = stored_in(cluster, scope=scope)
-    whole = scope.reads_whole(cluster.name)
+@dataclass(frozen=True)
+class _Panel:
+    """What the what-ifs of one model's panel share: the reader's inventory and rights, the
+    stored objects read once, and the rows of the unchanged inventory, computed once."""
+
+    inventory: Inventory
+    cluster: Cluster
+    objects: dict[ObjectKey, dict[str, Any]]
+    model: ObjectKey
+    scope: Scope
+    old_rows: Rows = field(default_factory=dict)
+
+    def stored(self, obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The stored version of a fix's object: read already for an object the fix changes,
+        looked up as `stored_in` does for one it creates."""
+        metadata = obj.get("metadata")
+        if isinstance(metadata, Mapping):
+            key = (obj.get("kind"), metadata.get("namespace") or "", metadata.get("name"))
+            if key in self.objects:
+                return self.objects[key]
+        return stored_in(self.cluster, scope=self.scope)(obj)
+
+
+def _impact(panel: _Panel, documents: list[dict[str, Any]]) -> Impact:
     result = whatif_inventory(
-        inventory, documents, cluster_name=cluster.name, stored=stored, explain=False, whole=whole
+        panel.inventory,
+        documents,
+        cluster_name=panel.cluster.name,
+        stored=panel.stored,
+        explain=False,
+        whole=panel.scope.reads_whole(panel.cluster.name),
+        old_rows=panel.old_rows,
     )
-    return Impact(grouped_changes(result, inventory.ids), model)
+    return Impact(grouped_changes(result, panel.inventory.ids), panel.model)
 
 
 def _order(proposal: Proposal) -> tuple[object, ...]:
@@ -201,42 +228,26 @@ def _order(proposal: Proposal) -> tuple[object, ...]:
     return (False, impact.moves_others, impact.cells_of_others, impact.models_of_others, proposal.distance, size)
 
 
-def _proposals(
-    inventory: Inventory,
-    cluster: Cluster,
-    objects: dict[ObjectKey, dict[str, Any]],
-    model: ObjectKey,
-    miss: NearMiss,
-    budget: list[int],
-    scope: Scope,
-) -> list[Proposal]:
+def _proposals(panel: _Panel, miss: NearMiss, budget: list[int]) -> list[Proposal]:
     """The verified fixes of one near miss with their impact while `budget` (what-ifs left
     for this panel) lasts, best first."""
+    objects = panel.objects
     try:
-        fixes = matching.propose_fixes(objects[model], objects[miss.runtime], inventory.behaviour)
+        fixes = matching.propose_fixes(objects[panel.model], objects[miss.runtime], panel.inventory.behaviour)
     except matching.ManifestError:
         return []
-    found = (_measured(inventory, cluster, objects, model, fix, miss, budget, scope) for fix in fixes)
+    found = (_measured(panel, fix, miss, budget) for fix in fixes)
     return sorted(found, key=_order)
 
 
-def _measured(
-    inventory: Inventory,
-    cluster: Cluster,
-    objects: dict[ObjectKey, dict[str, Any]],
-    model: ObjectKey,
-    fix: Fix,
-    miss: NearMiss,
-    budget: list[int],
-    scope: Scope,
-) -> Proposal:
+def _measured(panel: _Panel, fix: Fix, miss: NearMiss, budget: list[int]) -> Proposal:
     """The fix with its commands, and its impact while `budget` lasts."""
     impact = None
     if budget[0] > 0:
         budget[0] -= 1
-        impact = _impact(inventory, cluster, patched_documents(objects, fix), model, scope)
+        impact = _impact(panel, patched_documents(panel.objects, fix))
     commands = [kubectl_command(patch) for patch in fix.patches] + [kubectl_apply(doc) for doc in fix.created]
-    return Proposal(fix, commands, impact, miss.distance, inventory.ids.get(fix.runtime))
+    return Proposal(fix, commands, impact, miss.distance, panel.inventory.ids.get(fix.runtime))
 
 
 def _free_name(inventory: Inventory, source: ObjectKey, model_name: str) -> str:
@@ -247,24 +258,18 @@ def _free_name(inventory: Inventory, source: ObjectKey, model_name: str) -> str:
     return next(name for name in (base, *(f"{base}-{n}" for n in range(2, 100))) if name not in taken)
 
 
-def _derived(
-    inventory: Inventory,
-    cluster: Cluster,
-    objects: dict[ObjectKey, dict[str, Any]],
-    model: ObjectKey,
-    misses: tuple[NearMiss, ...],
-    scope: Scope,
-) -> Proposal | None:
+def _derived(panel: _Panel, misses: tuple[NearMiss, ...]) -> Proposal | None:
     """A new runtime derived from the closest runtime that has entries, measured by the what-if."""
+    objects, model = panel.objects, panel.model
     source = next((miss for miss in misses if miss.entry is not None and miss.runtime in objects), None)
     if source is None or model not in objects:
         return None
-    name = _free_name(inventory, source.runtime, model[2])
+    name = _free_name(panel.inventory, source.runtime, model[2])
     try:
-        fix = matching.derived_runtime(objects[model], objects[source.runtime], name, inventory.behaviour)
+        fix = matching.derived_runtime(objects[model], objects[source.runtime], name, panel.inventory.behaviour)
     except matching.ManifestError:
         return None
-    return None if fix is None else _measured(inventory, cluster, objects, model, fix, source, [1], scope)
+    return None if fix is None else _measured(panel, fix, source, [1])
 
 
 def model_near_misses(model: Resource, namespace: str, runtime: Resource | None = None, *, scope: Scope) -> NearFixes:
@@ -296,17 +301,18 @@ def _near_misses(model: Resource, namespace: str, runtime: Resource | None, *, s
     )
     misses = matching.near_misses(parsed, runtimes, namespace, inventory.behaviour)
     objects = _stored_objects(inventory, scope, [model.key, *(miss.runtime for miss in misses[:MAX_WITH_FIXES])])
+    panel = _Panel(inventory, cluster, objects, model.key, scope)
     ranked = []
     budget = [MAX_IMPACTS]
     for position, miss in enumerate(misses):
         evaluated = position < MAX_WITH_FIXES and miss.runtime in objects and model.key in objects
-        proposals = _proposals(inventory, cluster, objects, model.key, miss, budget, scope) if evaluated else []
+        proposals = _proposals(panel, miss, budget) if evaluated else []
         ranked.append(RankedMiss(miss, inventory.ids.get(miss.runtime), proposals, evaluated))
     proposals = [proposal for item in ranked for proposal in item.proposals]
     in_scope = [item for item in inventory.runtimes.values() if item.is_cluster or item.namespace == namespace]
     unserved = None if runtime is not None else matching.unserved_fact(parsed, in_scope)
     if unserved is not None:
-        derived = _derived(inventory, cluster, objects, model.key, misses, scope)
+        derived = _derived(panel, misses)
         proposals += [] if derived is None else [derived]
     return NearFixes(ranked, sorted(proposals, key=_order), unserved)
 

@@ -18,7 +18,7 @@ from inventory.parsed import Inventory, load_inventory
 from inventory.selectors import resources_visible
 from matching import ObjectKey, Runtime, key_text
 
-from .diff import diff_row
+from .diff import Rows, diff_row
 from .errors import WhatIfError
 from .overlay import affected_models, replaced_inventory
 from .parse import Parsed, Stored, parse_key, read_manifests
@@ -99,37 +99,60 @@ def _standing(view: Inventory, model_key: ObjectKey, runtime_key: ObjectKey) -> 
     return (entry, points, runtime.has_auto_select, runtime.is_disabled, runtime.size_range, runtime.created)
 
 
-def _rows_alike(old: Inventory, new: Inventory, model_key: ObjectKey, changed_runtimes: list[ObjectKey]) -> bool:
+def _rows_alike(
+    old: Inventory,
+    new: Inventory,
+    model_key: ObjectKey,
+    changed_runtimes: list[ObjectKey],
+    standing_alike: dict[tuple[object, ...], bool],
+) -> bool:
     """Whether the changes cannot touch any row of the model: the model is the same in both
     views, in the same namespaces, and every changed runtime stands the same in its rows. Such
-    rows are not compared cell by cell (most of a runtime change's candidates are these)."""
+    rows are not compared cell by cell (most of a runtime change's candidates are these).
+    A runtime's standing depends on the model's signature only (as the grid's verdicts and
+    scores do), so `standing_alike` holds the answer per signature for one what-if."""
     model = old.models.get(model_key)
     if model is None or model != new.models.get(model_key):
         return False
     if old.namespaces_for(model_key) != new.namespaces_for(model_key):
         return False
-    return all(_standing(old, model_key, key) == _standing(new, model_key, key) for key in changed_runtimes)
+    signature = model.signature
+    alike = standing_alike.get(signature)
+    if alike is None:
+        alike = standing_alike[signature] = all(
+            _standing(old, model_key, key) == _standing(new, model_key, key) for key in changed_runtimes
+        )
+    return alike
 
 
 def _row_diffs(
-    old: Inventory, new: Inventory, models: list[ObjectKey], changed_runtimes: list[ObjectKey], *, explain: bool
+    old: Inventory,
+    new: Inventory,
+    models: list[ObjectKey],
+    changed_runtimes: list[ObjectKey],
+    *,
+    explain: bool,
+    old_rows: Rows | None,
 ) -> tuple[list[RowDiff], dict[ObjectKey, tuple[str, ...]]]:
     """The rows of `models` that change, and the namespaces each model was compared in; OME's
     error texts for the first MAX_ERROR_TEXTS rows whose outcome changes when `explain` is set."""
     rows: list[RowDiff] = []
     compared: dict[ObjectKey, tuple[str, ...]] = {}
     explained = 0 if explain else MAX_ERROR_TEXTS
+    standing_alike: dict[tuple[object, ...], bool] = {}
+    rows_of_views: tuple[Rows, Rows] = ({} if old_rows is None else old_rows, {})
     for model_key in models:
         namespaces: set[str] = set()
         for view in (old, new):
             if model_key in view.models or model_key in view.invalid:
                 namespaces.update(view.namespaces_for(model_key))
         compared[model_key] = tuple(sorted(namespaces))
-        if _rows_alike(old, new, model_key, changed_runtimes):
+        if _rows_alike(old, new, model_key, changed_runtimes, standing_alike):
             continue
         for namespace in compared[model_key]:
             scoped = [key for key in changed_runtimes if key[0] == "ClusterServingRuntime" or key[1] == namespace]
-            diff = diff_row(old, new, model_key, namespace, scoped, with_errors=explained < MAX_ERROR_TEXTS)
+            with_errors = explained < MAX_ERROR_TEXTS
+            diff = diff_row(old, new, model_key, namespace, scoped, with_errors=with_errors, rows=rows_of_views)
             if diff is not None:
                 rows.append(diff)
                 if diff.old_outcome != diff.new_outcome:
@@ -147,19 +170,21 @@ def whatif_inventory(
     explain: bool = True,
     lenient: bool = False,
     whole: bool = True,
+    old_rows: Rows | None = None,
 ) -> WhatIfResult:
     """The what-if over an Inventory (see `whatif`); `inventory` is not modified. `stored`
     looks up the cluster's version of an object (see whatif.parse); `explain=False` leaves
     out OME's error texts (which list every runtime in scope with its reason); `lenient`
     demotes schema errors to warnings; `whole=False`: the inventory is the part of the cluster
-    a reader reads, so the result names no namespaces as all that were compared."""
+    a reader reads, so the result names no namespaces as all that were compared. `old_rows`
+    keeps the rows of `inventory` computed here for the next what-if over the same inventory."""
     changes, deleted, warnings = _read_input(inventory, documents, deletions, stored, lenient)
     objects = _object_changes(inventory, changes, deleted)
     new = replaced_inventory(inventory, changes, deleted)
     changed_keys = [change.key for change in objects if change.action != "unchanged"]
     models = affected_models(inventory, new, changed_keys)
     changed_runtimes = [key for key in changed_keys if key[0] in RUNTIME_KINDS]
-    rows, compared = _row_diffs(inventory, new, models, changed_runtimes, explain=explain)
+    rows, compared = _row_diffs(inventory, new, models, changed_runtimes, explain=explain, old_rows=old_rows)
     return WhatIfResult(
         cluster=cluster_name,
         objects=objects,

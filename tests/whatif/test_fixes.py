@@ -26,7 +26,7 @@ from matrix.selectors import current_build
 from matrix.services import matrix_rebuild
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.support.manifests import llama_model
-from whatif.diff import diff_row
+from whatif.diff import Rows, diff_row
 from whatif.fixes import MAX_IMPACTS, model_near_misses, patched_documents
 from whatif.overlay import replaced_inventory
 from whatif.parse import parse_documents
@@ -226,7 +226,10 @@ def test_every_kubectl_command_shown_for_a_version_mismatch_works_against_the_ap
 
 @pytest.mark.django_db
 def test_the_impact_of_each_fix_equals_comparing_every_row_of_the_matrix(demo: Cluster) -> None:
+    """Row by row, each computed alone: the what-ifs share rows between models of one signature
+    and (as a panel's do) the unchanged inventory's rows across what-ifs."""
     inventory = load_inventory(demo)
+    old_rows: Rows = {}
     checked = 0
     for model_key in (AFM, ("ClusterBaseModel", "", "baichuan2-13b-chat")):
         for item in model_near_misses(resource(demo, model_key), "", scope=SYSTEM).misses[:4]:
@@ -236,14 +239,15 @@ def test_the_impact_of_each_fix_equals_comparing_every_row_of_the_matrix(demo: C
                 changes = {value.key: value for _obj, value in parse_documents(documents)}
                 new = replaced_inventory(inventory, changes, [])
                 runtimes = [key for key in changes if key[0].endswith("ServingRuntime")]
-                expected = set()
+                expected = {}
                 for key in inventory.model_keys:
                     for namespace in set(inventory.namespaces_for(key)) | set(new.namespaces_for(key)):
                         scoped = [rt for rt in runtimes if rt[0] == "ClusterServingRuntime" or rt[1] == namespace]
-                        if diff_row(inventory, new, key, namespace, scoped, with_errors=False) is not None:
-                            expected.add((key, namespace))
-                result = whatif_inventory(inventory, documents)
-                assert {(row.model, row.namespace) for row in result.rows} == expected, proposal.fix.changes
+                        diff = diff_row(inventory, new, key, namespace, scoped, with_errors=False)
+                        if diff is not None:
+                            expected[key, namespace] = diff
+                result = whatif_inventory(inventory, documents, explain=False, old_rows=old_rows)
+                assert {(row.model, row.namespace): row for row in result.rows} == expected, proposal.fix.changes
                 checked += 1
     assert checked >= 6
 
