@@ -36,7 +36,11 @@ def lint_report_get(cluster: Cluster, *, scope: Scope, proven: bool = False) -> 
     until they are stored, no fixes at all (`fixes_pending_for`; `no_fix` says why)."""
     inventory = load_inventory(cluster)
     report = _LINT.get(
-        cluster.pk, inventory.fingerprint, lambda _stale: lint_inventory(inventory, cluster_name=cluster.name)
+        cluster.pk,
+        inventory.fingerprint,
+        lambda _stale: dataclasses.replace(
+            lint_inventory(inventory, cluster_name=cluster.name), fingerprint=inventory.fingerprint
+        ),
     )
     if proven:
         report = _proven(cluster, report, inventory.fingerprint, scope)

@@ -55,6 +55,9 @@ class LintReport:
     fixes_pending_for: int | None = None
     """Set on the lint page's report while the fixes of this inventory version are being proven
     (lint.selectors): its groups carry no fixes meanwhile."""
+    fingerprint: str = ""
+    """The inventory fingerprint the report was made at (lint.selectors): the fix forms' YAML
+    is read for the same one."""
 
     def counts(self) -> dict[str, int]:
         """Findings per severity."""
