@@ -6,6 +6,8 @@ problem is proven again together with that runtime's fix, and the pair is shown 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -178,6 +180,18 @@ def _same_problem(group: FindingGroup, proof: Proof | None) -> Proof | None:
 
 
 # Stored proofs (lint.models.LintProofs): by group key, what proven_groups found, as JSON.
+
+
+def proofs_key(fingerprint: str, groups: Iterable[FindingGroup]) -> str:
+    """What stored proofs are filed under: the inventory's fingerprint and a digest of the
+    lint's fixes, so that proofs are read back only for the very fixes they were made for (a
+    release whose lint proposes other fixes for the same inventory proves them anew)."""
+    fixes = [
+        [group.key, *(None if fix is None else fix.to_dict() for fix in (group.fix, group.alternative))]
+        for group in groups
+    ]
+    digest = hashlib.sha256(json.dumps(fixes, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return f"{fingerprint}/fixes:{digest}"
 
 
 def proofs_json(groups: Iterable[FindingGroup]) -> dict[str, dict[str, Any]]:

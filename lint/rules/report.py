@@ -56,8 +56,8 @@ class LintReport:
     """Set on the lint page's report while the fixes of this inventory version are being proven
     (lint.selectors): its groups carry no fixes meanwhile."""
     fingerprint: str = ""
-    """The inventory fingerprint the report was made at (lint.selectors): the fix forms' YAML
-    is read for the same one."""
+    """What the proofs of its fixes are stored under (lint.rules.proofs.proofs_key of the
+    inventory it was made at; lint.selectors): the page's fix forms read the same."""
 
     def counts(self) -> dict[str, int]:
         """Findings per severity."""
