@@ -31,7 +31,7 @@ from matching import ObjectKey
 
 from .models import LintProofs
 from .rules import FindingGroup, Fix, lint_inventory
-from .rules.proofs import proofs_json, proven_groups
+from .rules.proofs import proofs_json, proofs_key, proven_groups
 
 logger = logging.getLogger(__name__)
 
@@ -52,12 +52,11 @@ def form_fixes(group: FindingGroup, role: str) -> list[Fix] | None:
     return [fix for fix in fixes if fix is not None]
 
 
-def _prove(inventory: Inventory, cluster_name: str) -> tuple[list[FindingGroup], list[list[Any]]]:
+def _prove(inventory: Inventory, groups: list[FindingGroup]) -> tuple[list[FindingGroup], list[list[Any]]]:
     """The lint's groups with every fix run through the what-if (lint.rules.proofs), and the
     YAML of every object as each form's fixes change it: [group key, role, index of the fix,
     object key, YAML]. For the system: the stored objects the fixes change are read whoever
     reads the page (which offers a form only to a reader of all its objects)."""
-    groups = lint_inventory(inventory, cluster_name=cluster_name).groups
     keys = {key for group in groups for fix in (group.fix, group.alternative) if fix is not None for key in fix.changed}
     ids: dict[int, ObjectKey] = {inventory.ids[key]: key for key in keys if key in inventory.ids}
     raw = {ids[pk]: obj for pk, obj in Resource.objects.filter(pk__in=list(ids)).values_list("pk", "obj")}
@@ -79,21 +78,23 @@ def lint_proofs_refresh(cluster: Cluster) -> LintProofs | None:
     changed while proving (the change asks for proofs of its own)."""
     LintProofs.objects.filter(cluster=cluster).update(queued_at=None)
     inventory = load_inventory(cluster)
-    if LintProofs.objects.filter(cluster=cluster, fingerprint=inventory.fingerprint).exists():
-        return None
     started = time.process_time()
-    groups, manifests = _prove(inventory, cluster.name)
+    linted = lint_inventory(inventory, cluster_name=cluster.name).groups
+    key = proofs_key(inventory.fingerprint, linted)
+    if LintProofs.objects.filter(cluster=cluster, fingerprint=key).exists():
+        return None
+    groups, manifests = _prove(inventory, linted)
     if inventory_fingerprint(cluster) != inventory.fingerprint:
         return None
     values = {
-        "fingerprint": inventory.fingerprint,
+        "fingerprint": key,
         "proofs": proofs_json(groups),
         "manifests": manifests,
         "seconds": time.process_time() - started,
         "proven_at": timezone.now(),
     }
     proofs, _created = LintProofs.objects.update_or_create(cluster=cluster, defaults=values)
-    logger.info("cluster %s: lint fixes proven for %s in %.1f s CPU", cluster, inventory.fingerprint, values["seconds"])
+    logger.info("cluster %s: lint fixes proven for %s in %.1f s CPU", cluster, key, values["seconds"])
     return proofs
 
 

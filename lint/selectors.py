@@ -13,11 +13,11 @@ from access.restrict import Action
 from access.scope import Scope
 from core.cache import VersionedCache
 from inventory.models import Cluster
-from inventory.parsed import load_inventory
+from inventory.parsed import Inventory, load_inventory
 
 from .models import LintAcknowledgement, LintProofs
 from .rules import Finding, FindingGroup, LintReport, lint_inventory
-from .rules.proofs import with_proofs
+from .rules.proofs import proofs_key, with_proofs
 from .rules.report import severity_counts
 
 # Cluster id -> the report at an inventory fingerprint: the lint over a whole cluster takes
@@ -35,11 +35,9 @@ def lint_report_get(cluster: Cluster, *, scope: Scope, proven: bool = False) -> 
     as the lint page shows it, every fix with its proofs for this inventory (lint.proving) or,
     until they are stored, no fixes at all (`fixes_pending_for`; `no_fix` says why)."""
     inventory = load_inventory(cluster)
-    report = _LINT.get(
-        cluster.pk, inventory.fingerprint, lambda _stale: lint_inventory(inventory, cluster_name=cluster.name)
-    )
+    report = _LINT.get(cluster.pk, inventory.fingerprint, lambda _stale: _linted(inventory, cluster.name))
     if proven:
-        report = _proven(cluster, report, inventory.fingerprint, scope)
+        report = _proven(cluster, report, report.fingerprint, scope)
     if scope.reads_whole(cluster.name):
         return report
     return dataclasses.replace(
@@ -48,6 +46,11 @@ def lint_report_get(cluster: Cluster, *, scope: Scope, proven: bool = False) -> 
         # A group is shown only when the reader may read every finding in it.
         groups=[g for g in report.groups if all(_readable(scope, cluster.name, f) for f in g.findings)],
     )
+
+
+def _linted(inventory: Inventory, cluster_name: str) -> LintReport:
+    report = lint_inventory(inventory, cluster_name=cluster_name)
+    return dataclasses.replace(report, fingerprint=proofs_key(inventory.fingerprint, report.groups))
 
 
 def _proven(cluster: Cluster, report: LintReport, fingerprint: str, scope: Scope) -> LintReport:
@@ -73,8 +76,8 @@ def _proven(cluster: Cluster, report: LintReport, fingerprint: str, scope: Scope
 
 
 def lint_fix_manifests(cluster: Cluster, fingerprint: str, *, scope: Scope) -> list[list[Any]] | None:
-    """The YAML each lint fix form fills in, stored with the proofs of the inventory at
-    `fingerprint` (lint.proving); None until they are."""
+    """The YAML each lint fix form fills in, stored with the proofs filed under `fingerprint`
+    (a report's, lint.proving); None until they are."""
     found = LintProofs.objects.restrict(scope, Action.VIEW).filter(cluster=cluster, fingerprint=fingerprint)
     manifests: list[list[Any]] | None = found.values_list("manifests", flat=True).first()
     return manifests

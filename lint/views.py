@@ -22,7 +22,6 @@ from core.cache import VersionedCache
 from core.errors import DomainError
 from core.web import read_access
 from inventory.models import Cluster
-from inventory.parsed import inventory_fingerprint
 from inventory.selectors import clusters_visible, resources_visible
 from inventory.views import page_cluster
 from matching import ObjectKey
@@ -56,9 +55,9 @@ def _pks(cluster: Cluster, keys: set[ObjectKey], scope: Scope) -> dict[ObjectKey
     return {(kind, namespace, name): pk for pk, kind, namespace, name in rows if (kind, namespace, name) in keys}
 
 
-def _manifests(cluster: Cluster, scope: Scope) -> Manifests:
-    """The fix forms' manifests stored with the proofs of the current inventory (none before)."""
-    fingerprint = inventory_fingerprint(cluster)
+def _manifests(cluster: Cluster, fingerprint: str, scope: Scope) -> Manifests:
+    """The fix forms' manifests stored with the proofs of the inventory at `fingerprint`, the
+    one the page's report was made at (none before, or once another's replaced them)."""
     held = _MANIFESTS.peek(cluster.pk, fingerprint)
     if held is not None:
         return held
@@ -116,7 +115,7 @@ def lint(request: HttpRequest) -> HttpResponse:
     fixes = [fix for group in groups for fix in (group.fix, group.partner, group.alternative) if fix]
     named = {key for group in groups for key in (*group.runtimes, *group.models[:MODELS_SHOWN])}
     pks = _pks(cluster, named | {key for fix in fixes for key in (fix.target, *fix.changed)}, scope)
-    manifests = _manifests(cluster, scope) if report.fixes_pending_for is None else {}
+    manifests = _manifests(cluster, report.fingerprint, scope) if report.fixes_pending_for is None else {}
     context = {
         "cluster": cluster,
         "clusters": clusters_visible(scope),

@@ -6,6 +6,8 @@ problem is proven again together with that runtime's fix, and the pair is shown 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -16,6 +18,8 @@ from matching import ObjectKey, Objects
 
 from .fixes import Fix
 from .groups import NO_SIZE_RANGE, FindingGroup
+
+UNPROVEN = "the what-if could not prove this fix (an object it changes is missing or invalid once fixed)"
 
 
 @dataclass(frozen=True)
@@ -143,15 +147,29 @@ def proven_groups(
         partner, pair = paired.get(group.key, (None, None))
         other = None if group.alternative is None else prove(inventory, raw, [group.alternative], base)
         result.append(
-            replace(
-                group,
-                proof=proof,
-                pair=pair,
-                partner=None if partner is None else partner.fix,
-                alternative_proof=other,
+            _only_proven(
+                replace(
+                    group,
+                    proof=proof,
+                    pair=pair,
+                    partner=None if partner is None else partner.fix,
+                    alternative_proof=other,
+                )
             )
         )
     return result
+
+
+def _only_proven(group: FindingGroup) -> FindingGroup:
+    """The group without the fixes the what-if could not prove (an object missing, or no longer
+    valid once fixed): a fix is offered only with its proof."""
+    if group.fix is not None and group.proof is None:
+        return replace(
+            group, fix=None, pair=None, partner=None, alternative=None, alternative_proof=None, no_fix=UNPROVEN
+        )
+    if group.alternative is not None and group.alternative_proof is None:
+        return replace(group, alternative=None)
+    return group
 
 
 def _same_problem(group: FindingGroup, proof: Proof | None) -> Proof | None:
@@ -162,6 +180,18 @@ def _same_problem(group: FindingGroup, proof: Proof | None) -> Proof | None:
 
 
 # Stored proofs (lint.models.LintProofs): by group key, what proven_groups found, as JSON.
+
+
+def proofs_key(fingerprint: str, groups: Iterable[FindingGroup]) -> str:
+    """What stored proofs are filed under: the inventory's fingerprint and a digest of the
+    lint's fixes, so that proofs are read back only for the very fixes they were made for (a
+    release whose lint proposes other fixes for the same inventory proves them anew)."""
+    fixes = [
+        [group.key, *(None if fix is None else fix.to_dict() for fix in (group.fix, group.alternative))]
+        for group in groups
+    ]
+    digest = hashlib.sha256(json.dumps(fixes, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return f"{fingerprint}/fixes:{digest}"
 
 
 def proofs_json(groups: Iterable[FindingGroup]) -> dict[str, dict[str, Any]]:
@@ -179,24 +209,27 @@ def proofs_json(groups: Iterable[FindingGroup]) -> dict[str, dict[str, Any]]:
 
 def with_proofs(groups: list[FindingGroup], stored: Mapping[str, Mapping[str, Any]]) -> list[FindingGroup]:
     """The groups as proven_groups made them, from `proofs_json` of the same inventory's groups.
-    A group's partner is the fix of the group its pair was proven together with."""
+    A group's partner is the fix of the group its pair was proven together with; a fix without
+    a stored proof is left out as proven_groups leaves it out."""
     fixes = {group.key: group.fix for group in groups}
     result = []
     for group in groups:
         found = stored.get(group.key)
-        if found is None or group.fix is None:
+        if group.fix is None:
             result.append(group)
             continue
+        if found is None:
+            result.append(_only_proven(group))
+            continue
         pair = _proof_of(found["pair"])
-        result.append(
-            replace(
-                group,
-                proof=_proof_of(found["proof"]),
-                pair=pair,
-                partner=None if pair is None else fixes.get(pair.together[0]),
-                alternative_proof=_proof_of(found["alternative"]),
-            )
+        proven = replace(
+            group,
+            proof=_proof_of(found["proof"]),
+            pair=pair,
+            partner=None if pair is None else fixes.get(pair.together[0]),
+            alternative_proof=_proof_of(found["alternative"]),
         )
+        result.append(_only_proven(proven))
     return result
 
 

@@ -55,6 +55,9 @@ class LintReport:
     fixes_pending_for: int | None = None
     """Set on the lint page's report while the fixes of this inventory version are being proven
     (lint.selectors): its groups carry no fixes meanwhile."""
+    fingerprint: str = ""
+    """What the proofs of its fixes are stored under (lint.rules.proofs.proofs_key of the
+    inventory it was made at; lint.selectors): the page's fix forms read the same."""
 
     def counts(self) -> dict[str, int]:
         """Findings per severity."""

@@ -153,3 +153,27 @@ def test_stored_proofs_give_back_the_groups_as_proven(proven: Any) -> None:
             (old.alternative_proof, new.alternative_proof),
         ):
             assert (before and (before.text, before.destinations)) == (after and (after.text, after.destinations))
+
+
+def test_a_fix_the_whatif_cannot_prove_is_not_offered_nor_stored_as_offered(proven: Any) -> None:
+    """A fix whose proof fails (here an object it changes is missing, as when the fixed object
+    no longer parses) is left out with a reason, in the proving and in what the page reads back:
+    no fix, pair or alternative is ever shown without its proof."""
+    inventory, raw, groups = proven
+    target = next(group for group in groups if group.fix is not None)
+    missing = dict(raw)
+    for key in target.fix.changed:
+        missing.pop(key)
+    fresh = lint_inventory(inventory).groups
+
+    for made in (
+        proven_groups(fresh, inventory, missing),
+        with_proofs(fresh, json.loads(json.dumps(proofs_json(proven_groups(fresh, inventory, missing))))),
+    ):
+        by_key = {group.key: group for group in made}
+        assert by_key[target.key].fix is None
+        assert "could not prove" in by_key[target.key].no_fix
+        for group in made:
+            assert group.fix is None or group.proof is not None, group.key
+            assert group.alternative is None or group.alternative_proof is not None, group.key
+            assert group.pair is None or group.partner is not None, group.key

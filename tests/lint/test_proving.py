@@ -6,6 +6,7 @@ them; proofs of an older inventory are never shown as current."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from datetime import timedelta
 from typing import Any
@@ -82,7 +83,7 @@ def test_once_proven_the_page_shows_the_proven_fixes_and_stops_polling(
 ) -> None:
     proofs = lint_proofs_refresh(demo)
     assert proofs is not None
-    assert proofs.fingerprint == inventory_fingerprint(demo)
+    assert proofs.fingerprint.startswith(f"{inventory_fingerprint(demo)}/fixes:")
     assert proofs.seconds is not None
     assert proofs.seconds > 0
 
@@ -179,8 +180,36 @@ def test_a_worker_proves_the_fixes_after_the_matrix_update_of_a_change(
 
     fingerprint = inventory_fingerprint(cluster)
     assert fingerprint != before
-    assert wait_until(lambda: LintProofs.objects.filter(cluster=cluster, fingerprint=fingerprint).exists(), timeout=180)
+    proven = LintProofs.objects.filter(cluster=cluster, fingerprint__startswith=f"{fingerprint}/")
+    assert wait_until(proven.exists, timeout=180)
     report = lint_report_get(cluster, scope=SYSTEM, proven=True)
     assert report.fixes_pending_for is None
     assert any(group.proof is not None for group in report.groups)
     assert LintProofs.objects.get(cluster=cluster).queued_at is None
+
+
+@pytest.mark.django_db
+def test_proofs_of_other_fixes_for_the_same_inventory_are_not_shown(
+    demo: Cluster, queued: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release whose lint proposes another fix for an inventory proven by the one before
+    (same fingerprint, same group keys) shows no fix until the new fixes are proven."""
+    lint_proofs_refresh(demo)
+    assert lint_report_get(demo, scope=SYSTEM, proven=True).fixes_pending_for is None
+    lint_inventory = selectors.lint_inventory
+
+    def next_release(*args: Any, **kwargs: Any) -> Any:
+        report = lint_inventory(*args, **kwargs)
+        groups = [
+            group if group.fix is None else dataclasses.replace(group, fix=dataclasses.replace(group.fix, patch={}))
+            for group in report.groups
+        ]
+        return dataclasses.replace(report, groups=groups)
+
+    monkeypatch.setattr(selectors, "lint_inventory", next_release)
+    monkeypatch.setattr(selectors, "_LINT", VersionedCache("lint_reports"))
+
+    report = lint_report_get(demo, scope=SYSTEM, proven=True)
+
+    assert report.fixes_pending_for is not None
+    assert all(group.fix is None and group.proof is None for group in report.groups)

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from django.contrib.auth.models import Permission
 from django.db import connection
+from django.db.models import F
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -20,9 +21,10 @@ from rest_framework.test import APIClient
 from access.scope import SYSTEM
 from core.cache import VersionedCache
 from inventory.models import Cluster, Resource
+from inventory.parsed import inventory_fingerprint
 from inventory.sync import event_apply
 from lint import views as lint_views
-from lint.models import LintAcknowledgement
+from lint.models import LintAcknowledgement, LintProofs
 from lint.proving import lint_proofs_refresh
 from lint.selectors import lint_report_get
 from tests.web.conftest import _user
@@ -104,6 +106,30 @@ def test_the_page_reads_the_ids_of_its_objects_once_and_no_stored_object(
     assert len(by_name) == 1
     assert not with_objects
     assert "disabled: true" in html_lib.unescape(html)  # the forms are filled in
+
+
+def test_the_forms_are_filled_in_for_the_inventory_the_page_shows_not_the_next_one(
+    client: Client, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The inventory changes, and its proofs replace the stored ones, while the page is being
+    made: its forms carry no YAML proven for another inventory than its fixes' texts."""
+    monkeypatch.setattr(lint_views, "_MANIFESTS", VersionedCache("lint_manifests"))  # none held yet
+    group_states = lint_views.lint_group_states
+    shown = inventory_fingerprint(cluster)
+
+    def the_next_inventory_proven_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        Cluster.objects.filter(pk=cluster.pk).update(inventory_version=F("inventory_version") + 1)
+        proofs = LintProofs.objects.get(cluster=cluster)
+        proofs.fingerprint = proofs.fingerprint.replace(shown, inventory_fingerprint(cluster))
+        proofs.manifests = [[*entry[:4], "next: inventory"] for entry in proofs.manifests]
+        proofs.save()
+        return group_states(*args, **kwargs)
+
+    monkeypatch.setattr(lint_views, "lint_group_states", the_next_inventory_proven_meanwhile)
+
+    html = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+
+    assert "next: inventory" not in html
 
 
 def test_acknowledging_needs_a_login_and_the_permission(
