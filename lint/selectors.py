@@ -14,10 +14,12 @@ from access.scope import Scope
 from core.cache import VersionedCache
 from inventory.models import Cluster
 from inventory.parsed import Inventory, load_inventory
+from matching import ObjectKey
 
 from .models import LintAcknowledgement, LintProofs
 from .rules import Finding, FindingGroup, LintReport, lint_inventory
-from .rules.proofs import proofs_key, with_proofs
+from .rules.fixes import Fix
+from .rules.proofs import Proof, proofs_key, with_proofs
 from .rules.report import severity_counts
 
 # Cluster id -> the report at an inventory fingerprint: the lint over a whole cluster takes
@@ -25,6 +27,9 @@ from .rules.report import severity_counts
 _LINT: VersionedCache[str, LintReport] = VersionedCache("lint_reports")
 # The same with the proofs of every fix, as the proving task stored them (lint.proving).
 _PROVEN: VersionedCache[str, LintReport] = VersionedCache("lint_proven")
+FIX_HIDDEN = (
+    "its fix changes or moves objects in namespaces you may not read; someone who reads the whole cluster sees it"
+)
 FIXES_PENDING = "the what-if is proving this fix for the current inventory; it shows once proven"
 
 
@@ -44,7 +49,11 @@ def lint_report_get(cluster: Cluster, *, scope: Scope, proven: bool = False) -> 
         report,
         findings=[f for f in report.findings if _readable(scope, cluster.name, f)],
         # A group is shown only when the reader may read every finding in it.
-        groups=[g for g in report.groups if all(_readable(scope, cluster.name, f) for f in g.findings)],
+        groups=[
+            _fixes_readable(scope, cluster.name, g)
+            for g in report.groups
+            if all(_readable(scope, cluster.name, f) for f in g.findings)
+        ],
     )
 
 
@@ -81,6 +90,29 @@ def lint_fix_manifests(cluster: Cluster, fingerprint: str, *, scope: Scope) -> l
     found = LintProofs.objects.restrict(scope, Action.VIEW).filter(cluster=cluster, fingerprint=fingerprint)
     manifests: list[list[Any]] | None = found.values_list("manifests", flat=True).first()
     return manifests
+
+
+def _fixes_readable(scope: Scope, cluster: str, group: FindingGroup) -> FindingGroup:
+    """The group without the fixes whose objects or proofs name something the reader may not
+    read (a runtime another team's models move to, a partner fix of another namespace)."""
+    if not scope.keys_visible(cluster, _named(group.fix, group.proof, group.pair, group.partner)):
+        return dataclasses.replace(
+            group, fix=None, proof=None, pair=None, partner=None, alternative=None, alternative_proof=None,
+            no_fix=FIX_HIDDEN,
+        )  # fmt: skip
+    if not scope.keys_visible(cluster, _named(group.alternative, group.alternative_proof)):
+        return dataclasses.replace(group, alternative=None, alternative_proof=None)
+    return group
+
+
+def _named(*parts: Fix | Proof | None) -> list[ObjectKey]:
+    keys: list[ObjectKey] = []
+    for part in parts:
+        if isinstance(part, Fix):
+            keys += [part.target, *part.changed]
+        elif isinstance(part, Proof):
+            keys += [key for move in part.moves for key in (move.model, move.old, move.new) if key is not None]
+    return keys
 
 
 def _readable(scope: Scope, cluster: str, finding: Finding) -> bool:
