@@ -63,6 +63,11 @@ def every_kind_watched_once(fleet: FakeKubeFleet) -> bool:
     return len(streams) == connected == CLUSTERS * len(Kind.values) and set(streams.values()) == {1}
 
 
+def shared_evenly(one: WatchHub, other: WatchHub, clusters: FakeKubeFleet) -> bool:
+    """Each of two hubs holds half the clusters, and every kind is watched once."""
+    return len(held_clusters(one)) == len(held_clusters(other)) == CLUSTERS // 2 and every_kind_watched_once(clusters)
+
+
 @pytest.mark.parametrize(("clusters", "hubs", "share"), [(200, 2, 100), (201, 2, 101), (3, 4, 1), (0, 1, 1), (5, 0, 5)])
 def test_a_fair_share_covers_every_cluster(clusters: int, hubs: int, share: int) -> None:
     assert fair_share(clusters, hubs) == share
@@ -149,13 +154,7 @@ def test_clusters_spread_over_the_hubs_and_come_back_when_one_stops(
 
         second = WatchHub(database, share_as="second").start()
         # The first gives back the clusters beyond its share; the second takes them.
-        assert database.run_until(
-            lambda: (
-                len(held_clusters(first)) == len(held_clusters(second)) == CLUSTERS // 2
-                and every_kind_watched_once(clusters)
-            ),
-            WAIT,
-        )
+        assert database.run_until(lambda: shared_evenly(first, second, clusters), WAIT)
         assert not held_clusters(first) & held_clusters(second)
 
         second.stop()
@@ -213,13 +212,7 @@ def test_a_stalled_hubs_clusters_move_before_its_leases_lapse_and_it_lets_them_g
         # Back to life, it finds its leases taken at its next renewal and stops those watches; the
         # two hubs then share the clusters, each kind watched once.
         resume.set()
-        assert database.run_until(
-            lambda: (
-                len(held_clusters(stalled)) == len(held_clusters(survivor)) == CLUSTERS // 2
-                and every_kind_watched_once(clusters)
-            ),
-            WAIT,
-        )
+        assert database.run_until(lambda: shared_evenly(stalled, survivor, clusters), WAIT)
         assert not held_clusters(stalled) & held_clusters(survivor)
     finally:
         resume.set()
