@@ -8,12 +8,17 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 import matching.policy
+from access.current import scope_of
+from access.restrict import Action
+from access.scope import Scope
 
 from .models import AssertionState, Delivery, Policy, PolicyRevision, Receiver
 from .services import policy_upsert, policy_validate
+from .visibility import subscribe_problem
 from .webhooks import url_shown
 
 
@@ -86,8 +91,19 @@ class ReceiverForm(forms.ModelForm):
             self.fields["url"].required = False
             self.fields["url"].help_text = f"Now {url_shown(self.instance.url)}; leave empty to keep it."
 
+    scope: Scope = Scope()  # the editor's, set by ReceiverAdmin.get_form
+
     def clean_url(self) -> str:
         return str(self.cleaned_data.get("url") or (self.instance.url if self.instance.pk else ""))
+
+    def clean(self) -> dict[str, Any]:
+        """A receiver is sent what its cluster and namespaces cover: its editor must read all of it."""
+        data = super().clean() or {}
+        cluster = data.get("cluster")
+        problem = subscribe_problem(self.scope, cluster.name if cluster else None, data.get("namespaces") or "")
+        if problem:
+            self.add_error("cluster", f"receiver {data.get('name') or self.instance.name}: {problem}")
+        return data
 
 
 @admin.register(Receiver)
@@ -99,6 +115,18 @@ class ReceiverAdmin(admin.ModelAdmin):
     @admin.display(description="URL")
     def target(self, obj: Receiver) -> str:
         return url_shown(obj.url)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Receiver]:
+        """The receivers the editor could create: of what they read, those sent nothing else."""
+        scope = scope_of(request)
+        rows = Receiver.objects.restrict(scope, Action.VIEW).select_related("cluster")
+        mine = [row.pk for row in rows if not subscribe_problem(scope, row.cluster.name if row.cluster else None,
+                                                                 row.namespaces)]  # fmt: skip
+        return rows.filter(pk__in=mine)
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change, **kwargs)
+        return type(form.__name__, (form,), {"scope": scope_of(request)})
 
 
 @admin.register(Delivery)
