@@ -15,6 +15,7 @@ import matching.policy
 from access.current import scope_of
 from access.restrict import Action
 from access.scope import Scope
+from inventory.selectors import clusters_visible
 
 from .models import AssertionState, Delivery, Policy, PolicyRevision, Receiver
 from .services import policy_upsert, policy_validate
@@ -87,6 +88,8 @@ class ReceiverForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # The clusters the editor reads: no other cluster's name in the choices.
+        self.fields["cluster"].queryset = clusters_visible(self.scope)  # type: ignore[attr-defined]
         if self.instance.pk:
             self.fields["url"].required = False
             self.fields["url"].help_text = f"Now {url_shown(self.instance.url)}; leave empty to keep it."

@@ -233,10 +233,44 @@ def test_a_staff_user_without_a_role_on_the_cluster_cannot_subscribe(cluster: Cl
     allowed = client.post("/admin/policies/receiver/add/", {**form, "namespaces": "team-a"})
 
     assert refused.status_code == refused_everywhere.status_code == refused_glob.status_code == 200
+    # Without a role the cluster is not among the choices; a receiver of every cluster is refused by name.
+    assert "Select a valid choice" in refused.content.decode()
+    assert "a receiver of every cluster needs a role on every cluster" in refused_everywhere.content.decode()
+    assert "receiver spy: you need a role on cluster teams, or on each namespace listed (named without a glob)" in (
+        refused_glob.content.decode()
+    )
+    assert allowed.status_code == 302
+    assert list(Receiver.objects.values_list("name", "namespaces")) == [("spy", "team-a")]
+
+
+def test_a_namespace_reader_cannot_subscribe_to_the_whole_cluster(cluster: Cluster, django_user_model: Any) -> None:
+    staff = django_user_model.objects.create_user("hooks", is_staff=True)
+    staff.user_permissions.set(Permission.objects.filter(codename__endswith="_receiver"))
+    grant(staff, "viewer", cluster="teams", namespace="team-a")
+    client = Client()
+    client.force_login(staff)
+    form = {"name": "spy", "url": "https://hooks.example/x", "format": "json", "cluster": cluster.pk,
+            "namespaces": "", "on_assertion_change": "on", "enabled": "on"}  # fmt: skip
+
+    refused = client.post("/admin/policies/receiver/add/", form)
+
     assert "receiver spy: a receiver of every namespace of cluster teams needs a role on the whole cluster" in (
         refused.content.decode()
     )
-    assert "a receiver of every cluster needs a role on every cluster" in refused_everywhere.content.decode()
-    assert "or on each namespace listed (named without a glob)" in refused_glob.content.decode()
-    assert allowed.status_code == 302
-    assert list(Receiver.objects.values_list("name", "namespaces")) == [("spy", "team-a")]
+    assert not Receiver.objects.exists()
+
+
+def test_the_admin_lists_only_the_receivers_its_user_could_have_saved(
+    cluster: Cluster, receivers: dict[str, Receiver], django_user_model: Any
+) -> None:
+    staff = django_user_model.objects.create_user("hooks", is_staff=True)
+    staff.user_permissions.set(Permission.objects.filter(codename__endswith="_receiver"))
+    grant(staff, "viewer", cluster="teams", namespace="team-a")
+    client = Client()
+    client.force_login(staff)
+
+    page = client.get("/admin/policies/receiver/").content.decode()
+
+    assert "team-a-hook" in page
+    assert "team-star-hook" not in page
+    assert "whole-hook" not in page
