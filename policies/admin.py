@@ -68,13 +68,26 @@ class PolicyRevisionAdmin(admin.ModelAdmin):
 @admin.register(AssertionState)
 class AssertionStateAdmin(admin.ModelAdmin):
     list_display = ["cluster", "policy", "assertion", "severity", "passing", "since", "inventory_version"]
-    list_filter = ["passing", "severity", "cluster"]
+    list_filter = ["passing", "severity", ("cluster", admin.RelatedOnlyFieldListFilter)]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AssertionState]:
+        """The states of clusters its user reads whole: the admin shows every failure of a state."""
+        scope = scope_of(request)
+        return AssertionState.objects.restrict(scope, Action.VIEW).filter(scope.q_whole("cluster__name"))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+def receivers_editable(scope: Scope) -> QuerySet[Receiver]:
+    """The receivers `scope` could have saved: of what it reads, those sent nothing else."""
+    rows = Receiver.objects.restrict(scope, Action.VIEW).select_related("cluster")
+    mine = [row.pk for row in rows if not subscribe_problem(scope, row.cluster.name if row.cluster else None,
+                                                             row.namespaces)]  # fmt: skip
+    return rows.filter(pk__in=mine)
 
 
 class ReceiverForm(forms.ModelForm):
@@ -120,12 +133,7 @@ class ReceiverAdmin(admin.ModelAdmin):
         return url_shown(obj.url)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Receiver]:
-        """The receivers the editor could create: of what they read, those sent nothing else."""
-        scope = scope_of(request)
-        rows = Receiver.objects.restrict(scope, Action.VIEW).select_related("cluster")
-        mine = [row.pk for row in rows if not subscribe_problem(scope, row.cluster.name if row.cluster else None,
-                                                                 row.namespaces)]  # fmt: skip
-        return rows.filter(pk__in=mine)
+        return receivers_editable(scope_of(request))
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
         form = super().get_form(request, obj, change, **kwargs)
@@ -138,8 +146,13 @@ class DeliveryAdmin(admin.ModelAdmin):
 
     list_display = ["created_at", "receiver", "event", "cluster_name", "status", "attempts", "last_status_code",
                     "last_error", "delivered_at"]  # fmt: skip
-    list_filter = ["status", "event", "receiver"]
+    list_filter = ["status", "event", ("receiver", admin.RelatedOnlyFieldListFilter)]
     readonly_fields = [field.name for field in Delivery._meta.fields]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Delivery]:
+        """The deliveries of the receivers its user could have saved (receivers_editable)."""
+        scope = scope_of(request)
+        return Delivery.objects.restrict(scope, Action.VIEW).filter(receiver__in=receivers_editable(scope))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -19,6 +19,7 @@ import pytest
 import yaml
 from django.contrib.auth.models import Permission
 from django.test import Client
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from inventory.models import Cluster
@@ -270,7 +271,13 @@ def test_the_admin_lists_only_the_receivers_its_user_could_have_saved(
     client.force_login(staff)
 
     page = client.get("/admin/policies/receiver/").content.decode()
+    staff.user_permissions.add(*Permission.objects.filter(codename="view_delivery"))
+    for name, receiver in receivers.items():
+        Delivery.objects.create(receiver=receiver, event_id=f"event-of-{name}", event="assertion.failing",
+                                cluster_name="teams", payload={}, next_attempt_at=timezone.now())  # fmt: skip
+    log = client.get("/admin/policies/delivery/").content.decode()
 
     assert "team-a-hook" in page
     assert "team-star-hook" not in page
     assert "whole-hook" not in page
+    assert ("team-a-hook" in log, "team-star-hook" in log, "whole-hook" in log) == (True, False, False)
