@@ -32,6 +32,9 @@ class Scope:
     clusters: Mapping[str, int] = field(default_factory=dict)
     namespaces: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     actor: Actor = field(default_factory=Actor)
+    _held: dict[int, tuple[bool, frozenset[str], Mapping[str, frozenset[str]]]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     # ---- questions -------------------------------------------------------------------------
 
@@ -59,8 +62,9 @@ class Scope:
         return self.role(cluster) >= Role.VIEWER
 
     def reads(self, cluster: str, namespace: str) -> bool:
-        """An object or matrix row of `namespace` ("" = cluster-scoped / the cluster-scope row)."""
-        return self.reads_cluster(cluster) if not namespace else self.role(cluster, namespace) >= Role.VIEWER
+        """An object or matrix row of `namespace` ("" = cluster-scoped / the cluster-scope row):
+        the row `q("cluster", "namespace")` keeps (`admits`)."""
+        return self.admits(cluster, namespace)
 
     def may_patch(self, cluster: str, namespace: str) -> bool:
         return self.role(cluster, namespace) >= Role.PATCHER
@@ -80,27 +84,54 @@ class Scope:
 
     # ---- querysets -------------------------------------------------------------------------
 
+    def held(self, role: int = Role.VIEWER) -> tuple[bool, frozenset[str], Mapping[str, frozenset[str]]]:
+        """The one definition of what this scope holds `role` on, that `q` writes in SQL and
+        `admits` in Python: (every cluster whole, the clusters held whole, cluster -> the
+        namespaces held in it; EVERY_CLUSTER's apply in every cluster). Worked out once per role."""
+        if role not in self._held:
+            self._held[role] = self._holding(role)
+        return self._held[role]
+
+    def _holding(self, role: int) -> tuple[bool, frozenset[str], Mapping[str, frozenset[str]]]:
+        if self.everywhere >= role or self.clusters.get(EVERY_CLUSTER, NOTHING) >= role:
+            return True, frozenset(), {}
+        whole = frozenset(name for name, held in self.clusters.items() if held >= role)
+        partial = {cluster: frozenset(found) for cluster in self.namespaces if (found := self._partial(cluster, role))}
+        return False, whole, partial
+
+    @staticmethod
+    def _namespaces_held(found: frozenset[str], role: int) -> frozenset[str]:
+        # Readers of a namespace read the cluster-scoped objects; patchers of one patch none.
+        return found | ({""} if role == Role.VIEWER else frozenset())
+
     def q(self, cluster_field: str, namespace_field: str | None = None, *, role: int = Role.VIEWER) -> Q:
         """The rows of a table this scope may read (or hold `role` on). `cluster_field` is the
         lookup of the cluster's name (`cluster__name`), `namespace_field` the namespace's; a
         table without one (clusters, sync states, builds) is read per cluster."""
-        if self.everywhere >= role or self.clusters.get(EVERY_CLUSTER, NOTHING) >= role:
+        every, whole, partial = self.held(role)
+        if every:
             return Q()
-        whole = [name for name, held in self.clusters.items() if held >= role]
-        allowed = Q(**{f"{cluster_field}__in": whole}) if whole else Q(pk__in=[])
-        for cluster in self.namespaces:
-            found = self._partial(cluster, role)
-            if not found:
-                continue
+        allowed = Q(**{f"{cluster_field}__in": sorted(whole)}) if whole else Q(pk__in=[])
+        for cluster, found in partial.items():
             if namespace_field is None:
                 if cluster == EVERY_CLUSTER:
                     return Q()
                 allowed |= Q(**{cluster_field: cluster})
                 continue
-            # Readers of a namespace read the cluster-scoped objects; patchers of one patch none.
-            part = Q(**{f"{namespace_field}__in": found | ({""} if role == Role.VIEWER else set())})
+            part = Q(**{f"{namespace_field}__in": sorted(self._namespaces_held(found, role))})
             allowed |= part if cluster == EVERY_CLUSTER else part & Q(**{cluster_field: cluster})
         return allowed
+
+    def admits(self, cluster: str, namespace: str | None = None, *, role: int = Role.VIEWER) -> bool:
+        """Whether `q(..., role=role)` keeps a row of `cluster` and `namespace` (None: a table
+        without namespaces): the same definition (`held`), as a Python predicate."""
+        every, whole, partial = self.held(role)
+        if every or cluster in whole:
+            return True
+        for name in (cluster, EVERY_CLUSTER):
+            if name in partial and (namespace is None or namespace in self._namespaces_held(partial[name], role)):
+                return True
+        return False
 
     def q_whole(self, cluster_field: str) -> Q:
         """The rows of clusters this scope reads whole: totals (build counts, metrics) of a

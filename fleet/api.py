@@ -53,7 +53,7 @@ class FleetView(APIView):
                 for row in page
             ]
         ).data
-        body["clusters"] = [cluster_counts(item).to_dict() for item in fleet.clusters]
+        body["clusters"] = [cluster_counts(item, scope=scope_of(request)).to_dict() for item in fleet.clusters]
         body["disagreeing"] = fleet.disagreeing
         return Response(scope_tokens(body))
 

@@ -17,7 +17,7 @@ from functools import cached_property
 from django.db import connection
 from django.utils import timezone
 
-from access.scope import SYSTEM, Scope
+from access.scope import Scope
 from core.cache import VersionedCache
 from inventory.models import Cluster
 from inventory.parsed import load_inventory
@@ -49,15 +49,6 @@ class ClusterData:
     runtimes: Mapping[ObjectKey, Runtime]
     invalid: Mapping[ObjectKey, str]
     version: tuple[object, ...]
-
-    @cached_property
-    def counts(self) -> ModelCounts:
-        """The cluster's models, each once where it lives (`matrix.counts`: as the matrix page
-        and the API count them). Whole-cluster counts: fleet_get keeps only the clusters its
-        reader reads whole."""
-        if self.build is None:
-            return ModelCounts(ACROSS, models=0, no_match=0, manual_only=0, invalid=0)
-        return model_counts(rows_visible(SYSTEM).filter(build=self.build), ACROSS)
 
     @property
     def name(self) -> str:
@@ -186,19 +177,27 @@ def _sync(cluster: Cluster) -> tuple[str, datetime | None, list[str]]:
     return "listed", synced_at, []
 
 
-def cluster_counts(data: ClusterData) -> ClusterCounts:
-    # Whole-cluster counts: fleet_get keeps only the clusters its reader reads whole.
-    verdicts = isvc_verdicts(data.cluster, scope=SYSTEM)
+def cluster_counts(data: ClusterData, *, scope: Scope) -> ClusterCounts:
+    """Whole-cluster counts, read with the reader's scope, which reads the cluster whole (as
+    fleet_get keeps only such clusters); LookupError for another."""
+    if not scope.reads_whole(data.name):
+        raise LookupError(f"cluster {data.name}: its counts are for readers of the whole cluster")
+    verdicts = isvc_verdicts(data.cluster, scope=scope)
+    models = (
+        model_counts(rows_visible(scope).filter(build=data.build), ACROSS)
+        if data.build is not None
+        else ModelCounts(ACROSS, models=0, no_match=0, manual_only=0, invalid=0)
+    )
     state, synced_at, errors = _sync(data.cluster)
     return ClusterCounts(
         name=data.name,
         source=data.cluster.source,
         behaviour=data.behaviour,
         built_at=None if data.build is None else data.build.updated_at or data.build.finished_at,
-        models=data.counts,
+        models=models,
         isvcs=len(verdicts),
         isvcs_at_risk=sum(1 for verdict in verdicts if isvc_at_risk(verdict)),
-        lint=lint_report_get(data.cluster, scope=SYSTEM).counts(),
+        lint=lint_report_get(data.cluster, scope=scope).counts(),
         sync_state=state,
         synced_at=synced_at,
         freshness=cluster_freshness(Cluster.objects.get(pk=data.cluster.pk)),  # read now, not as cached

@@ -22,7 +22,8 @@ def fleet(request: HttpRequest) -> HttpResponse:
     `?only=disagree` keeps the rows where clusters disagree."""
     view = "runtimes" if request.GET.get("view") == "runtimes" else "models"
     text, disagree_only = request.GET.get("q", ""), request.GET.get("only") == "disagree"
-    data = fleet_get(scope=scope_of(request))
+    scope = scope_of(request)
+    data = fleet_get(scope=scope)
     page = Paginator(rows_matching(data.rows, text=text, disagree_only=disagree_only), ROWS_PER_PAGE).get_page(
         request.GET.get("page")
     )
@@ -31,7 +32,7 @@ def fleet(request: HttpRequest) -> HttpResponse:
         "view": view,
         "q": text,
         "disagree_only": disagree_only,
-        "clusters": [cluster_counts(item) for item in data.clusters],
+        "clusters": [cluster_counts(item, scope=scope) for item in data.clusters],
         "names": names,
         "disagreeing": data.disagreeing,
         "rows_total": len(data.rows),

@@ -9,6 +9,7 @@ from functools import cached_property
 from django.db import connection
 
 import matching
+from access.scope import Scope
 from core.cache import Entry, VersionedCache
 from matching import InferenceService, Model, ObjectKey, Runtime
 
@@ -225,3 +226,21 @@ def pipeline_fixable(
         if matching.pipeline_patch(model, runtime, behaviour=inventory.behaviour).patch is not None:
             fixable.add((model_key, runtime_key))
     return fixable
+
+
+def inventory_for(cluster: Cluster, *, scope: Scope) -> Inventory:
+    """The cluster's inventory as `scope` reads it: the one door to a parsed inventory for a
+    reader. Whole for a reader of the whole cluster; else only the objects of the namespaces it
+    reads and the cluster-scoped ones (Scope.reads, the rule Scope.q writes in SQL for
+    Resource.objects.restrict), so a what-if, a check or a count names only those. Its
+    fingerprint names the namespaces read: a cache keyed by it holds one reader's part apart
+    from another's."""
+    inventory = load_inventory(cluster)
+    readable = scope.read_namespaces(cluster.name)
+    if readable is None:
+        return inventory
+    part = inventory.copy(fingerprint=f"{inventory.fingerprint}:part:{','.join(sorted(readable))}")
+    for key in {*part.ids, *part.models, *part.runtimes, *part.isvcs, *part.invalid}:
+        if key[1] not in readable:
+            part.remove(key)
+    return part

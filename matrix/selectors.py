@@ -14,7 +14,7 @@ from access.scope import SYSTEM, Scope
 from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.models import Cluster, Resource
-from inventory.parsed import Inventory, load_inventory
+from inventory.parsed import Inventory, inventory_for, load_inventory
 from matching import CheckReport, ObjectKey, ScoreTerms, Selection, model_error, score_breakdown, score_terms
 
 from .cells import MATCH_STATUSES, Cell, ScopeKeys, row_cells, row_statuses, runtimes_in_scope, status_counts
@@ -224,7 +224,7 @@ def model_selection(cluster: Cluster, model_key: ObjectKey, namespace: str | Non
     (default: the model's). A model that cannot be parsed gets an empty selection with its error."""
     if not scope.reads(cluster.name, model_key[1] if namespace is None else namespace):
         raise LookupError(f"no model {'/'.join(part for part in model_key if part)} in cluster {cluster.name!r}")
-    inventory = load_inventory(cluster)
+    inventory = inventory_for(cluster, scope=scope)
     if model_key in inventory.models:
         return inventory.grid.select(model_key, namespace)
     error = inventory.invalid.get(model_key)

@@ -8,12 +8,18 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 import matching.policy
+from access.current import scope_of
+from access.restrict import Action
+from access.scope import Scope
+from inventory.selectors import clusters_visible
 
 from .models import AssertionState, Delivery, Policy, PolicyRevision, Receiver
 from .services import policy_upsert, policy_validate
+from .visibility import subscribe_problem
 from .webhooks import url_shown
 
 
@@ -62,13 +68,26 @@ class PolicyRevisionAdmin(admin.ModelAdmin):
 @admin.register(AssertionState)
 class AssertionStateAdmin(admin.ModelAdmin):
     list_display = ["cluster", "policy", "assertion", "severity", "passing", "since", "inventory_version"]
-    list_filter = ["passing", "severity", "cluster"]
+    list_filter = ["passing", "severity", ("cluster", admin.RelatedOnlyFieldListFilter)]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AssertionState]:
+        """The states of clusters its user reads whole: the admin shows every failure of a state."""
+        scope = scope_of(request)
+        return AssertionState.objects.restrict(scope, Action.VIEW).filter(scope.q_whole("cluster__name"))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+def receivers_editable(scope: Scope) -> QuerySet[Receiver]:
+    """The receivers `scope` could have saved: of what it reads, those sent nothing else."""
+    rows = Receiver.objects.restrict(scope, Action.VIEW).select_related("cluster")
+    mine = [row.pk for row in rows if not subscribe_problem(scope, row.cluster.name if row.cluster else None,
+                                                             row.namespaces)]  # fmt: skip
+    return rows.filter(pk__in=mine)
 
 
 class ReceiverForm(forms.ModelForm):
@@ -82,12 +101,25 @@ class ReceiverForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # The clusters the editor reads: no other cluster's name in the choices.
+        self.fields["cluster"].queryset = clusters_visible(self.scope)  # type: ignore[attr-defined]
         if self.instance.pk:
             self.fields["url"].required = False
             self.fields["url"].help_text = f"Now {url_shown(self.instance.url)}; leave empty to keep it."
 
+    scope: Scope = Scope()  # the editor's, set by ReceiverAdmin.get_form
+
     def clean_url(self) -> str:
         return str(self.cleaned_data.get("url") or (self.instance.url if self.instance.pk else ""))
+
+    def clean(self) -> dict[str, Any]:
+        """A receiver is sent what its cluster and namespaces cover: its editor must read all of it."""
+        data = super().clean() or {}
+        cluster = data.get("cluster")
+        problem = subscribe_problem(self.scope, cluster.name if cluster else None, data.get("namespaces") or "")
+        if problem:
+            self.add_error("cluster", f"receiver {data.get('name') or self.instance.name}: {problem}")
+        return data
 
 
 @admin.register(Receiver)
@@ -100,6 +132,13 @@ class ReceiverAdmin(admin.ModelAdmin):
     def target(self, obj: Receiver) -> str:
         return url_shown(obj.url)
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Receiver]:
+        return receivers_editable(scope_of(request))
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change, **kwargs)
+        return type(form.__name__, (form,), {"scope": scope_of(request)})
+
 
 @admin.register(Delivery)
 class DeliveryAdmin(admin.ModelAdmin):
@@ -107,8 +146,13 @@ class DeliveryAdmin(admin.ModelAdmin):
 
     list_display = ["created_at", "receiver", "event", "cluster_name", "status", "attempts", "last_status_code",
                     "last_error", "delivered_at"]  # fmt: skip
-    list_filter = ["status", "event", "receiver"]
+    list_filter = ["status", "event", ("receiver", admin.RelatedOnlyFieldListFilter)]
     readonly_fields = [field.name for field in Delivery._meta.fields]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Delivery]:
+        """The deliveries of the receivers its user could have saved (receivers_editable)."""
+        scope = scope_of(request)
+        return Delivery.objects.restrict(scope, Action.VIEW).filter(receiver__in=receivers_editable(scope))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

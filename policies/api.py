@@ -29,6 +29,7 @@ from .evaluation import policy_check
 from .responses import PolicyCheckSerializer, PolicyStatesSerializer
 from .selectors import assertion_state_list
 from .services import assertions_enabled
+from .visibility import readable_by
 
 
 class InvalidPolicy(DomainError):
@@ -65,11 +66,21 @@ class PolicyCheckView(APIView):
         data = PolicyCheckInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        assertions = _assertions(values.get("policies") or "")
+        given = values.get("policies") or ""
+        assertions = _assertions(given)
+
+        def readable(cluster: Cluster, scope: Scope) -> list[matching.policy.Assertion]:
+            """The caller's own policies whole; of the stored ones, those that cover a namespace
+            the caller reads (policies.visibility): no other team's names, owners or runtimes."""
+            if given:
+                return assertions
+            names = readable_by(scope, cluster.name)
+            return [assertion for assertion in assertions if names.reads_any(assertion.scope.namespaces)]
 
         def check(clusters: list[Cluster], items: list[Item], scope: Scope) -> list[matching.policy.PolicySection]:
             return [
-                policy_check(cluster, items, assertions, prune=values["prune"], scope=scope) for cluster in clusters
+                policy_check(cluster, items, readable(cluster, scope), prune=values["prune"], scope=scope)
+                for cluster in clusters
             ]
 
         def answer(_clusters: list[Cluster], sections: list[matching.policy.PolicySection]) -> dict[str, Any]:

@@ -97,6 +97,7 @@ def _record(
         "severity": outcome.assertion.severity,
         "policy_version": policy.version,
         "checked": outcome.checked,
+        "namespaces": list(outcome.assertion.scope.namespaces),
         "failures": failure_records(outcome),
         "note": outcome.note or "",
         "evaluated_at": now,

@@ -86,6 +86,12 @@ class AssertionState(models.Model):
     policy_version = models.PositiveIntegerField()
     passing = models.BooleanField()
     checked = models.PositiveIntegerField(default=0)
+    namespaces = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The assertion's namespace globs (empty: every namespace), which say who sees it; "
+        "null until evaluated again after this field was added: shown to readers of the whole cluster only.",
+    )
     failures = models.JSONField(default=list, blank=True)
     note = models.CharField(max_length=200, blank=True)
     since = models.DateTimeField()

@@ -1,6 +1,8 @@
 """Webhook events: an assertion that starts or stops failing, a pick that changes. Each event
 goes to the enabled receivers whose cluster and namespaces cover it, as one `Delivery` per
-receiver, deduplicated by the event's id, and is sent by its own task (policies.webhooks)."""
+receiver, deduplicated by the event's id, and is sent by its own task (policies.webhooks).
+A receiver is sent only what its namespaces cover (`payload_for`, policies.visibility): the
+failures and causes of those namespaces, a count over others withheld and counted as such."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import matching.policy
 from inventory.models import Cluster
 
 from .models import AssertionState, Delivery, Receiver
+from .visibility import failures_shown, readable_by_receiver
 
 logger = logging.getLogger(__name__)
 
@@ -28,12 +31,16 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Event:
     """`kind`: assertion | pick. `namespaces`: where it happens ("" cluster scope), for the
-    receivers' namespace globs. `payload`: the generic JSON body."""
+    receivers' namespace globs. `payload`: the generic JSON body, with every failure (each
+    receiver is sent its part, payload_for). An assertion's kind and namespace globs say which
+    receivers may be sent a failure counted over namespaces."""
 
     kind: str
     cluster: str
     namespaces: tuple[str, ...]
     payload: Mapping[str, Any]
+    assertion_kind: str = ""
+    assertion_namespaces: tuple[str, ...] = ()
     id: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -55,10 +62,10 @@ def assertion_event(cluster: Cluster, state: AssertionState, outcome: matching.p
         "since": _stamp(state.since),
         "inventoryVersion": state.inventory_version,
         "causes": [_cause(item) for item in state.causes],
-        "failures": [failure.to_dict() for failure in outcome.failures[:20]],
-        "failuresTotal": len(outcome.failures),
+        "failures": [failure.to_dict() for failure in outcome.failures],
     }
-    return Event("assertion", cluster.name, tuple(namespaces), payload)
+    covered = tuple(assertion.scope.namespaces)
+    return Event("assertion", cluster.name, tuple(namespaces), payload, assertion.kind, covered)
 
 
 def _cause(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -98,6 +105,20 @@ def receiver_covers(receiver: Receiver, event: Event) -> bool:
     return not globs or any(fnmatchcase(ns, glob) for ns in event.namespaces if ns for glob in globs)
 
 
+def payload_for(receiver: Receiver, event: Event) -> dict[str, Any]:
+    """The event as `receiver` is sent it: the causes and (up to 20) failures of the namespaces
+    its globs cover; `failuresWithheld` counts the failures counted over other namespaces."""
+    readable = readable_by_receiver(receiver.namespaces)
+    payload = dict(event.payload)
+    causes = payload.get("causes", [])
+    payload["causes"] = [item for item in causes if readable.reads(str(item.get("namespace") or ""))]
+    if event.kind != "assertion":
+        return payload
+    shown, withheld = failures_shown(readable, event.assertion_kind, event.assertion_namespaces, payload["failures"])
+    payload |= {"failures": [dict(item) for item in shown[:20]], "failuresTotal": len(shown)}
+    return payload | ({"failuresWithheld": withheld} if withheld else {})
+
+
 def deliveries_create(events: Iterable[Event]) -> list[int]:
     """One Delivery per (event, receiver that covers it); an event already recorded for a
     receiver is not recorded again. Returns the new deliveries' ids."""
@@ -111,7 +132,7 @@ def deliveries_create(events: Iterable[Event]) -> list[int]:
                 with transaction.atomic():
                     delivery = Delivery.objects.create(
                         receiver=receiver, event_id=event.id, event=str(event.payload["type"]),
-                        cluster_name=event.cluster, payload=dict(event.payload), next_attempt_at=timezone.now(),
+                        cluster_name=event.cluster, payload=payload_for(receiver, event), next_attempt_at=timezone.now(),
                     )  # fmt: skip
             except IntegrityError:
                 continue

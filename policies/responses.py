@@ -89,6 +89,9 @@ class AssertionStateSerializer(serializers.Serializer):
     note = serializers.CharField(allow_blank=True)
     failures = FailureSerializer(many=True, help_text="The failures among objects you may read.")
     failures_hidden = serializers.IntegerField(help_text="The failures among objects you may not read.")
+    failures_withheld = serializers.IntegerField(
+        help_text="Failures counted over namespaces you do not all read (pickCount), withheld from you."
+    )
     changed_by = ChangedBySerializer()
     evaluated_at = serializers.DateTimeField()
 

@@ -1,7 +1,8 @@
-"""What a reader sees of a cluster's assertion states: every state of a cluster they may read,
-with the failures among objects they may read (a reader of some namespaces sees how many
-others there are, not which), the changes that flipped each state and, where a patch made
-that change, its audit record. Scoped by the reader's scope, given explicitly."""
+"""What a reader sees of a cluster's assertion states: the states of the assertions that cover a
+namespace they read (policies.visibility), with the failures among objects they may read (a
+reader of some namespaces sees how many others there are, not which; a count over namespaces
+they do not all read is withheld, saying so), the changes that flipped each state and, where a
+patch made that change, its audit record. Scoped by the reader's scope, given explicitly."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from patches.models import PatchAttempt
 from patches.selectors import patch_records_list
 
 from .models import AssertionState
+from .visibility import failures_shown, readable_by
 
 
 @dataclass
@@ -27,6 +29,7 @@ class StateView:
     failures: list[dict[str, Any]]
     hidden: int
     causes: list[dict[str, Any]]
+    withheld: int = 0
     patches: list[PatchAttempt] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -44,6 +47,7 @@ class StateView:
             "note": state.note,
             "failures": [{k: v for k, v in item.items() if k != "keys"} for item in self.failures],
             "failures_hidden": self.hidden,
+            "failures_withheld": self.withheld,
             "changed_by": {
                 "inventory_version": state.inventory_version,
                 "changes": self.causes,
@@ -53,15 +57,21 @@ class StateView:
         }
 
 
-def _visible(scope: Scope, cluster: Cluster, failures: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    if scope.reads_whole(cluster.name):
-        return list(failures)
+def _visible(scope: Scope, cluster: Cluster, state: AssertionState) -> tuple[list[dict[str, Any]], int]:
+    """The failures the scope reads (their objects too), and how many are withheld (visibility)."""
+    shown, withheld = failures_shown(
+        readable_by(scope, cluster.name), state.kind, state.namespaces or (), state.failures
+    )
     return [
-        item
-        for item in failures
-        if scope.reads(cluster.name, item.get("namespace", ""))
-        and scope.keys_visible(cluster.name, [tuple(key) for key in item["keys"]])
-    ]
+        dict(item) for item in shown if scope.keys_visible(cluster.name, [tuple(key) for key in item["keys"]])
+    ], withheld
+
+
+def state_visible(scope: Scope, cluster: Cluster, state: AssertionState) -> bool:
+    """A state of an assertion that covers some namespace the scope reads; one recorded before
+    its namespaces were (null) to readers of the whole cluster."""
+    readable = readable_by(scope, cluster.name)
+    return readable.whole if state.namespaces is None else readable.reads_any(state.namespaces)
 
 
 def _patches(cluster: Cluster, causes: Sequence[dict[str, Any]], scope: Scope, user: Any) -> list[PatchAttempt]:
@@ -81,9 +91,11 @@ def assertion_state_list(cluster: Cluster, *, scope: Scope, user: Any) -> list[S
     records behind their changes that `user` may see."""
     found = []
     for state in AssertionState.objects.restrict(scope, Action.VIEW).filter(cluster=cluster).select_related("policy"):
-        failures = _visible(scope, cluster, state.failures)
+        if not state_visible(scope, cluster, state):
+            continue
+        failures, withheld = _visible(scope, cluster, state)
         causes = [item for item in state.causes if scope.keys_visible(cluster.name, [cause_key(item)])]
-        found.append(StateView(state, failures, len(state.failures) - len(failures), causes))
+        found.append(StateView(state, failures, len(state.failures) - len(failures) - withheld, causes, withheld))
     for view in found:
         if view.causes:
             view.patches = _patches(cluster, view.causes, scope, user)

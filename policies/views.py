@@ -14,6 +14,7 @@ from inventory.selectors import clusters_visible
 from inventory.views import page_cluster
 
 from .selectors import assertion_state_list
+from .visibility import WITHHELD
 
 
 @require_safe
@@ -29,5 +30,6 @@ def policies(request: HttpRequest) -> HttpResponse:
         "clusters": clusters_visible(scope),
         "states": states,
         "failing": sum(1 for view in states if not view.state.passing),
+        "withheld_text": WITHHELD,
     }
     return render(request, "policies/policies.html", context)

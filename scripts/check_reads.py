@@ -9,10 +9,13 @@ reports, with file, line and what to do:
 - `Model.objects` used for anything but `.restrict(...)`, `.create(...)` or `.bulk_create(...)`;
 - `get_object_or_404(Model, ...)` / `get_list_or_404(Model, ...)` on such a model;
 - a related manager that reads such rows (`cluster.resources.filter(...)`), in code or in a
-  template (`{{ cluster.resources.all }}`).
+  template (`{{ cluster.resources.all }}`);
+- in views, API modules, selectors and template tags (SERVES_READERS), derived data read for
+  no reader: `load_inventory(...)` (a reader's comes through `inventory.parsed.inventory_for`)
+  and the `SYSTEM` scope.
 
 Code that reads everything by design (sync, matrix builds, the catch-up, the operator's
-commands) is named in ALLOWED with the reason; management commands and
+commands) is named in ALLOWED, function by function, with the reason; management commands and
 migrations are not request code and are left out whole. Run from the repository root:
 
     .venv/bin/python scripts/check_reads.py      # exit 1 and one line per finding
@@ -42,6 +45,9 @@ PACKAGES = (
     "whatif",
 )
 TEMPLATES = ROOT / "templates"
+# Views, API modules, selectors and template tags: they answer a reader, so derived data
+# (a parsed inventory, a read for the system) comes through the reader's scope there too.
+SERVES_READERS = re.compile(r"(^|/)(views|api|selectors|templatetags)(/|\.py$)|_api\.py$")
 # Writes that read nothing; `restrict` is the read path itself.
 MANAGER_USES = frozenset({"restrict", "create", "bulk_create"})
 QUERYSET_METHODS = frozenset(
@@ -74,49 +80,213 @@ QUERYSET_METHODS = frozenset(
         "values_list",
     }
 )
-# Modules (or module:function) that read every tenant's rows by design, and why.
+
+
+def _each(module: str, reason: str, *functions: str) -> dict[str, str]:
+    """One allowance per function of `module`, each with the reason."""
+    return {f"{module}:{function}": reason for function in functions}
+
+
+# The functions (module:function, or module:Class.method) that read every tenant's rows by
+# design, and why. No whole module: a module serves readers one function at a time.
 ALLOWED: dict[str, str] = {
-    "inventory/sync.py": "sync and the inventory's other writes (a patch's): make the stored objects equal "
-    "the cluster's, whoever reads them",
-    "inventory/live": "the watch workers and their leases: store every event of every cluster",
-    "inventory/services.py": "cluster registration and the resync service: run for the system",
-    "inventory/tasks.py": "Celery tasks: the system's own work, no reader",
-    "inventory/parsed.py": "load_inventory parses a whole cluster; readers get a readable part "
-    "(whatif.services.readable_inventory, lint and isvcs selectors filter by scope)",
-    "isvcs/services.py": "isvc_verdicts_refresh records every InferenceService's verdict after matrix updates; "
-    "isvc_verdicts itself filters its result by the scope it is given",
-    "lint/services.py": "acknowledging writes; the group is looked up in the reader's report (scope given)",
-    "matrix/services.py": "matrix builds read the whole inventory of a cluster",
-    "matrix/updates.py": "incremental matrix updates, the catch-up included, read what changed",
-    "matrix/cell_changes.py": "records the cell changes of a matrix update",
-    "matrix/audit.py": "the matrix audit recomputes a sample of every cluster's rows",
-    "matrix/tasks.py": "Celery tasks: the system's own work, no reader",
-    "matrix/cells.py:runtimes_in_scope": "the runtimes of a namespace whose rows the caller read through restrict: "
-    "a reader of a namespace reads its runtimes and the cluster-scoped ones",
+    # Derived data in modules that answer readers (SERVES_READERS), each read for no reader:
+    "matrix/selectors.py:matrix_namespaces": "the namespaces of a build, read once per generation with SYSTEM and "
+    "cached for every reader; each reader keeps those Scope.reads allows",
+    "matrix/selectors.py:build_inventory": "the inventory a build's cells are explained with, cached per generation; "
+    "the cells come from rows_visible(scope) and a reason names only the cell's model and runtime",
+    "matrix/selectors.py:cell_reason": "OME's reason for one cell whose model, runtime and namespace the caller read "
+    "through restrict (matrix views and API); names only those two objects",
+    "matrix/selectors.py:cell_trace": "the score arithmetic of one model and runtime the caller read through restrict; "
+    "names only those two objects",
+    "matrix/selectors.py:selection_exclusions": "the runtimes in scope of a namespace the caller reads (its own and the "
+    "cluster-scoped ones), for a model read through restrict",
+    "lint/selectors.py:lint_report_get": "lint judges the whole cluster (a cause may be in any namespace) and caches "
+    "that report per inventory; the reader is given only the groups whose objects it reads (_visible)",
+    **_each(
+        "inventory/sync.py",
+        "sync and the inventory's other writes (a patch's): make the stored objects equal the cluster's, whoever reads them",
+        "_recount",
+        "event_apply",
+        "object_locked",
+        "record_error",
+        "record_list",
+        "returned_store",
+        "snapshot_apply",
+    ),
+    **_each(
+        "inventory/live/hub.py",
+        "the watch workers and their leases: store every event of every cluster",
+        "_give_back",
+        "_live_cluster",
+        "_release",
+    ),
+    **_each(
+        "inventory/live/leases.py",
+        "the watch workers and their leases: store every event of every cluster",
+        "_claim",
+        "_release",
+        "live_clusters_count",
+        "watch_lease_renew",
+        "watch_leases_hand_over",
+        "watches_claim_idle",
+    ),
+    **_each(
+        "inventory/live/state.py",
+        "the watch workers and their leases: store every event of every cluster",
+        "locked_state",
+    ),
+    **_each(
+        "inventory/live/watch.py",
+        "the watch workers and their leases: store every event of every cluster",
+        "_count_reconnect",
+        "_listed",
+        "_set_connected",
+        "_stored_rv",
+    ),
+    **_each(
+        "inventory/services.py",
+        "cluster registration and the resync service: run for the system",
+        "cluster_register",
+        "registration_check",
+    ),
+    **_each(
+        "inventory/tasks.py",
+        "Celery tasks: the system's own work, no reader",
+        "argocd_discover",
+        "resync_all",
+        "resync_cluster",
+        "watch_cluster",
+    ),
+    **_each(
+        "inventory/parsed.py",
+        "load_inventory parses a whole cluster; readers get a readable part (inventory.parsed.inventory_for; lint and isvcs selectors filter by scope)",
+        "_bodies",
+        "_catch_up",
+        "_full_load",
+        "cluster_state",
+    ),
+    **_each(
+        "isvcs/services.py",
+        "isvc_verdicts_refresh records every InferenceService's verdict after matrix updates; isvc_verdicts itself filters its result by the scope it is given",
+        "_objects",
+        "isvc_verdicts",
+        "isvc_verdicts_refresh",
+    ),
+    **_each(
+        "lint/services.py",
+        "acknowledging writes; the group is looked up in the reader's report (scope given)",
+        "lint_acknowledge",
+    ),
+    **_each(
+        "matrix/services.py",
+        "matrix builds read the whole inventory of a cluster",
+        "_store_chunk",
+        "matrix_build_chunk",
+        "matrix_build_fail",
+        "matrix_build_finish",
+        "matrix_builds_abandon",
+    ),
+    **_each(
+        "matrix/updates.py",
+        "incremental matrix updates, the catch-up included, read what changed",
+        "_mark_level",
+        "_stored_rows",
+        "inventory_version",
+        "matrix_staleness",
+        "scope_digest",
+        "write_rows",
+    ),
+    **_each("matrix/cell_changes.py", "records the cell changes of a matrix update", "record_build_history"),
+    **_each("matrix/audit.py", "the matrix audit recomputes a sample of every cluster's rows", "matrix_audit"),
+    **_each(
+        "matrix/tasks.py",
+        "Celery tasks: the system's own work, no reader",
+        "_supervise",
+        "matrix_audit_all_task",
+        "matrix_catch_up_all_task",
+        "matrix_rebuild_task",
+        "matrix_update_task",
+    ),
+    "matrix/cells.py:runtimes_in_scope": "the runtimes of a namespace whose rows the caller read through restrict: a reader of a namespace reads its runtimes and the cluster-scoped ones",
     "matrix/selectors.py:current_build": "the build of a cluster the caller got from clusters_visible(scope)",
-    "fleet/services.py": "the fleet compares whole clusters: fleet_get keeps only those its reader reads whole",
-    "inventory/registration.py": "a cluster about to be registered: whether its Argo CD Secret has a cluster already, "
-    "whoever may read that one (the page needs inventory.add_cluster)",
-    "inventory/argocd.py": "the Argo CD source registers and removes clusters for the system, whoever reads them",
-    "inventory/locks.py": "the lock order: every writer of a cluster locks its row first, for the system",
-    "lint/proving.py": "the proving task proves and stores every cluster's lint fixes for the system; readers "
-    "read the proofs through LintProofs.objects.restrict (lint_report_get)",
-    "lint/tasks.py": "Celery tasks: the system's own work, no reader",
-    "inventory/ome_release.py:_no_evidence": "whether a cluster the caller already holds was ever listed, "
-    "to say why its OME version is unknown",
-    "matrix/freshness.py": "the freshness of a cluster the caller already read (clusters_visible(scope)): "
-    "one state per cluster, judged from all of its sync states and builds",
-    "policies/tasks.py": "Celery tasks: the system's own work, no reader",
-    "policies/evaluation.py:policies_evaluate": "continuous evaluation judges the whole cluster for the system; "
-    "readers see its states through assertion_state_list(scope)",
+    **_each(
+        "fleet/services.py",
+        "the fleet compares whole clusters: fleet_get keeps only those its reader reads whole",
+        "_cells",
+        "_sync",
+        "cluster_counts",
+    ),
+    **_each(
+        "inventory/registration.py",
+        "a cluster about to be registered: whether its Argo CD Secret has a cluster already, whoever may read that one (the page needs inventory.add_cluster)",
+        "spec_of",
+    ),
+    **_each(
+        "inventory/argocd.py",
+        "the Argo CD source registers and removes clusters for the system, whoever reads them",
+        "argocd_clusters_sync",
+    ),
+    **_each(
+        "inventory/locks.py",
+        "the lock order: every writer of a cluster locks its row first, for the system",
+        "cluster_write_lock",
+    ),
+    **_each(
+        "lint/proving.py",
+        "the proving task proves and stores every cluster's lint fixes for the system; readers read the proofs through LintProofs.objects.restrict (lint_report_get)",
+        "_prove",
+        "lint_proofs_refresh",
+        "lint_proofs_request",
+    ),
+    **_each("lint/tasks.py", "Celery tasks: the system's own work, no reader", "lint_prove_task"),
+    "inventory/ome_release.py:_no_evidence": "whether a cluster the caller already holds was ever listed, to say why its OME version is unknown",
+    **_each(
+        "matrix/freshness.py",
+        "the freshness of a cluster the caller already read (clusters_visible(scope)): one state per cluster, judged from all of its sync states and builds",
+        "_behind_since",
+        "_current_builds",
+        "freshness_of",
+    ),
+    **_each("policies/tasks.py", "Celery tasks: the system's own work, no reader", "policies_evaluate_task"),
+    "policies/evaluation.py:policies_evaluate": "continuous evaluation judges the whole cluster for the system; readers see its states through assertion_state_list(scope)",
     "policies/evaluation.py:_baseline": "policies_evaluate's baseline of a policy on a cluster, for the system",
     "policies/evaluation.py:_record": "policies_evaluate stores each assertion's state, for the system",
-    "policies/notify.py:deliveries_create": "an evaluation's events, for every receiver that covers them: "
-    "the system's own work after the evaluation commits",
-    "policies/receivers.py": "a matrix update's signal asks whether anything is to evaluate, for the system",
-    "policies/webhooks.py": "the workers send every receiver's deliveries, for the system; no reader",
-    "policies/metrics.py": "the scrape's families, of the clusters the metrics reader reads whole (scope.q_whole)",
-    "ome_dashboard/ops": "probes and /metrics: answer for the deployment (i19b/i22 decide what they show)",
+    "policies/notify.py:deliveries_create": "an evaluation's events, for every receiver that covers them: the system's own work after the evaluation commits",
+    **_each(
+        "policies/receivers.py",
+        "a matrix update's signal asks whether anything is to evaluate, for the system",
+        "_anything_to_evaluate",
+    ),
+    **_each(
+        "policies/webhooks.py",
+        "the workers send every receiver's deliveries, for the system; no reader",
+        "_claim",
+        "deliveries_due",
+    ),
+    **_each(
+        "policies/metrics.py",
+        "the scrape's families, of the clusters the metrics reader reads whole (scope.q_whole)",
+        "_assertion_families",
+        "_delivery_families",
+        "_isvc_family",
+        "policy_families",
+    ),
+    **_each(
+        "ome_dashboard/ops/metrics.py",
+        "probes and /metrics: answer for the deployment (i19b/i22 decide what they show)",
+        "_freshness_families",
+        "_matrix_check_families",
+        "_matrix_families",
+        "_patch_families",
+        "_sync_families",
+    ),
+    **_each(
+        "ome_dashboard/ops/probes.py",
+        "probes and /metrics: answer for the deployment (i19b/i22 decide what they show)",
+        "_sync_ages",
+        "check_freshness",
+    ),
 }
 
 
@@ -188,6 +358,7 @@ def tenant_models(files: Iterable[Path]) -> tuple[frozenset[str], frozenset[str]
 class _Reads(ast.NodeVisitor):
     def __init__(self, path: str, models: frozenset[str], related: frozenset[str]) -> None:
         self.path, self.models, self.related = path, models, related
+        self.serves_readers = bool(SERVES_READERS.search(path))
         self.names: list[str] = []
         self.parents: dict[ast.AST, ast.AST] = {}
         self.found: list[Finding] = []
@@ -237,6 +408,15 @@ class _Reads(ast.NodeVisitor):
         first = node.args[0] if node.args else None
         if name in ("get_object_or_404", "get_list_or_404") and isinstance(first, ast.Name) and first.id in self.models:
             self._report(node, f"{name}({first.id}, ...): pass a queryset from restrict(scope, action) or a selector")
+        if name == "load_inventory" and self.serves_readers:
+            self._report(
+                node, "load_inventory(...): a reader's inventory comes through inventory_for(cluster, scope=...)"
+            )
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id == "SYSTEM" and isinstance(node.ctx, ast.Load) and self.serves_readers:
+            self._report(node, "SYSTEM: code that answers a reader reads with the reader's scope")
         self.generic_visit(node)
 
 

@@ -18,14 +18,14 @@ from django.conf import settings
 import matching
 from access.scope import Scope
 from inventory.models import Cluster, Kind
-from inventory.parsed import Inventory
+from inventory.parsed import Inventory, inventory_for
 from inventory.selectors import resources_visible
 from matching import Diff, ObjectKey, Objects
 
 from .errors import WhatIfError
 from .overlay import replaced_inventory
 from .parse import checked, read_documents, refuse
-from .services import keep_creation_time, readable_inventory, refuse_unreadable
+from .services import keep_creation_time, refuse_unreadable
 
 Item = tuple[Mapping[str, Any], matching.Model | matching.Runtime | matching.InferenceService]
 """(object as applied, parsed value) of one manifest."""
@@ -109,7 +109,7 @@ def check_views(
     """(the cluster's objects as the reader sees them, the same with `items` applied), as
     `check_cluster` compares them."""
     refuse_unreadable(cluster, [value.key for _obj, value in items], scope=scope)
-    inventory = readable_inventory(cluster, scope=scope)
+    inventory = inventory_for(cluster, scope=scope)
     base_pinned = _pinned(cluster, scope)
     changes: dict[ObjectKey, Any] = {}
     pinned = set(base_pinned)

@@ -23,13 +23,13 @@ import matching
 from access.scope import Scope
 from core.cache import VersionedCache
 from inventory.models import Cluster, Resource
-from inventory.parsed import Inventory, load_inventory
+from inventory.parsed import Inventory, inventory_for, load_inventory
 from inventory.selectors import resources_visible
 from matching import Fix, NearMiss, ObjectKey, ObjectPatch
 
 from .changes import RowChange, grouped_changes
 from .diff import Rows
-from .services import readable_inventory, stored_in, whatif_inventory
+from .services import stored_in, whatif_inventory
 
 MAX_WITH_FIXES = 6
 """Fixes are proposed for the closest near misses only."""
@@ -288,7 +288,7 @@ def _near_misses(model: Resource, namespace: str, runtime: Resource | None, *, s
     recorded facts, which one (`unserved`) and a new runtime among the fixes. Empty for a
     malformed model."""
     cluster = model.cluster
-    inventory = readable_inventory(cluster, scope=scope)
+    inventory = inventory_for(cluster, scope=scope)
     parsed = inventory.models.get(model.key)
     if parsed is None:
         return NearFixes([])

@@ -14,7 +14,7 @@ from typing import Any
 import matching
 from access.scope import Scope
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster
-from inventory.parsed import Inventory, load_inventory
+from inventory.parsed import Inventory, inventory_for
 from inventory.selectors import resources_visible
 from matching import ObjectKey, Runtime, key_text
 
@@ -26,7 +26,6 @@ from .results import MAX_ERROR_TEXTS, ObjectChange, RowDiff, ValueWarning, WhatI
 
 __all__ = [
     "keep_creation_time",
-    "readable_inventory",
     "refuse_unreadable",
     "stored_in",
     "whatif",
@@ -210,7 +209,7 @@ def whatif(
     errors (fields of another OME version) become warnings. Raises WhatIfError.
     """
     result = whatif_inventory(
-        readable_inventory(cluster, scope=scope),
+        inventory_for(cluster, scope=scope),
         documents,
         deletions=deletions,
         cluster_name=cluster.name,
@@ -230,22 +229,6 @@ def refuse_unreadable(cluster: Cluster, keys: Iterable[ObjectKey], *, scope: Sco
                 f"{key_text(key)}: namespace {key[1]} of cluster {cluster.name} is not readable to you",
                 field="manifests",
             )
-
-
-def readable_inventory(cluster: Cluster, *, scope: Scope) -> Inventory:
-    """The cluster's inventory as the scope sees it: whole, or for a reader of some
-    namespaces only those and the cluster-scoped objects, so that a what-if or a check
-    compares, counts and names only their rows (and the cluster-scope row)."""
-    inventory = load_inventory(cluster)
-    return inventory if scope.reads_whole(cluster.name) else _readable_part(inventory, scope, cluster.name)
-
-
-def _readable_part(inventory: Inventory, scope: Scope, cluster: str) -> Inventory:
-    part = inventory.copy(fingerprint=f"{inventory.fingerprint}:part")
-    for key in {*part.ids, *part.models, *part.runtimes, *part.isvcs, *part.invalid}:
-        if not scope.reads(cluster, key[1]):
-            part.remove(key)
-    return part
 
 
 def stored_in(cluster: Cluster, *, scope: Scope) -> Stored:

@@ -16,13 +16,14 @@ from access.scope import Scope
 from core.throttle import throttled
 from core.web import is_partial, read_access, scope_namespace, scope_token
 from inventory.models import Resource
+from inventory.parsed import inventory_for
 from inventory.selectors import model_or_404, resources_visible, runtime_or_404
 from matrix.views.runtime import editable_manifest, runtime_context
 
 from .changes import grouped_changes
 from .errors import WhatIfError
 from .fixes import model_near_misses
-from .services import readable_inventory, whatif
+from .services import whatif
 
 SHOWN_IN_FULL = 10
 MAX_FIX_PATCHES = 2  # a fix changes the model, the runtime, or both
@@ -73,7 +74,7 @@ def runtime_whatif(request: HttpRequest, pk: int) -> HttpResponse:
         if request.POST.get("fix"):
             text = _fix_manifest(resource, request.POST["fix"], scope)
         result = whatif(resource.cluster, text, lenient=lenient, scope=scope)
-        ids = readable_inventory(resource.cluster, scope=scope).ids
+        ids = inventory_for(resource.cluster, scope=scope).ids
         context.update(whatif=result, whatif_changes=grouped_changes(result, ids))
     except WhatIfError as error:
         context["whatif_error"] = str(error)

@@ -12,7 +12,7 @@ from access.current import scope_of
 from core.web import poll_seconds, read_access
 from inventory.filters import InferenceServiceFilterSet
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind
-from inventory.parsed import load_inventory, pipeline_fixable
+from inventory.parsed import inventory_for, pipeline_fixable
 from inventory.selectors import clusters_visible, resources_visible
 from inventory.views import page_cluster
 from isvcs.explain import GROUPS, error_parts, group_of, verdict_label
@@ -53,7 +53,7 @@ def isvcs(request: HttpRequest) -> HttpResponse:
         for resource in visible.filter(kind__in=RUNTIME_KINDS).only("kind", "namespace", "name")
     }
     risky = [v for v in verdicts if isvc_at_risk(v) and v.model is not None and v.runtime is not None]
-    inventory = load_inventory(cluster)
+    inventory = inventory_for(cluster, scope=scope)
     fixable = pipeline_fixable(inventory, [(v.model, v.runtime) for v in risky if v.model and v.runtime])
     groups: dict[str, list[dict[str, object]]] = {name: [] for name, _heading, _help in GROUPS}
     for v in verdicts:

@@ -14,17 +14,23 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from django.apps import apps
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
 
 from access.models import Role
 from inventory.models import Cluster, Resource
 from inventory.services import ClusterSpec, cluster_register, manifests_load
 from isvcs.services import isvc_verdicts_refresh
 from lint.models import LintAcknowledgement
+from lint.proving import lint_proofs_refresh
 from matrix.audit import matrix_audit
 from matrix.models import CellChange
 from matrix.services import matrix_rebuild
 from patches.models import PatchAttempt
+from policies.evaluation import policies_evaluate
+from policies.models import Delivery, Receiver
+from policies.services import policies_load_files
 from tests.inventory.live.objects import isvc, model, runtime
 
 CLUSTERS = ("qxa", "qxb")
@@ -86,13 +92,68 @@ def _records(cluster: Cluster, author_of: Callable[[str], AbstractBaseUser]) -> 
         )
 
 
+def policies(cluster: str) -> list[dict[str, Any]]:
+    """A policy per namespace (its runtime does not serve its model: failing, naming both), and
+    one of the whole fleet: a pin (baselines) and a count over every namespace, failing at
+    cluster scope with every namespace's models in its message."""
+    found: list[dict[str, Any]] = [
+        {
+            "apiVersion": "compat.ome.io/v1alpha1",
+            "kind": "RuntimePolicy",
+            "metadata": {"name": f"{namespace}-policy"},
+            "spec": {
+                "owner": f"{namespace} owners",
+                "description": f"{namespace}-model runs on {namespace}-runtime",
+                "scope": {"clusters": [cluster], "namespaces": [namespace]},
+                "assertions": [
+                    {
+                        "name": "served",
+                        "assert": "servedBy",
+                        "runtime": f"{namespace}-runtime",
+                        "scope": {"names": [f"{namespace}-model"]},
+                    },
+                ],
+            },
+        }
+        for namespace in NAMESPACES[cluster]
+    ]
+    if cluster == CLUSTERS[0]:
+        found.append(
+            {
+                "apiVersion": "compat.ome.io/v1alpha1",
+                "kind": "RuntimePolicy",
+                "metadata": {"name": "fleet-wide"},
+                "spec": {
+                    "assertions": [
+                        {"name": "pins", "assert": "pickUnchanged"},
+                        {"name": "counted", "assert": "pickCount", "runtime": f"{cluster}-shared-runtime", "atMost": 0},
+                    ]
+                },
+            }
+        )
+    return found
+
+
+def _receivers(cluster: Cluster) -> None:
+    """A receiver of each namespace, and one of the whole cluster, each with a delivery."""
+    for namespace in ("", *NAMESPACES[cluster.name]):
+        name = f"{namespace or cluster.name}-hook"
+        hook = Receiver.objects.create(name=name, url="https://hooks.invalid/", cluster=cluster, namespaces=namespace)
+        Delivery.objects.create(
+            receiver=hook, event_id=name, event="assertion.failing", cluster_name=cluster.name,
+            payload={"namespace": namespace}, next_attempt_at=timezone.now(),
+        )  # fmt: skip
+
+
 def build_world(folder: Path, author_of: Callable[[str], AbstractBaseUser]) -> list[Cluster]:
-    """Both clusters stored, built, audited and with history; `author_of(namespace)` patched
-    each namespace's model and acknowledged its lint."""
+    """Both clusters stored, built, audited and with history, their policies evaluated, lint
+    fixes proven, receivers with deliveries; `author_of(namespace)` patched each namespace's
+    model and acknowledged its lint."""
     clusters = []
     for name in CLUSTERS:
         (folder / name).mkdir()
         (folder / name / "objects.yaml").write_text(yaml.safe_dump_all(cluster_objects(name)))
+        (folder / f"{name}-policies.yaml").write_text(yaml.safe_dump_all(policies(name)))
         cluster = cluster_register(ClusterSpec(name, Cluster.Source.MANIFESTS, manifests=(str(folder / name),)))
         manifests_load(cluster, cluster.manifests, prune=True)
         matrix_rebuild(cluster)
@@ -100,7 +161,12 @@ def build_world(folder: Path, author_of: Callable[[str], AbstractBaseUser]) -> l
         matrix_audit(cluster, sample=2)
         _history(cluster)
         _records(cluster, author_of)
+        _receivers(cluster)
+        lint_proofs_refresh(cluster)
         clusters.append(cluster)
+    policies_load_files(sorted(folder.glob("*-policies.yaml")))
+    for cluster in clusters:
+        policies_evaluate(cluster)
     return clusters
 
 
@@ -149,3 +215,15 @@ ROLES = (
 
 def resource_id(cluster: str, name: str) -> int:
     return Resource.objects.get(cluster__name=cluster, name=name).pk
+
+
+# Tables of a tenant's data without a TENANCY of their own (a policy is the fleet's; a token its
+# owner's), which the world must hold too.
+ALSO_HELD = ("policies.Policy", "access.ApiToken")
+
+
+def rows_per_tenant_model() -> dict[str, int]:
+    """Rows of every model with a TENANCY, and of ALSO_HELD, by `app.Model`."""
+    models = [model for model in apps.get_models() if hasattr(model, "TENANCY")]
+    models += [apps.get_model(label) for label in ALSO_HELD]
+    return {model._meta.label: model._default_manager.count() for model in models}
