@@ -19,6 +19,8 @@ from .behaviour import (
     CHANGES,
     DEFAULT_BEHAVIOUR,
     NEWEST_BEHAVIOUR,
+    RELEASED,
+    RELEASES,
     Behaviour,
     BehaviourInput,
     as_behaviour,
@@ -41,12 +43,14 @@ from .isvc import (
     BLOCKED,
     NAMED,
     SELECTED,
+    SILENT,
     WAITING,
     IsvcOutcome,
     evaluate_isvc,
     invalid_isvc,
-    isvc_still_matches,
 )
+from .isvc_config import pvc_namespace_denial
+from .isvc_lookup import isvc_still_matches
 from .jsonpatch import json_patch
 from .keys import KeyReference, key_dict, key_path, key_text, parse_key_reference
 from .nearmiss import Miss, NearMiss, near_miss, near_misses
@@ -95,8 +99,11 @@ __all__ = [
     "NAMED_COMPONENTS",
     "NEWEST_BEHAVIOUR",
     "OME_BEHAVIOUR",
+    "RELEASED",
+    "RELEASES",
     "REPORT_FORMATS",
     "SELECTED",
+    "SILENT",
     "WAITING",
     "Behaviour",
     "BehaviourInput",
@@ -181,6 +188,7 @@ __all__ = [
     "pipeline_from_model_index",
     "pipeline_patch",
     "propose_fixes",
+    "pvc_namespace_denial",
     "read_checked",
     "read_documents",
     "read_objects",

@@ -19,13 +19,14 @@ import sys
 from collections.abc import Sequence
 
 from ._version import __version__
-from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR
+from .behaviour import BEHAVIOURS
 from .cli_diff import add_diff_command
 from .cli_policy import add_check_command
 from .crd import as_applied
 from .errors import ManifestError
 from .files import read_documents
 from .parse import parse_object
+from .reporting import add_behaviour_option
 from .select import select, validate
 from .types import InferenceService, Model, Runtime
 
@@ -162,13 +163,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "ome-compat") -> int:
         "Equal, the InferenceService's reference kinds) and without namespace default; scores then differ from "
         "the dashboard's (section 1.2 of the spec)",
     )
-    command.add_argument(
-        "--behaviour",
-        metavar="NAME",
-        choices=sorted(BEHAVIOURS),
-        default=DEFAULT_BEHAVIOUR,
-        help=f"the OME whose rules judge the files: {', '.join(BEHAVIOURS)} (default {DEFAULT_BEHAVIOUR}, the newest)",
-    )
+    add_behaviour_option(command)
     command.set_defaults(run=explain)
     add_diff_command(commands)
     add_check_command(commands)
