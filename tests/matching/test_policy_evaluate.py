@@ -80,17 +80,11 @@ def test_a_namespace_scope_leaves_out_cluster_scope_rows(demo: Verdicts) -> None
 def test_not_blocked_names_the_blocked_services_and_omes_error(demo: Verdicts) -> None:
     outcome = run(demo, "notBlocked", scope={"namespaces": ("research",)})
 
-    # qwen-image and qwen-image-pipeline use a ClusterBaseModel on a PVC of namespace ome, which
-    # v1.3's webhook refuses to services of research (validateClusterBaseModelPVCNamespace,
-    # ome-projects/ome pkg/webhook/admission/isvc/inference_service_validation.go at 58a57f25).
     assert messages(outcome) == [
         "InferenceService research/command-r-plus: OME blocks it",
         "InferenceService research/llama-8b-sft: OME blocks it",
-        "InferenceService research/qwen-image: OME blocks it",
-        "InferenceService research/qwen-image-pipeline: OME blocks it",
     ]
     assert "model format name is required" in str(outcome.failures[0].reason)
-    assert 'references PVC in namespace "ome"' in str(outcome.failures[2].reason)
 
 
 def test_pick_count_checks_both_bounds(demo: Verdicts) -> None:
