@@ -2,9 +2,11 @@
 
 The public functions are a contract that other tools call; keep names and return shapes.
 Verdicts follow one OME's behaviour, chosen per call with `behaviour=` (a profile of
-`BEHAVIOURS` or its name, default `DEFAULT_BEHAVIOUR`): "17b77eda" is OME at commit
-17b77edad23bae262e0c9adb7f12039397a5d33d (spec sections 1-9); the newest adds spec section
-10's U1-U9. `OME_BEHAVIOUR` describes the default profile.
+`BEHAVIOURS`, its name or a release name of `RELEASES`, default `DEFAULT_BEHAVIOUR`):
+"17b77eda" is OME at commit 17b77edad23bae262e0c9adb7f12039397a5d33d (spec sections 1-9);
+"v1.3", the default, adds spec section 10's behaviours as OME's documentation describes them
+(10.7); proposals (`Behaviour.proposal`) are upstream pull requests and branches. `OME_BEHAVIOUR`
+describes the default profile.
 
 `__all__` is the library that other tools call (docs/cli.md lists it); the command line's own
 helpers (its options, exit codes and printing) stay in `matching.cli*` and `matching.reporting`.
