@@ -82,7 +82,7 @@ def run_check(args: argparse.Namespace) -> int:
         for warning in objects.warnings:
             print(warning, file=sys.stderr)
         outcomes = evaluate(assertions, Verdicts(objects), cluster=args.cluster, labels=labels)
-        sections = [PolicySection(" ".join(args.tree), outcomes)]
+        sections = [PolicySection(" ".join(args.tree), outcomes, behaviour=objects.behaviour.name)]
         _write(render(sections, args.format), render(sections, "junit"), args)
         return exit_code(sections)
     except (PolicyError, TreeError) as error:
@@ -109,7 +109,7 @@ def policy_section(args: argparse.Namespace, title: str, trees: Sequence[tuple[O
         assertions, Verdicts(head), cluster=args.cluster, labels=head_labels, baseline=base_verdicts.baseline()
     )
     changed = frozenset(key for key, _action in changed_objects(base, head))
-    return PolicySection(title, after, before, changed)
+    return PolicySection(title, after, before, changed, behaviour=head.behaviour.name)
 
 
 def emit_with_policies(sections: Sequence[Section], policies: PolicySection, args: argparse.Namespace) -> int:
