@@ -69,3 +69,20 @@ def test_the_same_ome_finds_nothing_and_an_unknown_one_is_bad_input(k, tmp_path:
         main(["upgrade", path, "--to", "v9"])
     assert exited.value.code == 2
     assert "unknown profile 'v9'" in capsys.readouterr().err
+
+
+def test_a_diff_that_makes_a_service_silent_says_the_controllers_log_line(k, tmp_path: Path, capsys: Any) -> None:
+    # ome-docs guides/troubleshoot/troubleshoot-an-inferenceservice.md: a service without
+    # kind: BaseModel for a BaseModel gets no pods; the log says `Failed to get referenced ClusterBaseModel`.
+    runtime = k.csr("rt", {"modelFormat": k.ref("safetensors"), "autoSelect": True})
+    service = k.isvc("svc", model={"name": "m"})
+    base = tree(tmp_path / "base", k.model("m", modelFormat=k.ref("safetensors")), runtime, service)
+    head = tree(tmp_path / "head", k.model("m", namespace="team", modelFormat=k.ref("safetensors")), runtime, service)
+
+    main(["diff", base, head, "--json"])
+
+    (section,) = json.loads(capsys.readouterr().out)["sections"]
+    (item,) = section["isvcs"]
+    assert (item["oldVerdict"], item["newVerdict"]) == ("selected", "silent")
+    assert item["reason"] == "Failed to get referenced ClusterBaseModel"
+    assert item["fix"] == "set spec.model.kind: BaseModel"
