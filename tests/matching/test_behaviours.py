@@ -303,3 +303,17 @@ def test_a_verdict_agrees_with_its_reasons_and_error(spec, runtime_obj, behaviou
 
     assert report.compatible == (report.reasons == () and report.error is None)
     assert not (report.reasons and report.error)
+
+
+@pytest.mark.parametrize(("name", "profile"), [("v1.3", "v1.3"), ("v1.2.2", "17b77eda"), ("pr603", "pr603")])
+def test_every_public_function_takes_the_profile_or_release_name(k, name: str, profile: str) -> None:
+    llama, runtime = k.llama(), k.csr("rt", k.llama_entry())
+    service = matching.parse_isvc(k.isvc(model={"name": "llama-8b"}))
+    grid = matching.grid([llama], [runtime], [k.isvc(model={"name": "llama-8b"})], behaviour=name)
+
+    assert grid.behaviour.name == profile
+    assert matching.check(llama, runtime, behaviour=name).to_dict()["behaviour"] == profile
+    assert matching.select(llama, [runtime], behaviour=name).to_dict()["behaviour"] == profile
+    assert matching.validate("rt", llama, [runtime], behaviour=name) is None
+    assert matching.score(llama, runtime, behaviour=name) > 0
+    assert matching.evaluate_isvc(grid, service, behaviour=name).behaviour == profile
