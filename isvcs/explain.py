@@ -16,11 +16,23 @@ LONG_ERROR = 300
 
 # The page's groups, in order: (id, heading, what it holds).
 GROUPS = (
+    (
+        "ignored",
+        "Silently ignored by OME",
+        "OME admits these (or admitted them) but will not render or re-render them as asked, and says little or "
+        "nothing about it: no event, or only a line in the controller's log. Each has its one-line fix.",
+    ),
     ("blocked", "Blocked", "OME would not deploy these today."),
     (
         "waiting",
         "Waiting for the model",
         "OME waits for these services' Sharded models to become Ready and checks again every 5 s.",
+    ),
+    (
+        "reapply",
+        "Waiting for a re-apply",
+        "A model changed since OME last decided these, and OME would decide differently now. OME does not watch "
+        "models: it decides again only when the service's spec, labels or annotations change. Run the command.",
     ),
     (
         "changed",
@@ -32,8 +44,12 @@ GROUPS = (
 
 
 def group_of(verdict: IsvcVerdict) -> str:
+    if verdict.ignored is not None:
+        return "ignored"
     if verdict.verdict in (BLOCKED, WAITING):
         return verdict.verdict
+    if verdict.reapply is not None:
+        return "reapply"
     return "changed" if verdict.drift is not None else "unchanged"
 
 
