@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import matching
 from inventory.parsed import Inventory
-from matching import BLOCKED, WAITING, IsvcOutcome
+from matching import BLOCKED, SILENT, WAITING, IsvcOutcome
 
 from .services import IsvcVerdict
 
@@ -17,7 +17,7 @@ LONG_ERROR = 300
 # The page's groups, in order: (id, heading, what it holds).
 GROUPS = (
     (
-        "ignored",
+        "silent",
         "Silently ignored by OME",
         "OME admits these (or admitted them) but will not render or re-render them as asked, and says little or "
         "nothing about it: no event, or only a line in the controller's log. Each has its one-line fix.",
@@ -44,8 +44,8 @@ GROUPS = (
 
 
 def group_of(verdict: IsvcVerdict) -> str:
-    if verdict.ignored is not None:
-        return "ignored"
+    if verdict.ignored is not None or verdict.verdict == SILENT:
+        return SILENT
     if verdict.verdict in (BLOCKED, WAITING):
         return verdict.verdict
     if verdict.reapply is not None:
@@ -54,7 +54,7 @@ def group_of(verdict: IsvcVerdict) -> str:
 
 
 def verdict_label(verdict: str) -> str:
-    """The words for a verdict (selected, named, advisory, blocked, waiting), as today's column says them."""
+    """The words for a verdict (selected, named, advisory, blocked, waiting, silent), as today's column says them."""
     return IsvcOutcome(verdict=verdict, behaviour="").label
 
 

@@ -28,12 +28,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .grid import Grid
-from .isvc import ADVISORY, BLOCKED, NAMED, IsvcOutcome
+from .isvc import ADVISORY, BLOCKED, NAMED, SILENT, IsvcOutcome
 from .isvc_lookup import IsvcObjects, named_runtime_lookup
 from .keys import key_text
 from .types import InferenceService, ObjectKey
 
-SILENT = "silent"  # until v13 lands matching.SILENT
 ACCELERATOR_DROPPED = "accelerator-dropped"
 
 _WHAT_OME_DOES = {

@@ -20,6 +20,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from access.scope import Scope
 from inventory.models import Cluster
 from isvcs.models import InferenceServiceVerdict
+from matching import SILENT
 
 from .models import AssertionState, Delivery
 
@@ -58,9 +59,10 @@ def _assertion_families(clusters: Sequence[Cluster]) -> Iterator[Metric]:
 
 
 def _isvc_state(first: str, current: str, ignored: str) -> str:
-    """One state each: silent (OME silently ignores it, matching.ome_ignores) before the others."""
-    if ignored:
-        return "silent"
+    """One state each: silent (OME silently ignores it, matching.ome_ignores; verdict silent
+    included) before the others."""
+    if ignored or current == SILENT:
+        return SILENT
     if current != "blocked":
         return "deployable"
     return "blocked" if first == "blocked" else "at-risk"
