@@ -56,9 +56,9 @@ def reapply_for(
     `decided`: OME's last decision, None when not recorded."""
     if decided is None or not now.ok or (decided.verdict, decided.runtime) == (now.verdict, now.runtime):
         return None
-    when = datetime.fromisoformat(decided.at)
-    models = {model for model in (now.model, now.webhook_model) if model is not None}
-    if not any(model in models_changed and models_changed[model] > when for model in models):
+    models = [model for model in (now.model, now.webhook_model) if model is not None]
+    changed = [models_changed[model] for model in models if model in models_changed]
+    if not changed or max(changed) <= datetime.fromisoformat(decided.at):
         return None
     return reapply_command(key[1], key[2])
 

@@ -24,18 +24,7 @@ import matching
 from access.scope import SYSTEM, Scope
 from inventory.models import Cluster, Kind, Resource
 from inventory.parsed import Inventory, load_inventory
-from matching import (
-    ADVISORY,
-    BLOCKED,
-    NAMED,
-    WAITING,
-    Ignored,
-    InferenceService,
-    IsvcOutcome,
-    ObjectKey,
-    key_dict,
-    reasons,
-)
+from matching import ADVISORY, BLOCKED, NAMED, WAITING, InferenceService, IsvcOutcome, ObjectKey, key_dict, reasons
 
 from .models import InferenceServiceVerdict
 from .reapply import models_changed, reapply_for
@@ -138,8 +127,7 @@ class IsvcVerdict(IsvcOutcome):
     """One InferenceService: what OME does with it now (`IsvcOutcome`), and how that differs
     from before. `drift`: would-now-succeed | no-longer-matches | would-pick-differently, judged
     from `observed` when the status has conditions, else from `first`; its hint replaces `fix`.
-    `ignored`: why OME silently ignores it (`matching.ome_ignores`); `reapply`: the command that
-    makes OME decide again, for a service waiting for a re-apply after a model change (isvcs.reapply).
+    `ignored`: why OME silently ignores it (`matching.ome_ignores`); `reapply`: see isvcs.reapply.
     """
 
     namespace: str
@@ -150,7 +138,7 @@ class IsvcVerdict(IsvcOutcome):
     first: FirstVerdict | None = None
     drift: str | None = None
     drift_basis: str | None = None
-    ignored: Ignored | None = None
+    ignored: matching.Ignored | None = None
     reapply: str | None = None
 
     @property
@@ -328,9 +316,8 @@ def isvc_verdicts(cluster: Cluster, *, scope: Scope) -> list[IsvcVerdict]:
     """Every InferenceService of the cluster the scope reads, with today's verdict and
     its drift from the recorded first verdict (read-only; see `isvc_verdicts_refresh`)."""
     records = InferenceServiceVerdict.objects.filter(cluster=cluster)
-    verdicts = evaluate_isvcs(
-        load_inventory(cluster), _objects(cluster), _first_seen(records), models_changed(cluster, scope)
-    )
+    first_seen, changed = _first_seen(records), models_changed(cluster, scope)
+    verdicts = evaluate_isvcs(load_inventory(cluster), _objects(cluster), first_seen, changed)
     return [verdict for verdict in verdicts if scope.reads(cluster.name, verdict.namespace)]
 
 
