@@ -4,10 +4,11 @@ makes OME decide again.
 OME does not watch models: "after you fix a model, change the InferenceService's spec, labels or
 annotations" (ome-docs `guides/deploy-models/troubleshoot-runtime-selection.md`, Step 5; spec
 10.7). Since v1.3 a runtime change wakes the services itself (same page), so only a model change
-leaves a service behind. A service waits for a re-apply when OME would deploy it today, decides
-differently from its last decision (the first verdict recorded since its spec, labels or
-annotations last changed, `InferenceServiceVerdict.first_*`), and one of its models changed after
-that decision (`Resource.changed_at`).
+leaves a service behind. A service waits for a re-apply when OME would deploy it today, on another
+runtime than at its last decision or after a decision that deployed nothing (the first verdict
+recorded since its spec, labels or annotations last changed, `InferenceServiceVerdict.first_*`),
+and one of its models changed after that decision (`Resource.changed_at`). A named runtime that
+becomes compatible (advisory to named) runs the same runtime either way: nothing to re-apply.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from typing import Protocol
 from access.scope import Scope
 from inventory.models import MODEL_KINDS, Cluster
 from inventory.selectors import resources_visible
-from matching import IsvcOutcome, ObjectKey
+from matching import BLOCKED, SILENT, WAITING, IsvcOutcome, ObjectKey
+
+UNDEPLOYED = (BLOCKED, SILENT, WAITING)
+"""Last decisions that deployed nothing: OME deploying the service now differs from them."""
 
 RECONCILE_ANNOTATION = "compat.ome.io/reconcile-requested-at"
 """The annotation the re-apply command sets: any change of the annotations makes OME decide again."""
@@ -54,7 +58,7 @@ def reapply_for(
 ) -> str | None:
     """The re-apply command of the service `key` when it waits for one (see above), else None.
     `decided`: OME's last decision, None when not recorded."""
-    if decided is None or not now.ok or (decided.verdict, decided.runtime) == (now.verdict, now.runtime):
+    if decided is None or not now.ok or (decided.runtime == now.runtime and decided.verdict not in UNDEPLOYED):
         return None
     models = [model for model in (now.model, now.webhook_model) if model is not None]
     changed = [models_changed[model] for model in models if model in models_changed]
