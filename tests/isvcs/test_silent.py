@@ -117,20 +117,6 @@ def test_a_service_whose_model_changed_since_ome_decided_waits_for_a_re_apply(de
     assert [name for name, v in verdicts.items() if v.reapply] == ["research/qwen-image"]
 
 
-@pytest.mark.django_db
-def test_a_runtime_change_leaves_no_service_waiting(demo: Cluster) -> None:
-    isvc_verdicts_refresh(demo)
-    runtime = stored(demo, "ServingRuntime", "team-a", "team-a-sglang-llama")
-    runtime["metadata"] = {"name": "sglang-llama-4-56", "namespace": "research"}
-    runtime["spec"]["supportedModelFormats"][0]["modelFramework"]["version"] = "4.56.1"
-    event_apply(demo, "ADDED", runtime)
-
-    verdict = by_name(isvc_verdicts(demo, scope=SYSTEM))["research/llama-8b-sft"]
-
-    assert verdict.drift == "would-now-succeed"  # OME decides differently now ...
-    assert verdict.reapply is None  # ... but a runtime change wakes the service itself
-
-
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 @pytest.mark.django_db
 def test_the_re_apply_command_makes_ome_decide_again_against_a_real_api_server(tmp_path: Path, settings: Any) -> None:

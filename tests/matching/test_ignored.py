@@ -32,15 +32,10 @@ H100 = "nvidia-h100"
 
 
 def judged(*objects: dict[str, Any], behaviour: str = "v1.3") -> tuple[matching.IsvcOutcome, matching.Ignored | None]:
-    grid = matching.grid(
-        [o for o in objects if "BaseModel" in o["kind"]],
-        [o for o in objects if "ServingRuntime" in o["kind"]],
-        [o for o in objects if o["kind"] == "InferenceService"],
-        behaviour=behaviour,
-    )
-    (service,) = grid.isvcs.values()
-    outcome = matching.evaluate_isvc(grid, service)
-    return outcome, matching.ome_ignores(outcome, service, grid)
+    found = matching.objects_of([(obj, matching.parse_object(obj)) for obj in objects], behaviour=behaviour)
+    (service,) = found.isvcs.values()
+    outcome = matching.evaluate_isvc(found.grid, service)
+    return outcome, matching.ome_ignores(outcome, service, found.grid)
 
 
 def runtime(k, name: str = "rt", **spec: Any) -> dict[str, Any]:
