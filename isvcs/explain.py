@@ -16,6 +16,12 @@ LONG_ERROR = 300
 
 # The page's groups, in order: (id, heading, what it holds).
 GROUPS = (
+    (
+        "silent",
+        "Silently ignored by OME",
+        "OME admits these (or admitted them) but will not render or re-render them as asked, and says little or "
+        "nothing about it: no event, or only a line in the controller's log. Each has its one-line fix.",
+    ),
     ("blocked", "Blocked", "OME would not deploy these today."),
     (
         "waiting",
@@ -23,10 +29,10 @@ GROUPS = (
         "OME waits for these services' Sharded models to become Ready and checks again every 5 s.",
     ),
     (
-        "silent",
-        "Admitted, silently not deployed",
-        "OME admitted these and chose a runtime, then found no model of the kind each asks for (or a BaseModel "
-        "shadows it): it creates no workload and records no event; only its log says so.",
+        "reapply",
+        "Waiting for a re-apply",
+        "A model changed since OME last decided these, and OME would decide differently now. OME does not watch "
+        "models: it decides again only when the service's spec, labels or annotations change. Run the command.",
     ),
     (
         "changed",
@@ -38,8 +44,12 @@ GROUPS = (
 
 
 def group_of(verdict: IsvcVerdict) -> str:
-    if verdict.verdict in (BLOCKED, WAITING, SILENT):
+    if verdict.ignored is not None or verdict.verdict == SILENT:
+        return SILENT
+    if verdict.verdict in (BLOCKED, WAITING):
         return verdict.verdict
+    if verdict.reapply is not None:
+        return "reapply"
     return "changed" if verdict.drift is not None else "unchanged"
 
 

@@ -33,6 +33,8 @@ class InferenceServiceVerdict(models.Model):
     current_failure = models.CharField(max_length=32, blank=True)
     current_runtime = models.JSONField(null=True, blank=True)
     current_error = models.TextField(blank=True)
+    # Why OME silently ignores it today (matching.ome_ignores), "" when it does not.
+    current_ignored = models.CharField(max_length=32, blank=True)
 
     TENANCY = Tenancy("cluster__name", "namespace")
     objects = RestrictedQuerySet.as_manager()

@@ -28,6 +28,15 @@ class IsvcFirstVerdictSerializer(serializers.Serializer):
     at = serializers.CharField()
 
 
+class IsvcIgnoredSerializer(serializers.Serializer):
+    reason = serializers.CharField(
+        help_text="wrong-kind, shadowed, pvc-namespace, runtime-chain, model-disabled, runtime-disabled or "
+        "accelerator-dropped (matching.IGNORED_REASONS)."
+    )
+    text = serializers.CharField(help_text="What OME does, with OME's own words where it has any.")
+    fix = serializers.CharField(help_text="The one-line fix.")
+
+
 class IsvcVerdictSerializer(serializers.Serializer):
     namespace = serializers.CharField()
     name = serializers.CharField()
@@ -50,6 +59,14 @@ class IsvcVerdictSerializer(serializers.Serializer):
     drift_basis = serializers.CharField(allow_null=True)
     fix = serializers.CharField(allow_null=True, allow_blank=True)
     notes = serializers.ListField(child=serializers.CharField())
+    ignored = IsvcIgnoredSerializer(
+        allow_null=True, help_text="Why OME admits the service but silently will not (re)render it; null when it does."
+    )
+    reapply = serializers.CharField(
+        allow_null=True,
+        help_text="The command that makes OME decide again, for a service waiting for a re-apply after a model "
+        "change (OME does not watch models); null otherwise.",
+    )
 
 
 class IsvcVerdictListSerializer(serializers.Serializer):

@@ -14,6 +14,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -26,6 +27,7 @@ from inventory.parsed import Inventory, load_inventory
 from matching import ADVISORY, BLOCKED, NAMED, WAITING, InferenceService, IsvcOutcome, ObjectKey, key_dict, reasons
 
 from .models import InferenceServiceVerdict
+from .reapply import models_changed, reapply_for
 
 __all__ = [
     "FirstVerdict",
@@ -75,12 +77,7 @@ class Observed:
         return self.ready == "True"
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "ready": self.ready,
-            "runtime_ready": self.runtime_ready,
-            "reason": self.reason,
-            "message": self.message,
-        }
+        return dataclasses.asdict(self)
 
 
 def observed_from(obj: Mapping[str, Any] | None) -> Observed:
@@ -130,6 +127,7 @@ class IsvcVerdict(IsvcOutcome):
     """One InferenceService: what OME does with it now (`IsvcOutcome`), and how that differs
     from before. `drift`: would-now-succeed | no-longer-matches | would-pick-differently, judged
     from `observed` when the status has conditions, else from `first`; its hint replaces `fix`.
+    `ignored`: why OME silently ignores it (`matching.ome_ignores`); `reapply`: see isvcs.reapply.
     """
 
     namespace: str
@@ -140,6 +138,8 @@ class IsvcVerdict(IsvcOutcome):
     first: FirstVerdict | None = None
     drift: str | None = None
     drift_basis: str | None = None
+    ignored: matching.Ignored | None = None
+    reapply: str | None = None
 
     @property
     def key(self) -> ObjectKey:
@@ -167,6 +167,8 @@ class IsvcVerdict(IsvcOutcome):
             "drift_basis": self.drift_basis,
             "fix": self.fix,
             "notes": list(self.notes),
+            "ignored": None if self.ignored is None else self.ignored.to_dict(),
+            "reapply": self.reapply,
         }
 
 
@@ -250,11 +252,12 @@ def evaluate_isvcs(
     inventory: Inventory,
     objects: Mapping[ObjectKey, Mapping[str, Any]] | None = None,
     first_seen: Mapping[tuple[str, str, str], FirstVerdict] | None = None,
+    models_changed: Mapping[ObjectKey, datetime] | None = None,
 ) -> list[IsvcVerdict]:
     """Verdicts for every InferenceService of an Inventory. `objects`: the raw objects (for the
-    uid and status conditions); `first_seen`: recorded first verdicts by (namespace, name, uid)."""
-    objects = objects or {}
-    first_seen = first_seen or {}
+    uid and status conditions); `first_seen`: recorded first verdicts by (namespace, name, uid);
+    `models_changed`: when each model last changed."""
+    objects, first_seen, models_changed = objects or {}, first_seen or {}, models_changed or {}
     keys = sorted(set(inventory.isvcs) | {key for key in inventory.invalid if key[0] == Kind.INFERENCE_SERVICE})
     verdicts = []
     for key in keys:
@@ -279,6 +282,8 @@ def evaluate_isvcs(
                 drift=drift[0],
                 drift_basis=drift[1],
                 fix=drift[2] if drift[0] is not None and drift[2] else now.fix,
+                ignored=matching.ome_ignores(now, service, inventory.grid, inventory.invalid),
+                reapply=reapply_for(key, now, first, models_changed),
             )
         )
     return verdicts
@@ -311,8 +316,28 @@ def isvc_verdicts(cluster: Cluster, *, scope: Scope) -> list[IsvcVerdict]:
     """Every InferenceService of the cluster the scope reads, with today's verdict and
     its drift from the recorded first verdict (read-only; see `isvc_verdicts_refresh`)."""
     records = InferenceServiceVerdict.objects.filter(cluster=cluster)
-    verdicts = evaluate_isvcs(load_inventory(cluster), _objects(cluster), _first_seen(records))
+    first_seen, changed = _first_seen(records), models_changed(cluster, scope)
+    verdicts = evaluate_isvcs(load_inventory(cluster), _objects(cluster), first_seen, changed)
     return [verdict for verdict in verdicts if scope.reads(cluster.name, verdict.namespace)]
+
+
+_UPDATED_FIELDS = [
+    "spec_hash",
+    "first_seen_at",
+    "current_at",
+    "current_ignored",
+    *(f"{when}_{name}" for when in ("first", "current") for name in ("verdict", "failure", "runtime", "error")),
+]
+
+
+def _verdict_values(verdict: IsvcVerdict, when: str) -> dict[str, Any]:
+    """A record's first_* or current_* fields for the verdict."""
+    return {
+        f"{when}_verdict": verdict.verdict,
+        f"{when}_failure": verdict.failure or "",
+        f"{when}_runtime": _key_list(verdict.runtime),
+        f"{when}_error": verdict.error or "",
+    }
 
 
 def isvc_verdicts_refresh(cluster: Cluster) -> list[IsvcVerdict]:
@@ -333,17 +358,9 @@ def isvc_verdicts_refresh(cluster: Cluster) -> list[IsvcVerdict]:
         for verdict in current:
             identity = (verdict.namespace, verdict.name, verdict.uid)
             seen.add(identity)
-            values = {
-                "current_verdict": verdict.verdict,
-                "current_failure": verdict.failure or "",
-                "current_runtime": _key_list(verdict.runtime),
-                "current_error": verdict.error or "",
-            }
-            first_values = {
-                "first_verdict": verdict.verdict,
-                "first_failure": verdict.failure or "",
-                "first_runtime": _key_list(verdict.runtime),
-                "first_error": verdict.error or "",
+            first_values = _verdict_values(verdict, "first")
+            values = _verdict_values(verdict, "current") | {
+                "current_ignored": verdict.ignored.reason if verdict.ignored else ""
             }
             record = records.get(identity)
             if record is None:
@@ -371,23 +388,7 @@ def isvc_verdicts_refresh(cluster: Cluster) -> list[IsvcVerdict]:
             record.current_at = now
             updated.append(record)
         InferenceServiceVerdict.objects.bulk_create(created, batch_size=500)
-        InferenceServiceVerdict.objects.bulk_update(
-            updated,
-            [
-                "spec_hash",
-                "first_seen_at",
-                "first_verdict",
-                "first_failure",
-                "first_runtime",
-                "first_error",
-                "current_at",
-                "current_verdict",
-                "current_failure",
-                "current_runtime",
-                "current_error",
-            ],
-            batch_size=500,
-        )
+        InferenceServiceVerdict.objects.bulk_update(updated, _UPDATED_FIELDS, batch_size=500)
         gone = [record.pk for identity, record in records.items() if identity not in seen]
         InferenceServiceVerdict.objects.filter(pk__in=gone).delete()
     return isvc_verdicts(cluster, scope=SYSTEM)
@@ -395,5 +396,5 @@ def isvc_verdicts_refresh(cluster: Cluster) -> list[IsvcVerdict]:
 
 def isvc_at_risk(verdict: IsvcVerdict) -> bool:
     """A service OME would not deploy, would use a runtime that does not declare support for its
-    model (advisory), or would decide differently today than when it decided."""
-    return verdict.verdict in (BLOCKED, ADVISORY) or verdict.drift is not None
+    model (advisory), silently ignores, or would decide differently today than when it decided."""
+    return verdict.verdict in (BLOCKED, ADVISORY) or verdict.drift is not None or verdict.ignored is not None

@@ -40,6 +40,7 @@ from .facts import unserved_fact
 from .files import load_text, read_documents
 from .fixes import Fix, ObjectPatch, propose_fixes
 from .grid import Grid, grid
+from .ignored import IGNORED_REASONS, Ignored, ome_ignores
 from .isvc import (
     ADVISORY,
     BLOCKED,
@@ -97,6 +98,7 @@ __all__ = [
     "DEFAULT_NAMESPACE",
     "DIFF_CONDITIONS",
     "EVERYWHERE",
+    "IGNORED_REASONS",
     "NAMED",
     "NAMED_COMPONENTS",
     "NEWEST_BEHAVIOUR",
@@ -123,6 +125,7 @@ __all__ = [
     "Fix",
     "FormatRef",
     "Grid",
+    "Ignored",
     "InferenceService",
     "IsvcOutcome",
     "KeyReference",
@@ -180,6 +183,7 @@ __all__ = [
     "near_miss",
     "near_misses",
     "objects_of",
+    "ome_ignores",
     "operator_problem",
     "parse_conditions",
     "parse_isvc",

@@ -302,6 +302,23 @@ def _required_accelerators(reader: _Reader, spec: Mapping[str, Any]) -> tuple[st
     return tuple(dict.fromkeys(value for value in candidates if value is not None))
 
 
+def _accelerator_requests(reader: _Reader, spec: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """What gives the service's components an accelerator class (ome-docs
+    `reference/matching/runtime-accelerator-class-matching.md`, "A named runtime without classes
+    drops the class"): the selector's class and policy, and each component override's class."""
+    selector = reader.mapping(spec.get("acceleratorSelector"), "spec.acceleratorSelector") or {}
+    found = [
+        ("spec.acceleratorSelector.acceleratorClass", selector.get("acceleratorClass")),
+        ("spec.acceleratorSelector.policy", selector.get("policy")),
+    ]
+    for component in ("engine", "decoder"):
+        section = reader.mapping(spec.get(component), f"spec.{component}") or {}
+        override = reader.mapping(section.get("acceleratorOverride"), f"spec.{component}.acceleratorOverride") or {}
+        found.append((f"spec.{component}.acceleratorOverride.acceleratorClass", override.get("acceleratorClass")))
+    checked = [(path, reader.string(value, path)) for path, value in found]
+    return tuple((path, value) for path, value in checked if value)
+
+
 def _isvc_mode(reader: _Reader, spec: Mapping[str, Any], component: str) -> str | None:
     section = reader.mapping(spec.get(component), f"spec.{component}")
     typed = reader.string(spec.get("deploymentMode"), "spec.deploymentMode")
@@ -335,6 +352,7 @@ def parse_isvc(obj: Mapping[str, Any]) -> InferenceService:
         engine_mode=_isvc_mode(reader, spec, "engine"),
         decoder_mode=_isvc_mode(reader, spec, "decoder"),
         pinned=reader.boolean(runtime.get("autoSync"), "spec.runtime.autoSync") is False,
+        accelerator_requests=_accelerator_requests(reader, spec),
     )
 
 

@@ -206,6 +206,10 @@ class InferenceService:
     decoder_mode: str | None = None
     pinned: bool = False
     """`spec.runtime.autoSync: false`: newer OME runs a stored revision of the runtime (U5)."""
+    accelerator_requests: tuple[tuple[str, str], ...] = ()
+    """(field path, value) of the class names and the policy that give a component its class
+    (`spec.acceleratorSelector`, the engine's and decoder's `acceleratorOverride`); the
+    `ome.io/accelerator-class` annotation counts only for matching and is not among them."""
 
     @property
     def key(self) -> ObjectKey:

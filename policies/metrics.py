@@ -58,8 +58,10 @@ def _assertion_families(clusters: Sequence[Cluster]) -> Iterator[Metric]:
     yield from (total, failing, evaluated)
 
 
-def _isvc_state(first: str, current: str) -> str:
-    if current == SILENT:
+def _isvc_state(first: str, current: str, ignored: str) -> str:
+    """One state each: silent (OME silently ignores it, matching.ome_ignores; verdict silent
+    included) before the others."""
+    if ignored or current == SILENT:
         return SILENT
     if current != "blocked":
         return "deployable"
@@ -70,15 +72,15 @@ def _isvc_family(clusters: Sequence[Cluster]) -> Metric:
     family = GaugeMetricFamily(
         "ome_inferenceservices",
         "InferenceServices by state: deployable, blocked (OME refused it), at-risk (OME deployed it, would refuse it "
-        "now), silent (OME admitted it and does nothing: no model of the kind it asks for).",
+        "now), silent (OME admits it but silently will not (re)render it).",
         labels=["cluster", "state"],
     )
     counts: Counter[tuple[int, str]] = Counter()
     rows = InferenceServiceVerdict.objects.filter(cluster__in=clusters).values_list(
-        "cluster_id", "first_verdict", "current_verdict"
+        "cluster_id", "first_verdict", "current_verdict", "current_ignored"
     )
-    for cluster_id, first, current in rows:
-        counts[(cluster_id, _isvc_state(first, current))] += 1
+    for cluster_id, first, current, ignored in rows:
+        counts[(cluster_id, _isvc_state(first, current, ignored))] += 1
     for cluster in clusters:
         for state in ISVC_STATES:
             family.add_metric([cluster.name, state], counts[(cluster.pk, state)])

@@ -187,6 +187,23 @@ def _not_blocked(assertion: Assertion, context: _Context) -> Outcome:
     return _outcome(assertion, len(keys), failures)
 
 
+def _not_ignored(assertion: Assertion, context: _Context) -> Outcome:
+    keys = _isvcs_in_scope(assertion, context)
+    ignored = context.verdicts.ignored
+    failures = [
+        Failure(
+            key_text(key),
+            f"{key_text(key)}: OME silently ignores it ({ignored[key].reason}); fix: {ignored[key].fix}",
+            ignored[key].text,
+            (key,),
+            key[1],
+        )
+        for key in keys
+        if key in ignored
+    ]
+    return _outcome(assertion, len(keys), failures)
+
+
 def _decision_unchanged(assertion: Assertion, context: _Context) -> Outcome:
     assert context.baseline is not None
     before = context.baseline.decisions
@@ -287,4 +304,5 @@ _CHECKS: Mapping[str, Callable[[Assertion, _Context], Outcome]] = {
     "pickCount": _pick_count,
     "notShadowed": _not_shadowed,
     "minScore": _min_score,
+    "notIgnored": _not_ignored,
 }

@@ -53,7 +53,7 @@ def problems(document: object) -> list[Problem]:
 
     >>> problems({"apiVersion": "compat.ome.io/v1alpha1", "kind": "RuntimePolicy",
     ...           "metadata": {"name": "p"}, "spec": {"assertions": [{"name": "a", "assert": "x"}]}})
-    [(('spec', 'assertions', 0, 'assert'), "'x' is not one of servedBy, hasRuntime, pickUnchanged, notBlocked, decisionUnchanged, pickCount, notShadowed, minScore")]
+    [(('spec', 'assertions', 0, 'assert'), "'x' is not one of servedBy, hasRuntime, pickUnchanged, notBlocked, decisionUnchanged, pickCount, notShadowed, minScore, notIgnored")]
     """
     return list(_check(policy_schema(), document, ()))
 

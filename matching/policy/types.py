@@ -22,10 +22,13 @@ ASSERTIONS: dict[str, str] = {
     "pickCount": "the named runtime is the pick for at least `atLeast` and at most `atMost` models in scope",
     "notShadowed": "no runtime in scope matches a model yet always loses to another runtime",
     "minScore": "the score of every pick in scope stays at least `score`",
+    "notIgnored": "OME silently ignores no InferenceService in scope: none it admits but will not (re)render "
+    "(wrong model kind, a shadowing BaseModel, a cross-namespace PVC, a broken runtime chain, a disabled "
+    "model or runtime, a named runtime that drops the service's accelerator class)",
 }
 """Every assertion kind (`assert:`), with what it requires."""
 
-ISVC_ASSERTIONS = frozenset({"notBlocked", "decisionUnchanged"})
+ISVC_ASSERTIONS = frozenset({"notBlocked", "decisionUnchanged", "notIgnored"})
 """Kinds whose subjects are InferenceServices; `notShadowed`'s are runtimes, the others' models."""
 
 BASELINE_ASSERTIONS = frozenset({"pickUnchanged", "decisionUnchanged"})

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from ..ignored import Ignored, ome_ignores
 from ..isvc import IsvcOutcome, evaluate_isvc, invalid_isvc
 from ..results import Match, Selection
 from ..select import model_error
@@ -117,6 +118,17 @@ class Verdicts:
         found = {key: invalid_isvc(error) for key, error in view.invalid.items() if key[0] == "InferenceService"}
         for key, isvc in sorted(view.isvcs.items()):
             found[key] = evaluate_isvc(view.grid, isvc, view.invalid, pinned=key in view.pinned)
+        return found
+
+    @cached_property
+    def ignored(self) -> dict[ObjectKey, Ignored]:
+        """The services OME silently ignores (`matching.ome_ignores`), with why."""
+        view = self.objects
+        found = {}
+        for key, outcome in self.isvcs.items():
+            ignored = ome_ignores(outcome, view.isvcs.get(key), view.grid, view.invalid)
+            if ignored is not None:
+                found[key] = ignored
         return found
 
     def baseline(self) -> Baseline:

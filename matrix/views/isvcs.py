@@ -16,6 +16,7 @@ from inventory.parsed import inventory_for, pipeline_fixable
 from inventory.selectors import clusters_visible, resources_visible
 from inventory.views import page_cluster
 from isvcs.explain import GROUPS, error_parts, group_of, verdict_label
+from isvcs.filters import IsvcVerdictQuerySerializer
 from isvcs.services import isvc_at_risk, isvc_verdicts
 
 from ..selectors import matrix_version
@@ -26,9 +27,8 @@ from ..selectors import matrix_version
 def isvcs(request: HttpRequest) -> HttpResponse:
     """Every InferenceService with what OME decided when the dashboard first saw it and what it
     would decide today, in four groups: blocked, waiting for the model, decided differently today,
-    unchanged.
-    `at_risk=1` keeps those it would not deploy, deploys with an advisory, or would decide
-    differently than when it decided."""
+    unchanged; before them those OME silently ignores, and after them those waiting for a re-apply.
+    `at_risk=1`, `ignored=1` and `reapply=1` filter as the API does (IsvcVerdictQuerySerializer)."""
     cluster = page_cluster(request)
     if not isinstance(cluster, Cluster):
         return cluster
@@ -37,12 +37,11 @@ def isvcs(request: HttpRequest) -> HttpResponse:
     found = InferenceServiceFilterSet(
         request.GET, queryset=visible.filter(kind=Kind.INFERENCE_SERVICE).defer("obj"), request=request
     )
-    keys = {resource.key for resource in found.qs} if found.is_valid() else set()
-    at_risk = request.GET.get("at_risk") in ("1", "true", "on")
+    query = IsvcVerdictQuerySerializer(data=request.GET)
+    valid = query.is_valid()
+    keys = {resource.key for resource in found.qs} if found.is_valid() and valid else set()
     verdicts = [
-        verdict
-        for verdict in isvc_verdicts(cluster, scope=scope)
-        if verdict.key in keys and (not at_risk or isvc_at_risk(verdict))
+        verdict for verdict in isvc_verdicts(cluster, scope=scope) if verdict.key in keys and query.keeps(verdict)
     ]
     verdicts.sort(key=lambda verdict: (not isvc_at_risk(verdict), verdict.namespace, verdict.name))
     models = {
@@ -74,7 +73,8 @@ def isvcs(request: HttpRequest) -> HttpResponse:
         "filter": found,
         "groups": [(name, heading, text, groups[name]) for name, heading, text in GROUPS],
         "count": len(verdicts),
-        "at_risk": at_risk,
+        "query": query.validated_data if valid else {},
+        "query_errors": query.errors,
         "version": matrix_version(cluster),
         "poll_seconds": poll_seconds(),
     }

@@ -145,6 +145,9 @@ def test_a_rejected_service_that_would_now_succeed_is_flagged(demo: Cluster) -> 
     assert verdict.verdict == SELECTED
     assert (verdict.drift, verdict.drift_basis) == ("would-now-succeed", "first-seen")
     assert verdict.fix == "re-apply the InferenceService: OME does not re-check it when a model changes"
+    # Since v1.3 a runtime change wakes the service itself: nothing waits for a re-apply
+    # (ome-docs guides/deploy-models/troubleshoot-runtime-selection.md, Step 5).
+    assert verdict.reapply is None
 
 
 @pytest.mark.django_db
