@@ -26,6 +26,7 @@ from .behaviour import (
 )
 from .candidates import CandidateIndex, in_scope, runtime_could_match
 from .crd import DEFAULT_NAMESPACE, as_applied, with_crd_defaults
+from .dedicated import Dedication, dedication, served_name
 from .derived import derived_runtime
 from .diff import diff
 from .diff_results import CONDITIONS as DIFF_CONDITIONS
@@ -104,6 +105,7 @@ __all__ = [
     "CheckOutcome",
     "CheckReport",
     "Component",
+    "Dedication",
     "Diff",
     "DiffCell",
     "DiffIsvc",
@@ -143,6 +145,7 @@ __all__ = [
     "behaviour_diff",
     "changes_between",
     "check",
+    "dedication",
     "derived_runtime",
     "diff",
     "entry_passes",
@@ -193,6 +196,7 @@ __all__ = [
     "score_breakdown",
     "score_terms",
     "select",
+    "served_name",
     "size_score",
     "unmatchable_values",
     "unserved_fact",

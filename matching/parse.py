@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from .behaviour import INHERIT_FROM_ANNOTATION
+from .dedicated import dedication
 from .errors import ManifestError
 from .sizes import SizeRange
 from .types import (
@@ -286,6 +287,7 @@ def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
             INHERIT_FROM_ANNOTATION
         )
         or None,
+        dedication=dedication(obj),
     )
 
 
