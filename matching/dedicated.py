@@ -14,7 +14,8 @@ The rule (docs/guide.md, "Runtimes dedicated to one model"):
   passes a served model name that is a literal (not an `{{.Name}}` placeholder), a literal
   model path instead of `$(MODEL_PATH)`, or one of the model-specific settings below;
 - its own models are those the served name names (the Hugging Face id of the model's
-  `hf://` storage, or its name), else those the runtime is named after (`srt-phi-2`);
+  `hf://` storage, or a repository of the model's name); when it passes no model id (no
+  served name, or an alias such as `vllm-model`), those the runtime is named after;
 - a generic runtime passes none of these: no served name or a placeholder, only `$(MODEL_PATH)`.
 """
 
@@ -157,13 +158,15 @@ def served_name(model: Model) -> str:
 
 
 def is_own_model(runtime_name: str, found: Dedication, model: Model) -> bool:
-    """Whether the model is one the dedicated runtime was written for: its served name names
-    the model, or (no served name naming a model) the runtime is named after it."""
-    own = served_name(model).lower()
-    names = [name.lower() for name in found.served_names]
-    if own in names or model.name.lower() in (name.rsplit("/", 1)[-1] for name in names):
-        return True
-    return runtime_name.lower().endswith("-" + model.name.lower()) or runtime_name.lower() == model.name.lower()
+    """Whether the model is one the dedicated runtime was written for: its served name is the
+    model's id, or a repository of the model's name (the catalog's srt-glm-4-9b-chat serves
+    ZhipuAI/glm-4-9b-chat); without a served name that is a model id (none, or an alias such
+    as `vllm-model`), the runtime is named after the model (`vllm-deepseek-v4-flash`)."""
+    ids = [name.lower() for name in found.served_names if "/" in name]
+    if ids:
+        return served_name(model).lower() in ids or model.name.lower() in (name.rsplit("/", 1)[-1] for name in ids)
+    name = runtime_name.lower()
+    return name == model.name.lower() or name.endswith("-" + model.name.lower())
 
 
 def serves_under_other_name(runtime_name: str, found: Dedication | None, model: Model) -> bool:

@@ -23,7 +23,7 @@ def derived_runtime(
 ) -> Fix | None:
     """A new runtime named `name`, derived from `runtime` (its containers and settings) with one
     entry that accepts the model as it is, a size range of exactly the model's size when
-    the source has one, and its model-specific arguments rewritten for the model; None when
+    it records one, and its model-specific arguments rewritten for the model; None when
     OME would still not auto-select it for the model."""
     parsed_model, profile = parse_model(model), as_behaviour(behaviour)
     source = parse_runtime(runtime)
@@ -37,7 +37,7 @@ def derived_runtime(
     spec["supportedModelFormats"] = [entry_serving(parsed_model, model, like if isinstance(like, Mapping) else None)]
     spec.pop("disabled", None)
     spec.pop("modelSizeRange", None)
-    if source.size_range is not None and parsed_model.size is not None:
+    if parsed_model.size is not None:  # it serves this model only: others of its architecture stay off
         spec["modelSizeRange"] = {"min": parsed_model.size, "max": parsed_model.size}
     metadata: dict[str, Any] = {"name": name}
     if source.namespace:

@@ -164,11 +164,17 @@ class RankedMiss:
     runtime_id: int | None
     proposals: list[Proposal]
     evaluated: bool
+    dedicated: str = ""
+    """Why the runtime serves another model (then no fix is offered on it); "" otherwise."""
+    withheld: tuple[str, ...] = ()
+    """The fixes not offered because they would serve a model under another model's name."""
 
     def to_dict(self) -> dict[str, object]:
         out = self.miss.to_dict()
         out["runtime"] = {**out["runtime"], "id": self.runtime_id}  # type: ignore[dict-item]
         out["fixes_evaluated"] = self.evaluated
+        out["dedicated_to_another_model"] = self.dedicated or None
+        out["withheld_fixes"] = list(self.withheld)
         out["fixes"] = [proposal.to_dict() for proposal in self.proposals]
         return out
 
@@ -267,16 +273,26 @@ def _order(proposal: Proposal) -> tuple[object, ...]:
     return (False, impact.harm, proposal.distance, len(fix.review), impact.cells_of_others, fix.size)
 
 
-def _proposals(panel: _Panel, miss: NearMiss, budget: list[int]) -> list[Proposal]:
+def _proposals(panel: _Panel, miss: NearMiss, budget: list[int]) -> tuple[list[Proposal], tuple[str, ...]]:
     """The verified fixes of one near miss with their impact while `budget` (what-ifs left
-    for this panel) lasts, best first."""
+    for this panel) lasts, best first; and why those withheld are (they would serve a model
+    under another model's name)."""
     objects = panel.objects
     try:
         fixes = matching.propose_fixes(objects[panel.model], objects[miss.runtime], panel.inventory.behaviour)
     except matching.ManifestError:
-        return []
-    found = (_measured(panel, fix, miss, budget) for fix in fixes)
-    return sorted(found, key=_order)
+        return [], ()
+    found = [_measured(panel, fix, miss, budget) for fix in fixes]
+    withheld = tuple(text for proposal in found if (text := renaming(proposal)))
+    return sorted((proposal for proposal in found if not renaming(proposal)), key=_order), withheld
+
+
+def renaming(proposal: Proposal) -> str:
+    """Why the fix is withheld: the models it would have served under another model's name
+    (by a runtime dedicated to that model); "" when none."""
+    renames = [] if proposal.impact is None else proposal.impact.renames
+    served = ", ".join(f"{change.model[2]} by {(change.new_selected or ('', '', ''))[2]}" for change in renames)
+    return f"{'; '.join(proposal.fix.changes)}: would serve {served}, under another model's name" if served else ""
 
 
 def _measured(panel: _Panel, fix: Fix, miss: NearMiss, budget: list[int]) -> Proposal:
@@ -358,15 +374,22 @@ def _near_misses(model: Resource, namespace: str, runtime: Resource | None, *, s
     budget = [MAX_IMPACTS]
     for position, miss in enumerate(misses):
         evaluated = position < MAX_WITH_FIXES and miss.runtime in objects and model.key in objects
-        proposals = _proposals(panel, miss, budget) if evaluated else []
-        ranked.append(RankedMiss(miss, inventory.ids.get(miss.runtime), proposals, evaluated))
+        proposals, withheld = _proposals(panel, miss, budget) if evaluated else ([], ())
+        dedicated = _dedicated_to_other(inventory.runtimes.get(miss.runtime), parsed)
+        ranked.append(RankedMiss(miss, inventory.ids.get(miss.runtime), proposals, evaluated, dedicated, withheld))
     proposals = [proposal for item in ranked for proposal in item.proposals]
     in_scope = [item for item in inventory.runtimes.values() if item.is_cluster or item.namespace == namespace]
     unserved = None if runtime is not None else matching.unserved_fact(parsed, in_scope)
     if unserved is not None:
         derived = _derived(panel, misses)
-        proposals += [] if derived is None else [derived]
+        proposals += [] if derived is None or renaming(derived) else [derived]
     return NearFixes(ranked, sorted(proposals, key=_order), unserved)
+
+
+def _dedicated_to_other(runtime: matching.Runtime | None, model: matching.Model) -> str:
+    if runtime is None or runtime.dedication is None or not runtime.serves_as_other(model):
+        return ""
+    return runtime.dedication.describe()
 
 
 def _stored_objects(inventory: Inventory, scope: Scope, keys: list[ObjectKey]) -> dict[ObjectKey, dict[str, Any]]:
