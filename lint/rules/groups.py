@@ -61,6 +61,8 @@ class FindingGroup:
     alternative: Fix | None = None
     """Another fix a person might make instead (a priority where a runtime loses on score)."""
     alternative_proof: Proof | None = None
+    dedicated: str = ""
+    """Why its first runtime is dedicated to one model (matching.Dedication); "" for a generic one."""
 
     @property
     def count(self) -> int:
@@ -98,6 +100,7 @@ class FindingGroup:
             if self.pair is None or self.partner is None
             else {"fix": self.partner.to_dict(), "proof": self.pair.to_dict()},
             "no_fix": self.no_fix or None,
+            "dedicated": self.dedicated or None,
             "findings": [finding.to_dict() for finding in self.findings],
         }
 
@@ -156,7 +159,13 @@ def _group(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], 
         fix=fix,
         no_fix=no_fix,
         alternative=alternative,
+        dedicated=_dedicated(runtimes[0], rows),
     )
+
+
+def _dedicated(runtime: ObjectKey, rows: Rows) -> str:
+    found = rows.inventory.runtimes.get(runtime)
+    return "" if found is None or found.dedication is None else found.dedication.describe()
 
 
 def _title(
