@@ -182,7 +182,13 @@ def parse_model(obj: Mapping[str, Any]) -> Model:
         storage_uri=reader.string(storage.get("storageUri"), "spec.storage.storageUri"),
         ready=_status_read(_ready_condition, reader),
         generation=_status_read(_generation, reader) or 0,
+        capabilities=_capabilities(spec.get("modelCapabilities")),
     )
+
+
+def _capabilities(raw: object) -> tuple[str, ...]:
+    """Read leniently: selection never reads them, so they never make a model malformed."""
+    return tuple(item for item in raw if isinstance(item, str)) if isinstance(raw, list) else ()
 
 
 def _status_read(read: Callable[[_Reader], T | None], reader: _Reader) -> T | None:

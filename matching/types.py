@@ -119,6 +119,8 @@ class Model:
     ready: ReadyCondition | None = None
     generation: int = 0
     """`metadata.generation` (0 when absent)."""
+    capabilities: tuple[str, ...] = ()
+    """`spec.modelCapabilities` (TEXT_TO_TEXT, ...): not read by selection, only by policy scopes."""
 
     @property
     def key(self) -> ObjectKey:
