@@ -32,8 +32,17 @@ def model_page(page: Page, base: str, cluster: Cluster, name: str) -> int:
     return height(page)
 
 
+def long_reason_policy(folder: Path) -> Path:
+    path = folder / "gemma.yaml"
+    path.write_text(
+        "apiVersion: compat.ome.io/v1alpha1\nkind: RuntimePolicy\nmetadata: {name: gemma}\nspec:\n"
+        "  assertions:\n    - {name: gemma-2b-has-a-runtime, assert: hasRuntime, scope: {names: [gemma-2b]}}\n"
+    )
+    return path
+
+
 def test_the_policies_and_model_pages_fit_a_screen(
-    live_server: Any, live_cluster: Cluster, page: Page, record_property: Any
+    live_server: Any, live_cluster: Cluster, page: Page, record_property: Any, tmp_path: Path
 ) -> None:
     policies_load_files([Path(settings.BASE_DIR) / "demo/policies"])
     policies_evaluate(live_cluster)
@@ -49,6 +58,22 @@ def test_the_policies_and_model_pages_fit_a_screen(
     for name in ("gpt-oss-20b", "gemma-2b"):
         heights[f"{name}@1440"] = model_page(page, base, live_cluster, name)
 
+    policies_load_files([long_reason_policy(tmp_path)])  # OME's reason for gemma-2b names every runtime
+    policies_evaluate(live_cluster)
+    page.goto(f"{base}/policies/?cluster=live")
+    expect(page.locator("#policy-summary")).to_have_text("13 assertions, 2 failing.")
+    heights["policies-long-reason@1440"] = height(page)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    heights["policies-long-reason@390"] = height(page)
+
     print("PAGE HEIGHTS", heights)
     record_property("page_heights", heights)
     assert all(value < LIMIT for key, value in heights.items() if key.endswith("@1440")), heights
+    rows = page.locator("#assertion-gemma-gemma-2b-has-a-runtime + tr.failures")
+    # Four rows (cluster scope and three namespaces, each with its own ServingRuntimes in the
+    # reason): each long reason folded, its full text one click away.
+    expect(rows.locator("details.reason")).to_have_count(4)
+    expect(rows.locator("details.reason[open]")).to_have_count(0)
+    rows.locator("details.reason summary").first.click()
+    expect(rows.locator("details.reason").first).to_contain_text("srt-phi-2")
