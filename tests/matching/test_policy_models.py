@@ -14,17 +14,9 @@ import pytest
 from matching import parse_model
 from matching.policy import PolicyError, load_policies
 from matching.policy.models import ModelSelector
+from tests.support.policies import DIFFUSION_POLICY as POLICY
 
 ROOT = Path(__file__).resolve().parents[2]
-POLICY = """apiVersion: compat.ome.io/v1alpha1
-kind: RuntimePolicy
-metadata: {name: diffusion}
-spec:
-  assertions:
-    - name: every-diffusion-model-has-a-runtime
-      assert: hasRuntime
-      scope: {models: {formats: [diffusers]}}
-"""
 NEW_MODEL = """apiVersion: ome.io/v1beta1
 kind: ClusterBaseModel
 metadata: {name: new-diffusion-model}

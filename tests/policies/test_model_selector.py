@@ -18,17 +18,9 @@ from inventory.models import Cluster
 from inventory.sync import event_apply
 from policies.evaluation import policies_evaluate
 from policies.services import policies_load_files
+from tests.support.policies import DIFFUSION_POLICY as POLICY
 
 ROOT = Path(django_settings.BASE_DIR)
-POLICY = """apiVersion: compat.ome.io/v1alpha1
-kind: RuntimePolicy
-metadata: {name: diffusion}
-spec:
-  assertions:
-    - name: every-diffusion-model-has-a-runtime
-      assert: hasRuntime
-      scope: {models: {formats: [diffusers]}}
-"""
 ASSERTION = "diffusion/every-diffusion-model-has-a-runtime"
 
 
