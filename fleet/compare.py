@@ -37,6 +37,8 @@ MAX_SHOWN = 3
 def _shown(value: Any) -> str:
     if value is None:
         return "absent"
+    if value in ("", (), []):
+        return "(none)"
     if isinstance(value, FormatRef):
         return value.describe()
     if hasattr(value, "min_text"):
@@ -97,6 +99,7 @@ def _created_reason(picks: Sequence[ObjectKey], runtimes: RuntimeValues) -> str 
 def difference_reasons(
     *,
     behaviours: Mapping[str, str],
+    behaviour_changes: bool,
     models: Mapping[str, Model | None],
     invalid: Mapping[str, str],
     picks: Sequence[ObjectKey],
@@ -104,11 +107,12 @@ def difference_reasons(
     others: Sequence[ObjectKey] = (),
 ) -> list[str]:
     """Why the clusters (keys of `models`) pick differently. `behaviours`: each cluster's OME
-    behaviour; `invalid`: malformed models' errors by cluster; `picks`: every runtime picked
+    behaviour, named only when `behaviour_changes` (the upgrade diff between the profiles
+    changes this row); `invalid`: malformed models' errors by cluster; `picks`: every runtime picked
     in some cluster; `runtimes`: a runtime's value per cluster (None where absent), asked for
     the picks and, only when they explain nothing, for `others` (further runtimes in scope)."""
     found = []
-    if len(set(behaviours.values())) > 1:
+    if behaviour_changes and len(set(behaviours.values())) > 1:
         found.append(f"OME behaviour differs ({_grouped(behaviours)})")
     if invalid:
         found.append("the model is malformed in " + ", ".join(sorted(invalid)))
@@ -129,5 +133,10 @@ def difference_reasons(
 
 
 def runtime_signature(runtime: Runtime) -> tuple[object, ...]:
-    """What selection reads of a runtime, creation time aside (clusters apply it at other times)."""
-    return tuple(getattr(runtime, field.name) for field in dataclasses.fields(runtime) if field.name != "created")
+    """What selection reads of a runtime: creation time aside (clusters apply it at other
+    times), and its containers' arguments (which OME renders but never reads to select)."""
+    return tuple(
+        getattr(runtime, field.name)
+        for field in dataclasses.fields(runtime)
+        if field.name not in ("created", "dedication")
+    )

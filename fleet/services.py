@@ -17,6 +17,7 @@ from functools import cached_property
 from django.db import connection
 from django.utils import timezone
 
+import matching
 from access.scope import Scope
 from core.cache import VersionedCache
 from inventory.models import Cluster
@@ -29,6 +30,7 @@ from matrix.counts import ACROSS, ModelCounts, model_counts
 from matrix.freshness import Freshness, cluster_freshness
 from matrix.models import MatrixBuild, MatrixRow
 from matrix.selectors import current_build, rows_visible
+from matrix.updates import ome_behaviour_label
 
 from .compare import difference_reasons, runtime_signature
 
@@ -315,12 +317,35 @@ def row_reasons(row: FleetRow, data: Sequence[ClusterData], differing: set[Objec
     )
     return difference_reasons(
         behaviours={item.name: item.behaviour for item in present},
+        behaviour_changes=_behaviour_changes_row(row, present),
         models={item.name: item.models.get(row.model) for item in present},
         invalid={item.name: item.invalid[row.model] for item in present if row.model in item.invalid},
         picks=picks,
         runtimes=lambda key: {item.name: item.runtimes.get(key) for item in present},
         others=others,
     )
+
+
+def _behaviour_changes_row(row: FleetRow, present: Sequence[ClusterData]) -> bool:
+    """Whether the upgrade diff between the clusters' OME profiles changes this row: in some
+    cluster, the same objects judged by another cluster's profile give another pick."""
+    labels = {ome_behaviour_label(profile): profile for profile in matching.BEHAVIOURS.values()}
+    profiles = {labels[item.behaviour] for item in present if item.behaviour in labels}
+    if len(profiles) < 2:
+        return False
+    for item in present:
+        model = item.models.get(row.model)
+        if model is None:
+            continue
+        picks = {_pick_under(model, item, row.namespace, profile) for profile in profiles}
+        if len(picks) > 1:
+            return True
+    return False
+
+
+def _pick_under(model: Model, item: ClusterData, namespace: str, profile: matching.Behaviour) -> ObjectKey | None:
+    found = matching.select(model, item.runtimes.values(), namespace=namespace, behaviour=profile)
+    return found.compatible[0].key if found.compatible else None
 
 
 # The clusters' ids -> their fleet while no cluster's data changes (one entry per set of

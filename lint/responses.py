@@ -55,6 +55,9 @@ class LintGroupSerializer(serializers.Serializer):
     quirks = LintQuirkSerializer(many=True)
     fix = LintGroupFixSerializer(allow_null=True)
     no_fix = serializers.CharField(allow_null=True)
+    dedicated = serializers.CharField(
+        allow_null=True, help_text="Why the group's runtime serves one model (its container's served name, settings)."
+    )
     findings = LintFindingSerializer(many=True)
     acknowledged = AcknowledgementSerializer(allow_null=True)
 

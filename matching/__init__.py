@@ -29,7 +29,8 @@ from .behaviour import (
     changes_between,
 )
 from .candidates import CandidateIndex, in_scope, runtime_could_match
-from .crd import DEFAULT_NAMESPACE, as_applied, with_crd_defaults
+from .crd import CRD_DEFAULT_WEIGHT, DEFAULT_NAMESPACE, as_applied, with_crd_defaults
+from .dedicated import Dedication, dedication, served_name
 from .derived import derived_runtime
 from .diff import diff
 from .diff_results import CONDITIONS as DIFF_CONDITIONS
@@ -68,7 +69,7 @@ from .reporting import render
 from .results import CheckOutcome, CheckReport, EntryReport, Match, PatchPlan, Selection
 from .rules import entry_passes
 from .schema import manifest_problems, schema_problems
-from .score import ScoreTerms, entry_score, model_size_value, score_breakdown, score_terms, size_score
+from .score import ScoreTerms, entry_score, entry_weights, model_size_value, score_breakdown, score_terms, size_score
 from .select import check, model_error, score, select, validate
 from .sizes import go_parse_float
 from .tree import (
@@ -94,6 +95,7 @@ __all__ = [
     "BEHAVIOURS",
     "BLOCKED",
     "CHANGES",
+    "CRD_DEFAULT_WEIGHT",
     "DEFAULT_BEHAVIOUR",
     "DEFAULT_NAMESPACE",
     "DIFF_CONDITIONS",
@@ -115,6 +117,7 @@ __all__ = [
     "CheckOutcome",
     "CheckReport",
     "Component",
+    "Dedication",
     "Diff",
     "DiffCell",
     "DiffIsvc",
@@ -155,10 +158,12 @@ __all__ = [
     "behaviour_diff",
     "changes_between",
     "check",
+    "dedication",
     "derived_runtime",
     "diff",
     "entry_passes",
     "entry_score",
+    "entry_weights",
     "evaluate_isvc",
     "fold_everywhere",
     "go_parse_float",
@@ -207,6 +212,7 @@ __all__ = [
     "score_breakdown",
     "score_terms",
     "select",
+    "served_name",
     "size_score",
     "unmatchable_values",
     "unserved_fact",

@@ -13,7 +13,10 @@ from typing import Any
 
 from .types import CLUSTER_KINDS, ISVC_KIND, MODEL_KINDS, RUNTIME_KINDS
 
-FORMAT_DEFAULTS = {"operator": "Equal", "weight": 1}
+CRD_DEFAULT_WEIGHT = 1
+"""The `weight` default of `modelFormat` and `modelFramework` in OME's CRDs
+(config/crd/.../ome.io_clusterservingruntimes.yaml and ome.io_servingruntimes.yaml: `default: 1`)."""
+FORMAT_DEFAULTS: dict[str, object] = {"operator": "Equal", "weight": CRD_DEFAULT_WEIGHT}
 
 
 def _default_format(holder: Any) -> None:

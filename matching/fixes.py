@@ -66,6 +66,8 @@ class Fix:
     patches: tuple[ObjectPatch, ...]
     pipeline: dict[str, object] | None = None
     created: tuple[dict[str, Any], ...] = ()
+    arguments: tuple[tuple[str, str, str], ...] = ()  # (where, old, new): a created runtime's rewrites
+    review: tuple[str, ...] = ()  # the model-specific arguments it could not rewrite: to review
 
     @property
     def size(self) -> int:
@@ -80,6 +82,8 @@ class Fix:
             "patches": [patch.to_dict() for patch in self.patches],
             "pipeline_patch": self.pipeline,
             "created": list(self.created),
+            "arguments": [{"where": at, "old": old, "new": new} for at, old, new in self.arguments],
+            "needs_review": list(self.review),
         }
 
 
@@ -374,13 +378,13 @@ def propose_fixes(
     model: Mapping[str, Any], runtime: Mapping[str, Any], behaviour: BehaviourInput = DEFAULT_BEHAVIOUR
 ) -> tuple[Fix, ...]:
     """The verified fixes that make OME auto-select the runtime for the model, fewest
-    operations first; () when it already does, or when no small fix exists (another format,
-    a Sharded model without a cache provider). Both objects as stored (Kubernetes dicts);
+    operations first; () when it already does, when the runtime is dedicated to another model
+    (dedicated.py), or when no small fix exists (another format, a Sharded model without cache). Both objects as stored (Kubernetes dicts);
     ManifestError when either is malformed."""
     parsed_model, parsed_runtime, profile = parse_model(model), parse_runtime(runtime), as_behaviour(behaviour)
     miss = near_miss(parsed_model, parsed_runtime, profile)
-    if miss is None:
-        return ()
+    if miss is None or parsed_runtime.serves_as_other(parsed_model):
+        return ()  # a runtime dedicated to another model would serve this one under its name
     planner = _Planner(model, parsed_model, parsed_runtime, miss.entry)
     options = [planner.changes(failed) for failed in miss.failed]
     combinations = _combinations(options) if all(options) else []

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from .behaviour import INHERIT_FROM_ANNOTATION
+from .dedicated import dedication
 from .errors import ManifestError
 from .sizes import SizeRange
 from .types import (
@@ -181,7 +182,13 @@ def parse_model(obj: Mapping[str, Any]) -> Model:
         storage_uri=reader.string(storage.get("storageUri"), "spec.storage.storageUri"),
         ready=_status_read(_ready_condition, reader),
         generation=_status_read(_generation, reader) or 0,
+        capabilities=_capabilities(spec.get("modelCapabilities")),
     )
+
+
+def _capabilities(raw: object) -> tuple[str, ...]:
+    """Read leniently: selection never reads them, so they never make a model malformed."""
+    return tuple(item for item in raw if isinstance(item, str)) if isinstance(raw, list) else ()
 
 
 def _status_read(read: Callable[[_Reader], T | None], reader: _Reader) -> T | None:
@@ -286,6 +293,7 @@ def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
             INHERIT_FROM_ANNOTATION
         )
         or None,
+        dedication=dedication(obj),
     )
 
 

@@ -13,6 +13,26 @@ from .types import Entry, Model, Runtime
 
 DEFAULT_FORMAT_WEIGHT = 10
 DEFAULT_FRAMEWORK_WEIGHT = 5
+FALLBACK = "OME's fallback for a weight of 0"
+"""Where a weight comes from when the entry holds none (only in manifests read raw: on a
+cluster the CRD sets `weight: 1`, crd.py)."""
+
+
+def entry_weights(entry: Entry) -> tuple[tuple[str, int, str], ...]:
+    """(field, the weight the scorer multiplies, where it comes from) of the entry's format
+    and framework: the entry's own weight, or OME's fallback (10, 5) for a weight of 0."""
+    found = []
+    for field, ref, fallback in (
+        ("format", entry.format, DEFAULT_FORMAT_WEIGHT),
+        ("framework", entry.framework, DEFAULT_FRAMEWORK_WEIGHT),
+    ):
+        if ref is not None:
+            found.append((field, ref.weight or fallback, "the entry's weight" if ref.weight else FALLBACK))
+    return tuple(found)
+
+
+def _weight(entry: Entry, field: str) -> int:
+    return next(weight for name, weight, _source in entry_weights(entry) if name == field)
 
 
 def _int64(value: int) -> int:
@@ -58,9 +78,9 @@ def entry_score(model: Model, entry: Entry, priority: int, behaviour: BehaviourI
         return priority if entry.format is not None else 0
     score = 0
     if entry.format is not None:
-        score = _int64(score + _int64((entry.format.weight or DEFAULT_FORMAT_WEIGHT) * priority))
+        score = _int64(score + _int64(_weight(entry, "format") * priority))
     if framework_matched and entry.framework is not None:
-        score = _int64(score + _int64((entry.framework.weight or DEFAULT_FRAMEWORK_WEIGHT) * priority))
+        score = _int64(score + _int64(_weight(entry, "framework") * priority))
     return score
 
 
@@ -99,9 +119,9 @@ def score_terms(model: Model, entry: Entry, behaviour: BehaviourInput = DEFAULT_
     weights: list[tuple[str, int]] = []
     if total != 0 and not behaviour.has("P603"):
         if entry.format is not None:
-            weights.append(("format", entry.format.weight or DEFAULT_FORMAT_WEIGHT))
+            weights.append(("format", _weight(entry, "format")))
         if entry.framework is not None and model.framework is not None:
-            weights.append(("framework", entry.framework.weight or DEFAULT_FRAMEWORK_WEIGHT))
+            weights.append(("framework", _weight(entry, "framework")))
     return ScoreTerms(tuple(weights), priority, total)
 
 

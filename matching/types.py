@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .dedicated import Dedication, serves_under_other_name
 from .sizes import SizeRange
 
 ObjectKey = tuple[str, str, str]
@@ -118,6 +119,8 @@ class Model:
     ready: ReadyCondition | None = None
     generation: int = 0
     """`metadata.generation` (0 when absent)."""
+    capabilities: tuple[str, ...] = ()
+    """`spec.modelCapabilities` (TEXT_TO_TEXT, ...): not read by selection, only by policy scopes."""
 
     @property
     def key(self) -> ObjectKey:
@@ -171,10 +174,16 @@ class Runtime:
     created: str = ""
     inherit_from: str | None = None
     """The parent named by the `ome.io/inherit-from` annotation (spec U9)."""
+    dedication: Dedication | None = None
+    """Why its runners serve one model (dedicated.py); None for a generic runtime."""
 
     @property
     def key(self) -> ObjectKey:
         return (self.kind, self.namespace, self.name)
+
+    def serves_as_other(self, model: Model) -> bool:
+        """Whether selecting it for the model would serve the model under another's name."""
+        return serves_under_other_name(self.name, self.dedication, model)
 
     @property
     def is_cluster(self) -> bool:

@@ -15,7 +15,16 @@ from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.models import Cluster, Resource
 from inventory.parsed import Inventory, inventory_for, load_inventory
-from matching import CheckReport, ObjectKey, ScoreTerms, Selection, model_error, score_breakdown, score_terms
+from matching import (
+    CheckReport,
+    ObjectKey,
+    ScoreTerms,
+    Selection,
+    entry_weights,
+    model_error,
+    score_breakdown,
+    score_terms,
+)
 
 from .cells import MATCH_STATUSES, Cell, ScopeKeys, row_cells, row_statuses, runtimes_in_scope, status_counts
 from .models import CellChange, CellStatus, MatrixBuild, MatrixRow
@@ -189,6 +198,8 @@ class CellTrace:
     check: CheckReport
     breakdown: list[str]
     terms: list[ScoreTerms]
+    weights: list[tuple[tuple[str, int, str], ...]]
+    """Each entry's weights as the scorer uses them, and where each comes from."""
 
 
 def cell_trace(cluster: Cluster, model_key: ObjectKey, runtime_key: ObjectKey) -> CellTrace | None:
@@ -201,6 +212,7 @@ def cell_trace(cluster: Cluster, model_key: ObjectKey, runtime_key: ObjectKey) -
         check=inventory.grid.check(model_key, runtime_key),
         breakdown=[score_breakdown(model, entry, inventory.behaviour) for entry in runtime.entries],
         terms=[score_terms(model, entry, inventory.behaviour) for entry in runtime.entries],
+        weights=[entry_weights(entry) for entry in runtime.entries],
     )
 
 

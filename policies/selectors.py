@@ -32,6 +32,15 @@ class StateView:
     withheld: int = 0
     patches: list[PatchAttempt] = field(default_factory=list)
 
+    @property
+    def by_reason(self) -> list[tuple[str, list[str]]]:
+        """The failures grouped by OME's reason (rows that share a cause shown once), in the
+        order their first failure comes; the full texts stay in the API's `failures`."""
+        groups: dict[str, list[str]] = {}
+        for failure in self.failures:
+            groups.setdefault(failure.get("reason") or "", []).append(failure["message"])
+        return list(groups.items())
+
     def to_dict(self) -> dict[str, Any]:
         state = self.state
         return {

@@ -27,7 +27,7 @@ from inventory.parsed import Inventory, inventory_for, load_inventory
 from inventory.selectors import resources_visible
 from matching import Fix, NearMiss, ObjectKey, ObjectPatch
 
-from .changes import RowChange, grouped_changes
+from .changes import GETS, LOSES, SWITCHES, RowChange, grouped_changes
 from .diff import Rows
 from .services import stored_in, whatif_inventory
 
@@ -65,10 +65,13 @@ def kubectl_command(patch: ObjectPatch) -> str:
 
 @dataclass(frozen=True)
 class Impact:
-    """What a fix changes in the matrix: the rows that change, grouped, and those of other models."""
+    """What a fix changes in the matrix: the rows that change, grouped, and those of other
+    models; `renamed` the changes after which a model would be served by a runtime dedicated
+    to another model, under that model's name (matching.Dedication)."""
 
     changes: list[RowChange]
     target: ObjectKey
+    renamed: tuple[RowChange, ...] = ()
 
     @property
     def others(self) -> list[RowChange]:
@@ -76,37 +79,48 @@ class Impact:
         return [change for change in self.changes if change.model != self.target]
 
     @property
-    def moves_others(self) -> bool:
-        """Whether another model's pick changes (it gets, loses or switches runtime)."""
-        return any(change.row.pick_changed for change in self.others)
+    def gains(self) -> list[RowChange]:
+        """Other models that had no runtime and get one: a benefit, not a harm."""
+        return [change for change in self.others if change.change == GETS and change not in self.renamed]
+
+    @property
+    def losses(self) -> list[RowChange]:
+        """Other models that lose their runtime."""
+        return [change for change in self.others if change.change == LOSES]
+
+    @property
+    def moves(self) -> list[RowChange]:
+        """Other models that switch from one runtime to another."""
+        return [change for change in self.others if change.change == SWITCHES and change not in self.renamed]
+
+    @property
+    def renames(self) -> list[RowChange]:
+        """Models (this one included) that would be served under another model's name."""
+        return list(self.renamed)
+
+    @property
+    def harm(self) -> tuple[int, int, int]:
+        """What the fix does to people, worst first: losses, renames, moves."""
+        return (len(self.losses), len(self.renames), len(self.moves))
 
     @property
     def cells_of_others(self) -> int:
         """How many cells of other models change, counting each namespace."""
         return sum(len(change.row.cells) * len(change.namespaces) for change in self.others)
 
-    @property
-    def models_of_others(self) -> int:
-        return len({change.model for change in self.others})
-
     def pick_of_target(self) -> ObjectKey | None:
         """The runtime OME would pick for the model after the fix (its first changed row)."""
         return next((change.new_selected for change in self.changes if change.model == self.target), None)
 
-    @property
-    def takes_from_others(self) -> bool:
-        """Whether another model would lose a runtime it matches, or switch from its pick
-        (another model gaining a runtime takes nothing)."""
-        return any(
-            change.row.lost or (change.old_selected is not None and change.row.pick_changed) for change in self.others
-        )
-
     def to_dict(self) -> dict[str, object]:
         return {
-            "takes_from_others": self.takes_from_others,
-            "moves_others": self.moves_others,
+            **{name: [change.to_dict() for change in getattr(self, name)] for name in EFFECTS},
             "changes": [change.to_dict() for change in self.changes],
         }
+
+
+EFFECTS = ("gains", "losses", "renames", "moves")
+"""The kinds of effect of a fix on people (the API's and the panel's words)."""
 
 
 @dataclass(frozen=True)
@@ -150,11 +164,17 @@ class RankedMiss:
     runtime_id: int | None
     proposals: list[Proposal]
     evaluated: bool
+    dedicated: str = ""
+    """Why the runtime serves another model (then no fix is offered on it); "" otherwise."""
+    withheld: tuple[str, ...] = ()
+    """The fixes not offered because they would serve a model under another model's name."""
 
     def to_dict(self) -> dict[str, object]:
         out = self.miss.to_dict()
         out["runtime"] = {**out["runtime"], "id": self.runtime_id}  # type: ignore[dict-item]
         out["fixes_evaluated"] = self.evaluated
+        out["dedicated_to_another_model"] = self.dedicated or None
+        out["withheld_fixes"] = list(self.withheld)
         out["fixes"] = [proposal.to_dict() for proposal in self.proposals]
         return out
 
@@ -206,6 +226,7 @@ class _Panel:
 
 
 def _impact(panel: _Panel, documents: list[dict[str, Any]]) -> Impact:
+    changed = _runtimes_of(documents)
     result = whatif_inventory(
         panel.inventory,
         documents,
@@ -215,29 +236,63 @@ def _impact(panel: _Panel, documents: list[dict[str, Any]]) -> Impact:
         whole=panel.scope.reads_whole(panel.cluster.name),
         old_rows=panel.old_rows,
     )
-    return Impact(grouped_changes(result, panel.inventory.ids), panel.model)
+    changes = grouped_changes(result, panel.inventory.ids)
+    renamed = tuple(change for change in changes if _renames(panel.inventory, changed, change))
+    return Impact(changes, panel.model, renamed)
+
+
+def _runtimes_of(documents: list[dict[str, Any]]) -> dict[ObjectKey, matching.Runtime]:
+    """The runtimes a fix changes or creates, as they would be."""
+    found = {}
+    for document in documents:
+        try:
+            runtime = matching.parse_runtime(document)
+        except matching.ManifestError:
+            continue  # a model, or a runtime the what-if reports as invalid
+        found[runtime.key] = runtime
+    return found
+
+
+def _renames(inventory: Inventory, changed: dict[ObjectKey, matching.Runtime], change: RowChange) -> bool:
+    """Whether the change has a model picked by a runtime dedicated to another model."""
+    key, model = change.new_selected, inventory.models.get(change.model)
+    if key is None or model is None or not change.row.pick_changed:
+        return False
+    runtime = changed.get(key) or inventory.runtimes.get(key)
+    return runtime is not None and runtime.serves_as_other(model)
 
 
 def _order(proposal: Proposal) -> tuple[object, ...]:
-    """One ranking across runtimes: measured before unmeasured; those that change no other
-    model's pick first; then the fewest other cells and models changed, the closest runtime,
-    the smallest fix."""
-    impact, size = proposal.impact, proposal.fix.size
+    """One ranking across runtimes, by what happens to people: measured before unmeasured;
+    then harm (the fewest losses, then renames, then moves of other models); then the closest
+    runtime, the fewest arguments to review, the fewest other cells changed, the smallest fix.
+    Another model gaining a runtime is no harm."""
+    impact, fix = proposal.impact, proposal.fix
     if impact is None:
-        return (True, True, 0, 0, proposal.distance, size)
-    return (False, impact.moves_others, impact.cells_of_others, impact.models_of_others, proposal.distance, size)
+        return (True, (0, 0, 0), proposal.distance, len(fix.review), 0, fix.size)
+    return (False, impact.harm, proposal.distance, len(fix.review), impact.cells_of_others, fix.size)
 
 
-def _proposals(panel: _Panel, miss: NearMiss, budget: list[int]) -> list[Proposal]:
+def _proposals(panel: _Panel, miss: NearMiss, budget: list[int]) -> tuple[list[Proposal], tuple[str, ...]]:
     """The verified fixes of one near miss with their impact while `budget` (what-ifs left
-    for this panel) lasts, best first."""
+    for this panel) lasts, best first; and why those withheld are (they would serve a model
+    under another model's name)."""
     objects = panel.objects
     try:
         fixes = matching.propose_fixes(objects[panel.model], objects[miss.runtime], panel.inventory.behaviour)
     except matching.ManifestError:
-        return []
-    found = (_measured(panel, fix, miss, budget) for fix in fixes)
-    return sorted(found, key=_order)
+        return [], ()
+    found = [_measured(panel, fix, miss, budget) for fix in fixes]
+    withheld = tuple(text for proposal in found if (text := renaming(proposal)))
+    return sorted((proposal for proposal in found if not renaming(proposal)), key=_order), withheld
+
+
+def renaming(proposal: Proposal) -> str:
+    """Why the fix is withheld: the models it would have served under another model's name
+    (by a runtime dedicated to that model); "" when none."""
+    renames = [] if proposal.impact is None else proposal.impact.renames
+    served = ", ".join(f"{change.model[2]} by {(change.new_selected or ('', '', ''))[2]}" for change in renames)
+    return f"{'; '.join(proposal.fix.changes)}: would serve {served}, under another model's name" if served else ""
 
 
 def _measured(panel: _Panel, fix: Fix, miss: NearMiss, budget: list[int]) -> Proposal:
@@ -259,10 +314,16 @@ def _free_name(inventory: Inventory, source: ObjectKey, model_name: str) -> str:
 
 
 def _derived(panel: _Panel, misses: tuple[NearMiss, ...]) -> Proposal | None:
-    """A new runtime derived from the closest runtime that has entries, measured by the what-if."""
-    objects, model = panel.objects, panel.model
-    source = next((miss for miss in misses if miss.entry is not None and miss.runtime in objects), None)
-    if source is None or model not in objects:
+    """A new runtime derived from the closest runtime that has entries, preferring one with the
+    fewest model-specific settings to review (a generic runtime has none), measured by the what-if."""
+    model = panel.model
+    sources = [(_to_review(panel.inventory, miss.runtime), position, miss) for position, miss in enumerate(misses)]
+    candidates = sorted((item for item in sources if item[2].entry is not None), key=lambda item: item[:2])
+    if not candidates or model not in panel.objects:
+        return None
+    source = candidates[0][2]
+    objects = {**panel.objects, **_stored_objects(panel.inventory, panel.scope, [source.runtime])}
+    if source.runtime not in objects:
         return None
     name = _free_name(panel.inventory, source.runtime, model[2])
     try:
@@ -270,6 +331,13 @@ def _derived(panel: _Panel, misses: tuple[NearMiss, ...]) -> Proposal | None:
     except matching.ManifestError:
         return None
     return None if fix is None else _measured(panel, fix, source, [1])
+
+
+def _to_review(inventory: Inventory, key: ObjectKey) -> int:
+    """How many model-specific settings a runtime derived from `key` would keep for review."""
+    runtime = inventory.runtimes.get(key)
+    found = None if runtime is None else runtime.dedication
+    return 0 if found is None else len(found.settings)
 
 
 def model_near_misses(model: Resource, namespace: str, runtime: Resource | None = None, *, scope: Scope) -> NearFixes:
@@ -306,15 +374,22 @@ def _near_misses(model: Resource, namespace: str, runtime: Resource | None, *, s
     budget = [MAX_IMPACTS]
     for position, miss in enumerate(misses):
         evaluated = position < MAX_WITH_FIXES and miss.runtime in objects and model.key in objects
-        proposals = _proposals(panel, miss, budget) if evaluated else []
-        ranked.append(RankedMiss(miss, inventory.ids.get(miss.runtime), proposals, evaluated))
+        proposals, withheld = _proposals(panel, miss, budget) if evaluated else ([], ())
+        dedicated = _dedicated_to_other(inventory.runtimes.get(miss.runtime), parsed)
+        ranked.append(RankedMiss(miss, inventory.ids.get(miss.runtime), proposals, evaluated, dedicated, withheld))
     proposals = [proposal for item in ranked for proposal in item.proposals]
     in_scope = [item for item in inventory.runtimes.values() if item.is_cluster or item.namespace == namespace]
     unserved = None if runtime is not None else matching.unserved_fact(parsed, in_scope)
     if unserved is not None:
         derived = _derived(panel, misses)
-        proposals += [] if derived is None else [derived]
+        proposals += [] if derived is None or renaming(derived) else [derived]
     return NearFixes(ranked, sorted(proposals, key=_order), unserved)
+
+
+def _dedicated_to_other(runtime: matching.Runtime | None, model: matching.Model) -> str:
+    if runtime is None or runtime.dedication is None or not runtime.serves_as_other(model):
+        return ""
+    return runtime.dedication.describe()
 
 
 def _stored_objects(inventory: Inventory, scope: Scope, keys: list[ObjectKey]) -> dict[ObjectKey, dict[str, Any]]:

@@ -88,8 +88,12 @@ class FixPatchSerializer(ObjectKeySerializer):
 
 
 class FixImpactSerializer(serializers.Serializer):
-    takes_from_others = serializers.BooleanField(help_text="Another model loses a runtime it matches or its pick.")
-    moves_others = serializers.BooleanField(help_text="Another model's pick changes.")
+    gains = serializers.ListField(child=serializers.DictField(), help_text="Other models that get a runtime.")
+    losses = serializers.ListField(child=serializers.DictField(), help_text="Other models that lose their runtime.")
+    renames = serializers.ListField(
+        child=serializers.DictField(), help_text="Models that would be served under another model's name."
+    )
+    moves = serializers.ListField(child=serializers.DictField(), help_text="Other models that change runtime.")
     changes = serializers.ListField(child=serializers.DictField(), help_text="The matrix rows the fix changes.")
 
 
@@ -106,6 +110,12 @@ class FixSerializer(serializers.Serializer):
     created = serializers.ListField(
         child=serializers.DictField(), help_text="The manifests of the objects it creates (a derived runtime)."
     )
+    arguments = serializers.ListField(
+        child=serializers.DictField(), help_text="Container arguments a created runtime changes: where, old, new."
+    )
+    needs_review = serializers.ListField(
+        child=serializers.CharField(), help_text="Model-specific arguments it kept as they were: review them."
+    )
     kubectl = serializers.ListField(child=serializers.CharField())
     impact = FixImpactSerializer(allow_null=True, help_text="Null when it was not measured.")
 
@@ -120,6 +130,12 @@ class NearMissSerializer(serializers.Serializer):
     distance = serializers.IntegerField(help_text="The number of failed checks.")
     failed = MissSerializer(many=True)
     fixes_evaluated = serializers.BooleanField()
+    dedicated_to_another_model = serializers.CharField(
+        allow_null=True, help_text="Why the runtime serves another model: then no fix is offered on it."
+    )
+    withheld_fixes = serializers.ListField(
+        child=serializers.CharField(), help_text="Fixes not offered: they would serve a model under another's name."
+    )
     fixes = FixSerializer(many=True)
 
 

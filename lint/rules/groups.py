@@ -61,6 +61,8 @@ class FindingGroup:
     alternative: Fix | None = None
     """Another fix a person might make instead (a priority where a runtime loses on score)."""
     alternative_proof: Proof | None = None
+    dedicated: str = ""
+    """Why its first runtime is dedicated to one model (matching.Dedication); "" for a generic one."""
 
     @property
     def count(self) -> int:
@@ -98,6 +100,7 @@ class FindingGroup:
             if self.pair is None or self.partner is None
             else {"fix": self.partner.to_dict(), "proof": self.pair.to_dict()},
             "no_fix": self.no_fix or None,
+            "dedicated": self.dedicated or None,
             "findings": [finding.to_dict() for finding in self.findings],
         }
 
@@ -156,7 +159,13 @@ def _group(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], 
         fix=fix,
         no_fix=no_fix,
         alternative=alternative,
+        dedicated=_dedicated(runtimes[0], rows),
     )
+
+
+def _dedicated(runtime: ObjectKey, rows: Rows) -> str:
+    found = rows.inventory.runtimes.get(runtime)
+    return "" if found is None or found.dedication is None else found.dedication.describe()
 
 
 def _title(
@@ -191,9 +200,24 @@ def _sizes(keys: Iterable[ObjectKey], rows: Rows) -> list[tuple[float, str]]:
     return sorted(found)
 
 
+def _own_models(runtime: ObjectKey, rows: Rows) -> list[ObjectKey]:
+    """The models of the inventory a dedicated runtime was written for (matching.Dedication)."""
+    found = rows.inventory.runtimes[runtime]
+    if found.dedication is None:
+        return []
+    return sorted(key for key, model in rows.inventory.models.items() if not found.serves_as_other(model))
+
+
 def _range_fix(runtime: ObjectKey, rows: Rows) -> tuple[Fix | None, str]:
     """A modelSizeRange over the sizes of the models the runtime is picked for: it keeps them
-    where it is the only match, and on a tie the narrower ranges of purpose-built runtimes win."""
+    where it is the only match, and on a tie the narrower ranges of purpose-built runtimes win.
+    A runtime dedicated to a model gets that model's size: the others it is picked for are
+    served under that model's name today."""
+    own = _sizes(_own_models(runtime, rows), rows)
+    if own:
+        low, high = own[0][1], own[-1][1]
+        summary = f"set modelSizeRange {{min: {low}, max: {high}}} (the size of the model it is dedicated to, Q16)"
+        return Fix(runtime, summary, patch={"spec": {"modelSizeRange": {"min": low, "max": high}}}), ""
     sizes = _sizes({item.model for item in rows.ranked.get(runtime, ()) if item.rank == 0}, rows)
     if not sizes:
         return None, "no model it is picked for has a size: set a modelSizeRange that fits the models it is meant for"
@@ -206,6 +230,8 @@ def _fix(cause: str, runtimes: tuple[ObjectKey, ...], members: list[Finding], ro
     runtime = runtimes[0]
     if cause == NO_SIZE_RANGE:
         return _range_fix(runtime, rows)
+    if cause == "shadowed" and rows.inventory.runtimes[runtime].size_range is None and _own_models(runtime, rows):
+        return _range_fix(runtime, rows)  # dedicated to a model of the cluster: keep it, for that model
     if cause in ("shadowed", "matches-no-model"):
         summary = "disable it (OME picks it for no model today)"
         return Fix(runtime, summary, patch={"spec": {"disabled": True}}), ""

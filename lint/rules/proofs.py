@@ -43,6 +43,8 @@ class Proof:
     destinations: tuple[ObjectKey, ...] = field(default=(), compare=False)
     unranged: tuple[ObjectKey, ...] = field(default=(), compare=False)
     """The destinations without a modelSizeRange: the same problem as a no-range winner's."""
+    off_own: tuple[Move, ...] = field(default=(), compare=False)
+    """The moves that take a model off a runtime dedicated to it (matching.Dedication)."""
 
     @property
     def text(self) -> str:
@@ -113,7 +115,14 @@ def prove(
     unranged = tuple(
         key for key in destinations if key in inventory.runtimes and inventory.runtimes[key].size_range is None
     )
-    return Proof(found, result.rows_changed, destinations=destinations, unranged=unranged)
+    off_own = tuple(move for move in found if _leaves_own(inventory, move))
+    return Proof(found, result.rows_changed, destinations=destinations, unranged=unranged, off_own=off_own)
+
+
+def _leaves_own(inventory: Inventory, move: Move) -> bool:
+    """Whether the move takes its model off a runtime dedicated to it."""
+    old, model = inventory.runtimes.get(move.old) if move.old else None, inventory.models.get(move.model)
+    return old is not None and model is not None and old.dedication is not None and not old.serves_as_other(model)
 
 
 def proven_groups(
@@ -162,14 +171,23 @@ def proven_groups(
 
 def _only_proven(group: FindingGroup) -> FindingGroup:
     """The group without the fixes the what-if could not prove (an object missing, or no longer
-    valid once fixed): a fix is offered only with its proof."""
-    if group.fix is not None and group.proof is None:
+    valid once fixed), nor those that take a model off a runtime dedicated to it: a fix is
+    offered only with its proof."""
+    if group.fix is not None and (group.proof is None or group.proof.off_own):
+        no_fix = UNPROVEN if group.proof is None else _off_own_text(group.proof)
         return replace(
-            group, fix=None, pair=None, partner=None, alternative=None, alternative_proof=None, no_fix=UNPROVEN
+            group, fix=None, pair=None, partner=None, alternative=None, alternative_proof=None, no_fix=no_fix
         )
-    if group.alternative is not None and group.alternative_proof is None:
-        return replace(group, alternative=None)
+    if group.pair is not None and group.pair.off_own:
+        group = replace(group, pair=None, partner=None)
+    if group.alternative is not None and (group.alternative_proof is None or group.alternative_proof.off_own):
+        return replace(group, alternative=None, alternative_proof=None)
     return group
+
+
+def _off_own_text(proof: Proof) -> str:
+    moved = "; ".join(f"{move.model[2]} off {_name(move.old)}" for move in proof.off_own)
+    return f"the fix would move models off the runtime dedicated to them ({moved}): no fix is offered"
 
 
 def _same_problem(group: FindingGroup, proof: Proof | None) -> Proof | None:
@@ -242,6 +260,7 @@ def _proof_json(proof: Proof | None) -> dict[str, Any] | None:
         "together": list(proof.together),
         "destinations": list(proof.destinations),
         "unranged": list(proof.unranged),
+        "off_own": [[move.model, move.old, move.new, move.rows] for move in proof.off_own],
     }
 
 
@@ -257,11 +276,15 @@ def _proof_of(data: Mapping[str, Any] | None) -> Proof | None:
     if data is None:
         return None
     return Proof(
-        moves=tuple(
-            Move(_key(model), _key_or_none(old), _key_or_none(new), rows) for model, old, new, rows in data["moves"]
-        ),
+        moves=tuple(_move_of(item) for item in data["moves"]),
         rows_changed=data["rows_changed"],
         together=tuple(data["together"]),
         destinations=tuple(map(_key, data["destinations"])),
         unranged=tuple(map(_key, data["unranged"])),
+        off_own=tuple(_move_of(item) for item in data.get("off_own", ())),
     )
+
+
+def _move_of(item: list[Any]) -> Move:
+    model, old, new, rows = item
+    return Move(_key(model), _key_or_none(old), _key_or_none(new), rows)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..isvc import BLOCKED
 from ..keys import key_text
-from ..types import ObjectKey
+from ..types import Model, ObjectKey
 from .types import BASELINE_ASSERTIONS, ERROR, Assertion
 from .verdicts import Baseline, Row, Verdicts
 
@@ -70,7 +70,13 @@ class _Context:
             row
             for (key, namespace), row in self.verdicts.rows.items()
             if scope.covers(namespace, key[2], self.labels.get(key, NO_LABELS))
+            and scope.covers_model(self.verdicts.objects.models.get(key))
         ]
+
+    def model_of(self, isvc: ObjectKey) -> Model | None:
+        """The model an InferenceService names, as OME resolved it (None when none)."""
+        found = self.verdicts.isvcs[isvc].model
+        return None if found is None else self.verdicts.objects.models.get(found)
 
 
 def evaluate(
@@ -173,7 +179,12 @@ def _pick_unchanged(assertion: Assertion, context: _Context) -> Outcome:
 
 def _isvcs_in_scope(assertion: Assertion, context: _Context) -> list[ObjectKey]:
     scope = assertion.scope
-    return [key for key in context.verdicts.isvcs if scope.covers(key[1], key[2], context.labels.get(key, NO_LABELS))]
+    return [
+        key
+        for key in context.verdicts.isvcs
+        if scope.covers(key[1], key[2], context.labels.get(key, NO_LABELS))
+        and scope.covers_model(context.model_of(key))
+    ]
 
 
 def _not_blocked(assertion: Assertion, context: _Context) -> Outcome:
@@ -250,8 +261,9 @@ def _not_shadowed(assertion: Assertion, context: _Context) -> Outcome:
     scope = assertion.scope
     ranks: dict[ObjectKey, list[Row]] = defaultdict(list)
     won: set[ObjectKey] = set()
-    for (_model, namespace), row in context.verdicts.rows.items():
-        if not scope.covers_namespace(namespace):
+    models = context.verdicts.objects.models
+    for (model, namespace), row in context.verdicts.rows.items():
+        if not scope.covers_namespace(namespace) or not scope.covers_model(models.get(model)):
             continue
         if row.ranked:
             won.add(row.ranked[0].key)

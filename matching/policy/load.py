@@ -12,6 +12,7 @@ from typing import Any
 from ..files import load_text, manifest_files
 from ..positions import NOWHERE, Positions
 from ..positions import Path as FieldPath
+from .models import ModelSelector
 from .schema import problems
 from .types import Assertion, Policy, Requirement, Scope
 
@@ -121,7 +122,7 @@ def _duplicates(policies: Iterable[Policy]) -> list[str]:
 
 def _scope(raw: Mapping[str, Any], inherited: Scope) -> Scope:
     """An assertion's scope: each field it sets replaces the policy's."""
-    labels = raw.get("labels")
+    labels, models = raw.get("labels"), raw.get("models")
     return Scope(
         clusters=tuple(raw.get("clusters", inherited.clusters)),
         namespaces=tuple(raw.get("namespaces", inherited.namespaces)),
@@ -133,6 +134,7 @@ def _scope(raw: Mapping[str, Any], inherited: Scope) -> Scope:
             Requirement(item["key"], item["operator"], tuple(item.get("values", ())))
             for item in labels.get("matchExpressions", ())
         ),
+        models=inherited.models if models is None else ModelSelector.from_raw(models),
     )
 
 

@@ -23,7 +23,7 @@ KEYWORDS = frozenset(
     {
         "$schema", "$id", "$defs", "$ref", "title", "description",
         "type", "properties", "additionalProperties", "required", "propertyNames",
-        "enum", "const", "pattern", "minLength", "items", "minItems", "maxItems", "minimum",
+        "enum", "const", "pattern", "minLength", "items", "minItems", "maxItems", "minimum", "minProperties",
         "allOf", "anyOf", "if", "then",
     }
 )  # fmt: skip
@@ -111,6 +111,8 @@ def _check_object(schema: Mapping[str, Any], value: dict[Any, Any], path: FieldP
         if name not in value:
             yield path, f"field {name!r} is required"
     properties = schema.get("properties", {})
+    if len(value) < schema.get("minProperties", 0):
+        yield path, f"set at least one of {_choices(properties)}"
     extra = schema.get("additionalProperties", True)
     for key, item in value.items():
         at = (*path, str(key))

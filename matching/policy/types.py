@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
+from ..types import Model
+from .models import ModelSelector
+
 API_VERSION = "compat.ome.io/v1alpha1"
 KIND = "RuntimePolicy"
 ERROR = "error"
@@ -63,6 +66,12 @@ class Scope:
     names: tuple[str, ...] = ()
     match_labels: tuple[tuple[str, str], ...] = ()
     match_expressions: tuple[Requirement, ...] = ()
+    models: ModelSelector | None = None
+    """Models by what they are (`scope.models`); None does not narrow."""
+
+    def covers_model(self, model: Model | None) -> bool:
+        """Whether the model's facts are selected (a subject without a model is not, once set)."""
+        return self.models is None or self.models.matches(model)
 
     def covers_cluster(self, cluster: str | None) -> bool:
         """A tree checked without a cluster name (`matching check`) is in every cluster's scope."""

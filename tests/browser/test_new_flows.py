@@ -67,8 +67,9 @@ def test_a_lint_group_opens_its_fix_in_the_what_if_and_is_acknowledged_with_a_re
     expect(group.locator("dl.quirks")).to_contain_text("Q16")
     screenshot(page, "lint", docs=True)
 
-    # A shadowed runtime's fix (disable it) opens in its what-if, filled in and evaluated.
-    shadowed = page.locator('li[data-key^="shadowed:"]').first
+    # A shadowed runtime's fix (disable it) opens in its what-if, filled in and evaluated. (A
+    # shadowed runtime dedicated to a model of the cluster is given that model's size instead.)
+    shadowed = page.locator('li[data-key^="shadowed:"]').filter(has_text="Fix: disable it").first
     shadowed.get_by_role("button", name="Open the fix in the what-if").click()
     assert "disabled: true" in page.locator("#id_manifest").input_value()
     expect(page.locator("#whatif")).to_be_visible()

@@ -3,12 +3,14 @@ own profile's matrix, and the disagreement is explained by the profile."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from pytest_django import Settings
 
 from access.scope import SYSTEM
 from fleet.services import fleet_get
-from inventory.models import Cluster, Kind
+from inventory.models import Cluster, Kind, Resource
 from inventory.sync import snapshot_apply
 from matrix.services import matrix_rebuild
 from tests.whatif.test_check_behaviour import HALF_OPEN, cluster
@@ -42,3 +44,26 @@ def test_each_clusters_pick_comes_from_its_own_profile_and_the_profile_explains_
     assert reasons == [
         "OME behaviour differs (legacy: OME profile 17b77eda (17b77eda); newer: OME profile v1.3 (a543351b))"
     ]
+
+
+@pytest.mark.django_db
+def test_the_profile_is_not_blamed_where_both_profiles_pick_alike_and_the_metadata_differs() -> None:
+    """The same two profiles, but the rows differ only by the model's recorded size: judged by
+    either profile, each cluster's objects give the same pick (no half-open range), so the
+    recorded difference is named, not the profile; an empty value shows as "(none)"."""
+    legacy, newer = cluster("legacy", "17b77eda"), cluster("newer")
+    model = Resource.objects.get(cluster=newer, kind="ClusterBaseModel", name="llama")
+    obj = copy.deepcopy(model.obj)
+    obj["spec"]["modelArchitecture"] = ""
+    snapshot_apply(newer, Kind.CLUSTER_BASE_MODEL, {LLAMA: obj}, prune=False)
+    matrix_rebuild(legacy)
+    matrix_rebuild(newer)
+
+    fleet = fleet_get(scope=SYSTEM)
+    row = next(row for row in fleet.rows if row.model == LLAMA and row.namespace == "")
+
+    assert row.cells["legacy"][0] is not None
+    assert row.cells["newer"][0] is None
+    reasons = fleet.reasons(row)
+    assert not [reason for reason in reasons if reason.startswith("OME behaviour differs")]
+    assert "recorded metadata differs: modelArchitecture (legacy: LlamaForCausalLM; newer: (none))" in reasons

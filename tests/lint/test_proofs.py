@@ -17,7 +17,7 @@ from django.conf import settings
 from inventory.sources import read_manifests
 from lint.rules import lint_inventory
 from lint.rules.fixes import Fix
-from lint.rules.proofs import Proof, proofs_json, proven_groups, with_proofs
+from lint.rules.proofs import Proof, proofs_json, prove, proven_groups, with_proofs
 from matching import ObjectKey
 from tests.support.demo import DEMO_FOLDERS
 from tests.support.inventory import inventory_from_objects
@@ -117,23 +117,59 @@ def test_the_demos_range_fix_says_its_models_move_to_a_runtime_without_a_range_a
     assert top.proof is not None
     assert "move from srt-deepseek-r1-distill-qwen-14b to srt-deepseek-r1-distill-qwen-32b" in top.proof.text
     assert "srt-deepseek-r1-distill-qwen-32b has no modelSizeRange either" in top.proof.text
+    # Both runtimes pass --served-model-name deepseek-ai/DeepSeek-R1-Distill-Qwen-14B (-32B)
+    # (catalog/runtimes/srt/deepseek-ai): each keeps its own model, with that model's size.
+    assert top.fix is not None
+    assert top.fix.patch == {"spec": {"modelSizeRange": {"min": "14B", "max": "14B"}}}
     assert top.partner is not None
     assert top.partner.target[2] == "srt-deepseek-r1-distill-qwen-32b"
+    assert top.partner.patch == {"spec": {"modelSizeRange": {"min": "32B", "max": "32B"}}}
     assert top.pair is not None
-    assert "srt-deepseek-r1-distill-qwen-32b" not in {move.new[2] for move in top.pair.moves if move.new}
+    moved = {move.model[2]: move.new for move in top.pair.moves}
+    assert moved["deepseek-r1-distill-qwen-32b"] == ("ClusterServingRuntime", "", "srt-deepseek-r1-distill-qwen-32b")
+    assert "deepseek-r1-distill-qwen-14b" not in moved  # stays on the runtime dedicated to it
+    stored = json.loads(json.dumps(proofs_json(groups)))
+    again = {group.key: group for group in with_proofs(lint_inventory(inventory).groups, stored)}
+    assert again[top.key].pair == top.pair  # the pair round-trips through what the task stores
 
 
 def test_a_runtime_that_loses_only_on_score_is_offered_a_priority_too(proven: Any) -> None:
     """Not only "disable it": where a shadowed runtime loses on score alone, the priority that
-    makes it outscore its winners, proven: the models it matches move onto it."""
-    _inventory, _raw, groups = proven
-    offered = [group for group in groups if group.alternative is not None]
+    makes it outscore its winners, proven: the models it matches move onto it; unless that
+    takes a model off a runtime dedicated to it (then it is not offered)."""
+    inventory, raw, groups = proven
+    candidates = {group.key: group.alternative for group in lint_inventory(inventory).groups if group.alternative}
 
-    assert offered
-    for group in offered:
+    assert candidates
+    for group in groups:
+        if group.key not in candidates:
+            assert group.alternative is None
+            continue
         assert group.cause == "shadowed"
+        proof = prove(inventory, raw, [candidates[group.key]])
+        assert proof is not None
+        if group.alternative is None:
+            assert proof.off_own, proof.text
+            continue
         assert group.alternative_proof is not None
+        assert not group.alternative_proof.off_own
         assert group.runtimes[0] in {move.new for move in group.alternative_proof.moves}, group.alternative_proof.text
+
+
+def test_no_offered_fix_moves_a_model_off_a_runtime_dedicated_to_it(proven: Any) -> None:
+    """Issue 33: a fix, a pair or an alternative that takes a model off the runtime whose
+    container serves it by name is never offered (matching.Dedication)."""
+    inventory, _raw, groups = proven
+    for group in groups:
+        for proof in (group.proof if group.fix else None, group.pair, group.alternative_proof):
+            for move in () if proof is None else proof.moves:
+                old = None if move.old is None else inventory.runtimes[move.old]
+                mine = (
+                    old is not None
+                    and old.dedication is not None
+                    and not old.serves_as_other(inventory.models[move.model])
+                )
+                assert not mine, (group.key, move)
 
 
 def test_stored_proofs_give_back_the_groups_as_proven(proven: Any) -> None:
@@ -144,8 +180,7 @@ def test_stored_proofs_give_back_the_groups_as_proven(proven: Any) -> None:
 
     again = with_proofs(lint_inventory(inventory).groups, stored)
 
-    assert again == groups
-    assert any(group.pair is not None for group in groups)  # the pairs' partners round-trip too
+    assert again == groups  # the demo's pair round-trips too: test_the_demos_range_fix_...
     for old, new in zip(groups, again, strict=True):
         for before, after in (
             (old.proof, new.proof),

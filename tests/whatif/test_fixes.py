@@ -66,7 +66,7 @@ def test_a_model_without_runtime_lists_its_near_misses_one_check_away_first(demo
     (proposal,) = first.proposals
     assert proposal.fix.side == "runtime"
     assert proposal.impact is not None
-    assert not proposal.impact.takes_from_others
+    assert proposal.impact.harm == (0, 0, 0)
     assert [(change.model, change.change, change.namespaces) for change in proposal.impact.changes] == [
         (AFM, "gets a runtime", ("", "research", "team-a", "team-b"))  # one line, four namespaces
     ]
@@ -77,18 +77,21 @@ def test_a_model_without_runtime_lists_its_near_misses_one_check_away_first(demo
 
 
 @pytest.mark.django_db
-def test_fixes_that_take_a_runtime_from_no_other_model_come_first(demo: Cluster) -> None:
-    misses = model_near_misses(resource(demo, AFM), "", scope=SYSTEM).misses
-    measured = [proposal for item in misses for proposal in item.proposals if proposal.impact is not None]
+def test_fixes_that_harm_no_other_model_come_first(demo: Cluster) -> None:
+    """Harm first: another model losing its runtime, then one served under another model's
+    name, then one changing runtime; a gain is no harm."""
+    found = model_near_misses(resource(demo, AFM), "", scope=SYSTEM)
+    measured = [proposal for item in found.misses for proposal in item.proposals if proposal.impact is not None]
     assert 0 < len(measured) <= MAX_IMPACTS  # the panel's what-ifs are bounded
-    for item in misses:
-        flags = [(p.impact is None, p.impact is not None and p.impact.takes_from_others) for p in item.proposals]
-        assert flags == sorted(flags)
-        for proposal in item.proposals:
-            if proposal.impact is None:
-                continue
-            taken = [c for c in proposal.impact.others if c.row.lost or (c.old_selected and c.row.pick_changed)]
-            assert proposal.impact.takes_from_others == bool(taken)
+    harms = [(p.impact is None, p.impact.harm if p.impact else (0, 0, 0)) for p in found.ranked]
+    assert harms == sorted(harms)
+    for proposal in measured:
+        assert proposal.impact is not None
+        others = proposal.impact.others
+        lost = [c for c in others if c.old_selected is not None and c.new_selected is None]
+        gained = [c for c in others if c.old_selected is None and c.new_selected is not None]
+        assert proposal.impact.losses == lost
+        assert set(map(id, proposal.impact.gains)) <= set(map(id, gained))
 
 
 @pytest.mark.django_db
@@ -160,7 +163,8 @@ def test_the_api_ranks_near_misses_with_fixes_commands_and_impact(client: Client
         {"op": "add", "path": "/spec/supportedModelFormats/0/autoSelect", "value": True}
     ]
     assert fix["kubectl"][0].startswith("kubectl patch clusterservingruntimes.ome.io srt-afm-4-5b-base")
-    assert fix["impact"]["takes_from_others"] is False
+    assert (fix["impact"]["losses"], fix["impact"]["renames"], fix["impact"]["moves"]) == ([], [], [])
+    assert fix["impact"]["gains"] == []  # afm-4-5b-base itself gets the runtime: no other model
     assert fix["impact"]["changes"][0]["namespaces"] == ["_cluster", "research", "team-a", "team-b"]
 
 
@@ -231,7 +235,8 @@ def test_the_impact_of_each_fix_equals_comparing_every_row_of_the_matrix(demo: C
     inventory = load_inventory(demo)
     old_rows: Rows = {}
     checked = 0
-    for model_key in (AFM, ("ClusterBaseModel", "", "baichuan2-13b-chat")):
+    names = ("baichuan2-13b-chat", "qwen2-5-14b", "gpt-oss-20b", "llama-4-scout-17b-16e-instruct")
+    for model_key in (AFM, *(("ClusterBaseModel", "", name) for name in names)):
         for item in model_near_misses(resource(demo, model_key), "", scope=SYSTEM).misses[:4]:
             objects = {key: resource(demo, key).obj for key in (model_key, item.miss.runtime)}
             for proposal in item.proposals:
@@ -310,23 +315,24 @@ def test_gemma_2b_gets_no_change_to_its_facts_and_a_new_runtime_that_picks_it(cl
 
 
 @pytest.mark.django_db
-def test_gpt_oss_20b_is_offered_the_fix_that_changes_no_other_model_first(demo: Cluster) -> None:
+def test_gpt_oss_20b_is_offered_its_own_runtime_and_never_the_one_of_gpt_oss_120b(demo: Cluster) -> None:
+    """srt-gpt-oss-120b-grpc passes --served-model-name openai/gpt-oss-120b: no fix makes it
+    serve gpt-oss-20b; srt-gpt-oss-20b (openai/gpt-oss-20b, range 10B-15B) is one size bound away."""
     found = model_near_misses(resource(demo, ("ClusterBaseModel", "", "gpt-oss-20b")), "", scope=SYSTEM)
 
     first = found.ranked[0]
+    assert first.fix.runtime[2] == "srt-gpt-oss-20b"
+    assert first.fix.changes == ("runtime: set modelSizeRange.max to 20B",)
     assert first.impact is not None
     assert not first.impact.others
-    harmful = next(p for p in found.ranked if p.fix.runtime[2] == "srt-gpt-oss-120b-grpc")
-    assert harmful.impact is not None
-    assert harmful.impact.moves_others
-    assert found.ranked.index(harmful) > found.ranked.index(first)
-    moved = [(p.impact is None, p.impact is not None and p.impact.moves_others) for p in found.ranked]
-    assert moved == sorted(moved)  # one ranking across all runtimes
+    assert not [p for p in found.ranked if p.fix.runtime[2] == "srt-gpt-oss-120b-grpc"]
+    (big,) = [item for item in found.misses if item.miss.runtime[2] == "srt-gpt-oss-120b-grpc"]
+    assert "openai/gpt-oss-120b" in big.dedicated
 
 
 @pytest.mark.django_db
 def test_the_wording_names_only_real_changes_and_the_runtime_ome_would_pick(client: Client, demo: Cluster) -> None:
-    model = resource(demo, ("ClusterBaseModel", "", "deepseek-r1-distill-qwen-32b"))
+    model = resource(demo, ("ClusterBaseModel", "", "qwen2-5-14b"))
     found = model_near_misses(model, "", scope=SYSTEM)
     html = client.get(f"/models/{model.pk}/near-misses/", {"namespace": "_cluster"}).content.decode()
 
@@ -338,7 +344,7 @@ def test_the_wording_names_only_real_changes_and_the_runtime_ome_would_pick(clie
                 assert f"{kept} → {kept}" not in change.summary
     assert "srt-deepseek-r1-distill-qwen-14b → srt-deepseek-r1-distill-qwen-14b" not in html
     instead = [p for p in found.ranked if p.picked_instead is not None]
-    assert instead  # srt-qwen2-5-14b-instruct matches but srt-deepseek-r1-distill-qwen-14b still ranks higher
+    assert instead  # srt-qwen2-5-14b matches but srt-deepseek-r1-distill-qwen-14b still ranks higher
     assert f"but OME would pick {instead[0].picked_instead[2]}, which ranks higher" in html  # type: ignore[index]
 
 
