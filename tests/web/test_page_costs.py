@@ -28,7 +28,7 @@ PAGES: list[tuple[str, Callable[[dict[str, Resource]], str], int]] = [
         11,
     ),
     ("matrix filtered by status", lambda o: f"{reverse('matrix:matrix')}?status=manual-only&namespace=team-b", 12),
-    ("matrix counts", lambda o: f"{reverse('matrix:matrix-counts')}?cluster=demo&namespace=_cluster", 10),
+    ("matrix counts", lambda o: f"{reverse('matrix:matrix-counts')}?cluster=demo&namespace=_cluster", 11),
     ("matrix version", lambda o: f"{reverse('matrix:matrix-version')}?cluster=demo&since=0", 2),
     ("cell", lambda o: reverse("matrix:cell", args=[o["model"].pk, o["runtime"].pk, "_cluster"]), 12),
     ("cell reason", lambda o: reverse("matrix:cell-reason", args=[o["model"].pk, o["runtime"].pk, "_cluster"]), 7),
