@@ -353,6 +353,26 @@ OME_ARGOCD_INTERVAL: int = env.int("OME_ARGOCD_INTERVAL", default=60)
 OME_ARGOCD_EXEC_COMMANDS: list[str] = env.list(
     "OME_ARGOCD_EXEC_COMMANDS", default=["argocd-k8s-auth", "gke-gcloud-auth-plugin", "kubelogin"]
 )
+# The dashboard's own variables an exec plugin still gets (besides PATH and HOME): its workload
+# identity, set by its operator. Every other variable (DATABASE_URL, secrets) is withheld.
+OME_ARGOCD_EXEC_INHERIT: list[str] = env.list(
+    "OME_ARGOCD_EXEC_INHERIT",
+    default=[
+        "AZURE_CLIENT_ID",
+        "AZURE_TENANT_ID",
+        "AZURE_FEDERATED_TOKEN_FILE",
+        "AZURE_AUTHORITY_HOST",
+        "AWS_ROLE_ARN",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+    ],
+)
+# How long the add-cluster page waits for the worker that runs its connection test.
+OME_CONNECTION_TEST_TIMEOUT: int = env.int("OME_CONNECTION_TEST_TIMEOUT", default=30)
 if OME_ARGOCD_HUB:
     CELERY_BEAT_SCHEDULE["inventory.argocd_discover"] = {
         "task": "inventory.tasks.argocd_discover",
@@ -382,6 +402,7 @@ CELERY_TASK_ROUTES = {
     "inventory.tasks.ensure_watches": {"queue": "control"},
     "inventory.tasks.resync_all": {"queue": "control"},
     "inventory.tasks.argocd_discover": {"queue": "control"},
+    "inventory.tasks.cluster_connection_test": {"queue": "control"},
     "matrix.matrix_catch_up_all": {"queue": "control"},
     "matrix.matrix_audit_all": {"queue": "control"},
     "matrix.*": {"queue": "matrix"},
