@@ -33,7 +33,7 @@ from .diff_results import Diff, DiffCell, DiffIsvc, DiffRow
 from .errors import ManifestError, ModelIndexError
 from .everywhere import EVERYWHERE, fold_everywhere, home_namespace
 from .facts import unserved_fact
-from .files import load_text, read_documents
+from .files import TextLimits, TextRefused, count_values, load_text, read_documents
 from .fixes import Fix, ObjectPatch, propose_fixes
 from .grid import Grid, grid
 from .isvc import (
@@ -135,6 +135,8 @@ __all__ = [
     "ScoreTerms",
     "Section",
     "Selection",
+    "TextLimits",
+    "TextRefused",
     "TreeError",
     "Verdict",
     "__version__",
@@ -143,6 +145,7 @@ __all__ = [
     "behaviour_diff",
     "changes_between",
     "check",
+    "count_values",
     "derived_runtime",
     "diff",
     "entry_passes",

@@ -253,6 +253,9 @@ REST_FRAMEWORK = {
         "patch-preview": env.str("THROTTLE_PATCH_PREVIEW", default="60/min"),
         "model-index": env.str("THROTTLE_MODEL_INDEX", default="30/min"),
         "export": env.str("THROTTLE_EXPORT", default="20/min"),
+        # CI checks of manifests (and policies) over the API: each endpoint its own scope.
+        "whatif-check": env.str("THROTTLE_WHATIF_CHECK", default="30/min"),
+        "policy-check": env.str("THROTTLE_POLICY_CHECK", default="30/min"),
     },
 }
 

@@ -39,6 +39,7 @@ class PolicyCheckInputSerializer(ManifestsCheckInputSerializer):
     policies = serializers.CharField(
         required=False,
         allow_blank=True,
+        max_length=matching.policy.POLICY_TEXT_LIMITS.max_bytes,
         help_text="RuntimePolicy documents (YAML); default: the dashboard's enabled policies.",
     )
     format = serializers.ChoiceField(choices=matching.REPORT_FORMATS, default="json")
@@ -56,18 +57,20 @@ def _assertions(text: str) -> list[matching.policy.Assertion]:
 
 class PolicyCheckView(APIView):
     """Policies over manifests applied to one or every cluster, with a pass/fail verdict for CI:
-    exit_code 1 when an error-severity assertion fails."""
+    exit_code 1 when an error-severity assertion fails. The policies are parsed only once the
+    caller's clusters are chosen (a role on each), within the bounded reader's limits."""
 
     permission_classes = [CanRead]
+    throttle_scope = "policy-check"
 
     @extend_schema(request=PolicyCheckInputSerializer, responses=PolicyCheckSerializer)
     def post(self, request: Request) -> Response:
         data = PolicyCheckInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        assertions = _assertions(values.get("policies") or "")
 
         def check(clusters: list[Cluster], items: list[Item], scope: Scope) -> list[matching.policy.PolicySection]:
+            assertions = _assertions(values.get("policies") or "")
             return [
                 policy_check(cluster, items, assertions, prune=values["prune"], scope=scope) for cluster in clusters
             ]
