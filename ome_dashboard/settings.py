@@ -470,6 +470,10 @@ WEBHOOK_TIMEOUT: float = env.float("WEBHOOK_TIMEOUT", default=5.0)
 WEBHOOK_RETRY_BASE: float = env.float("WEBHOOK_RETRY_BASE", default=10.0)
 WEBHOOK_MAX_ATTEMPTS: int = env.int("WEBHOOK_MAX_ATTEMPTS", default=8)
 WEBHOOK_RETRY_INTERVAL: int = env.int("WEBHOOK_RETRY_INTERVAL", default=60)
+# Webhooks reach public addresses only (policies.egress), never loopback, private, link-local or
+# metadata ones, and follow no redirect; an administrator may allow networks here (CIDRs, e.g.
+# an in-cluster receiver's 10.0.0.0/8).
+WEBHOOK_ALLOWED_NETWORKS: list[str] = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
 CELERY_BEAT_SCHEDULE["policies.webhooks_retry_due"] = {
     "task": "policies.webhooks_retry_due",
     "schedule": WEBHOOK_RETRY_INTERVAL,
