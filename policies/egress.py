@@ -32,9 +32,7 @@ def address_allowed(text: str) -> bool:
     return address.is_global and not address.is_multicast
 
 
-def connect_checked(
-    address: tuple[str, int], timeout: Any = socket._GLOBAL_DEFAULT_TIMEOUT, source_address: Any = None
-) -> socket.socket:
+def connect_checked(address: tuple[str, int], timeout: Any, source_address: Any = None) -> socket.socket:
     """socket.create_connection, refusing a host any of whose addresses is not allowed, and
     connecting to the checked address itself."""
     host, port = address
