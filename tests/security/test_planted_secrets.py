@@ -84,7 +84,7 @@ def planted_model() -> dict[str, Any]:
         "example.com/ci": GITHUB,
         "kubectl.kubernetes.io/last-applied-configuration": '{"token": "PLANTED-last-applied"}',
         "example.com/database": '{"db": {"user": "ome", "pass": "PLANTED-json-pass"}}',
-        "example.com/registry": '{"auths": {"registry.example": {"auth": "%s"}}}' % DOCKER_AUTH,
+        "example.com/registry": json.dumps({"auths": {"registry.example": {"auth": DOCKER_AUTH}}}),
     }
     obj["spec"]["storage"] = {
         "storageUri": "s3://ome:PLANTED-storage-uri@models/planted-model",
