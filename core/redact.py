@@ -52,7 +52,10 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # --hf-token VALUE (a command line): the next word.
     (re.compile(rf"(?i)(--?{_SECRET_NAME}\s+)(?!\[redacted\])(?:{_QUOTED}|[^\s\"'-][^\s\"']*)"), rf"\1{MARK}"),
     # A token as a URL's path segment after one naming it: https://host/api/token/VALUE/x.
-    (re.compile(rf"(?i)(://[^\s/]+(?:/[^\s/]+)*?/(?:{_SECRET_WORDS}|key)s?/)(?!\[redacted\])[^\s/?#\"',;]+"), rf"\1{MARK}"),
+    (
+        re.compile(rf"(?i)(://[^\s/]+(?:/[^\s/]+)*?/(?:{_SECRET_WORDS}|key)s?/)(?!\[redacted\])[^\s/?#\"',;]+"),
+        rf"\1{MARK}",
+    ),
     # scheme://user:password@host: the password runs to the LAST @ before the host, so one
     # holding "/" or "@" is blanked whole.
     (re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)[^\s]*@(?=[^@\s]*(?:[/?#\s]|$))"), rf"\1{MARK}@"),
