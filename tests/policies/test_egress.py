@@ -5,9 +5,7 @@ delivery's error, and the server behind the address receives nothing."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -79,25 +77,8 @@ def test_a_receiver_on_loopback_is_refused_by_default(
 @pytest.fixture
 def redirecting(receiver_server: WebhookReceiver) -> Iterator[str]:
     """A server that answers every POST with a 307 to the receiver (which must get nothing)."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.send_response(307)
-            self.send_header("Location", receiver_server.url)
-            self.end_headers()
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hook"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with running_receiver(redirect_to=receiver_server.url) as server:
+        yield server.url
 
 
 def test_a_redirect_is_not_followed(db: None, redirecting: str, receiver_server: WebhookReceiver) -> None:
