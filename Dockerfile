@@ -4,7 +4,9 @@
 # deploy/). Configuration comes from the environment only: see docs/operations.md.
 #
 #   docker build -t ome-compat .
-ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+# The base by digest, not by a tag that moves: a tag names another image each week. Refresh it
+# on purpose with `docker buildx imagetools inspect python:3.11-slim-bookworm` (the index digest).
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm@sha256:a36c24f9cbdf4fd0f52d67f0823eeac19c2028c637cecc392d97f980d4fec56b
 
 # ---- build: a virtualenv with the runtime dependencies, the code, the collected static files ----
 FROM ${PYTHON_IMAGE} AS build

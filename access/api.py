@@ -65,7 +65,12 @@ class ApiTokenViewSet(
         token, key = api_token_create(
             request.user, name=given.validated_data["name"], days=given.validated_data.get("days")
         )
-        return Response({**ApiTokenSerializer(token).data, "key": key}, status=status.HTTP_201_CREATED)
+        # The key is shown this once: no cache (browser, proxy) may keep the answer.
+        return Response(
+            {**ApiTokenSerializer(token).data, "key": key},
+            status=status.HTTP_201_CREATED,
+            headers={"Cache-Control": "no-store", "Pragma": "no-cache"},
+        )
 
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         # Another user's token answers as a missing one.

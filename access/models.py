@@ -22,14 +22,23 @@ class Role(models.IntegerChoices):
     ADMIN = 3, "admin: also resyncs the cluster and reads its patch audit log"
 
 
+# A grant's group of the OIDC token is written with this prefix (`oidc:ml-platform`); one
+# without it is a Django group's name. The two never meet: a Django group named like an OIDC
+# group (anyone able to name one in the identity provider) gets nothing of the other's grants.
+OIDC_GROUP_PREFIX = "oidc:"
+
+
 class Grant(models.Model):
     """A role on a whole cluster (`namespace` empty), or on one namespace of it, for one user or
-    for everyone in a group (a Django group's name, or a group of the user's OIDC token)."""
+    for everyone in a group: a Django group's name, or `oidc:NAME` for a group of the user's
+    OIDC token (OIDC_GROUP_PREFIX)."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="access_grants"
     )
-    group = models.CharField(max_length=253, blank=True, help_text="Django or OIDC group name.")
+    group = models.CharField(
+        max_length=253, blank=True, help_text="A Django group's name, or oidc:NAME for a group of the OIDC token."
+    )
     cluster = models.CharField(max_length=63, help_text=f"Cluster name, or {EVERY_CLUSTER} for every cluster.")
     namespace = models.CharField(max_length=253, blank=True, help_text="Empty: the whole cluster.")
     role = models.PositiveSmallIntegerField(choices=Role.choices)

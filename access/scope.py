@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from .identity import Actor, actor_for
-from .models import EVERY_CLUSTER, Grant, Identity, Role
+from .models import EVERY_CLUSTER, OIDC_GROUP_PREFIX, Grant, Identity, Role
 from .tokens import oidc_groups_unread
 
 NOTHING = 0
@@ -165,7 +165,9 @@ def scope_for_user(user: Any) -> Scope:
     identity = Identity.objects.filter(user=user).first()
     django_groups = list(user.groups.values_list("name", flat=True))
     oidc_groups = identity.groups if identity and not oidc_groups_unread(user, identity) else []
-    groups = set(django_groups) | {str(group) for group in oidc_groups}
+    # Separate namespaces: a Django group's name as it is, an OIDC group's with its prefix.
+    groups = {name for name in django_groups if not name.startswith(OIDC_GROUP_PREFIX)}
+    groups |= {OIDC_GROUP_PREFIX + str(group) for group in oidc_groups}
     actor = actor_for(user, identity.name if identity else "", oidc_groups, django_groups)
     if user.is_superuser:
         return Scope(everywhere=Role.ADMIN, actor=actor)

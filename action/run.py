@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import subprocess
 import sys
 import urllib.error
@@ -25,6 +26,12 @@ from typing import Any
 MARKER = "<!-- ome-compat: OME runtime selection check -->"
 MAX_COMMENT = 60_000  # GitHub refuses comment bodies over 65,536 characters
 VERDICTS = {0: "passed", 1: "failed"}
+BOT = "github-actions[bot]"  # who the workflow's GITHUB_TOKEN comments as
+# A mention (`@user`, `@org/team`) or a bare link that GitHub would make of text from a manifest:
+# a zero-width space after `@`, or inside the scheme, keeps it plain text.
+MENTION = re.compile(r"@(?=[A-Za-z0-9_])")
+BARE_LINK = re.compile(r"(?i)\b(https?|ftp)(://)|\b(www)(\.)")
+ZWSP = "\u200b"
 EXIT_ERROR = 2  # as `ome-compat diff` exits for bad input
 
 
@@ -134,8 +141,8 @@ def write_outputs(path: str | None, values: Mapping[str, str]) -> None:
 class GitHub:
     """The few REST calls of a sticky comment."""
 
-    def __init__(self, api: str, repository: str, token: str) -> None:
-        self.api, self.repository, self.token = api.rstrip("/"), repository, token
+    def __init__(self, api: str, repository: str, token: str, author: str = BOT) -> None:
+        self.api, self.repository, self.token, self.author = api.rstrip("/"), repository, token, author
 
     def call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
         request = urllib.request.Request(
@@ -153,12 +160,14 @@ class GitHub:
             return json.loads(response.read() or b"null")
 
     def sticky_comment(self, number: int, body: str) -> str:
-        """Update the comment that starts with MARKER (as the action writes it; one that only
-        quotes it is someone else's), or create it; "updated" or "created"."""
+        """Update the comment the token's own author wrote that starts with MARKER (one that
+        quotes it, or that anyone else wrote starting with it, is not the action's), or create
+        it; "updated" or "created"."""
         for page in range(1, 100):
             comments = self.call("GET", f"/repos/{self.repository}/issues/{number}/comments?per_page=100&page={page}")
             for comment in comments:
-                if (comment.get("body") or "").startswith(MARKER):
+                author = (comment.get("user") or {}).get("login")
+                if author == self.author and (comment.get("body") or "").startswith(MARKER):
                     self.call("PATCH", f"/repos/{self.repository}/issues/comments/{comment['id']}", {"body": body})
                     return "updated"
             if len(comments) < 100:
@@ -176,6 +185,20 @@ def pull_request(env: Mapping[str, str]) -> tuple[int | None, str]:
     return pr.get("number"), (pr.get("head") or {}).get("sha") or env.get("GITHUB_SHA", "HEAD")
 
 
+def neutralised(markdown: str, link: str = "") -> str:
+    """`markdown` with no mention and no link GitHub would make of a manifest's text: only the
+    report's own links (markdown links to `link`, the pull request's files) stay links."""
+
+    def plain(match: re.Match[str]) -> str:
+        start = match.start()
+        if link and markdown.startswith("](", start - 2) and markdown.startswith(link, start):
+            return match[0]
+        scheme, separator = (match[1], match[2]) if match[1] else (match[3], match[4])
+        return f"{scheme}{ZWSP}{separator}"
+
+    return MENTION.sub("@" + ZWSP, BARE_LINK.sub(plain, markdown))
+
+
 def comment_body(markdown: str) -> str:
     if len(markdown) > MAX_COMMENT:
         markdown = markdown[:MAX_COMMENT] + "\n\n… (cut; the JUnit and SARIF files have every finding)\n"
@@ -185,7 +208,12 @@ def comment_body(markdown: str) -> str:
 def comment(env: Mapping[str, str], number: int, body: str) -> None:
     """Post or update the sticky comment. A comment GitHub refuses (a pull request from a fork
     gets a read-only token) or cannot take is a warning: the check's verdict stands."""
-    github = GitHub(env.get("GITHUB_API_URL", "https://api.github.com"), env["GITHUB_REPOSITORY"], env["GITHUB_TOKEN"])
+    github = GitHub(
+        env.get("GITHUB_API_URL", "https://api.github.com"),
+        env["GITHUB_REPOSITORY"],
+        env["GITHUB_TOKEN"],
+        env.get("INPUT_COMMENT_AUTHOR") or BOT,
+    )
     try:
         print(f"ome-compat: pull-request comment {github.sticky_comment(number, body)}")
         return
@@ -224,14 +252,14 @@ def main(env: Mapping[str, str]) -> int:
     if report is None:
         problem = checked.stderr.strip() or f"{command} exited with {checked.returncode}"
         print(f"::error title=ome-compat could not check the manifests::{_data(problem)}")
-        markdown = (
+        markdown = neutralised(
             f"### ⚠️ OME runtime selection: the manifests could not be checked\n\n<pre>{html.escape(problem)}</pre>\n"
         )
         outputs, code = {"verdict": "error", "counts": "{}"}, EXIT_ERROR
     else:
         print("\n".join([judged_by(report, inputs), *annotations(report)]))
         link = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/{env.get('GITHUB_REPOSITORY', '')}/blob/{sha}/"
-        markdown = run_diff(command, inputs, "--markdown", "--link", link).stdout
+        markdown = neutralised(run_diff(command, inputs, "--markdown", "--link", link).stdout, link)
         outputs = {"verdict": VERDICTS[checked.returncode], "counts": json.dumps(counts(report))}
         code = checked.returncode
     write_outputs(env.get("GITHUB_OUTPUT"), {**outputs, **files})

@@ -5,10 +5,12 @@ LOGGING loads it before the apps.
 
 What it blanks (the value, never the name, so a reader still sees what was there):
 - `NAME=value`, `NAME: value`, `"NAME": "value"` where NAME contains TOKEN, SECRET, KEY or
-  PASSWORD (any case, with `-`/`_` around: HF_TOKEN, client-secret, refresh-token, api_key,
-  client-key-data, PGPASSWORD, AccountKey in a connection string, DB_PASS), and a signed URL's
+  PASSWORD, AUTH or SIGNING (any case, with `-`/`_` around: HF_TOKEN, client-secret,
+  refresh-token, api_key, client-key-data, PGPASSWORD, AccountKey in a connection string,
+  DB_PASS, NGC_AUTH, a docker config's `"auth"`), and a signed URL's
   `sig=` / `X-Amz-Signature=`;
-- `--flag value` where the flag names a secret (`--hf-token X`);
+- `--flag value` where the flag names a secret (`--hf-token X`, `--auth X`);
+- a token as a URL's path segment after a segment naming it (`https://host/api/token/X`);
 - `Authorization: Bearer ...` and `Basic ...` credentials, and a bare `Bearer xyz`;
 - passwords in URLs (`scheme://user:pass@host`), including ones that contain `/` or `@`;
 - by content, wherever they are: tokens of a known format (GitHub, GitLab, AWS, Slack, OpenAI,
@@ -29,11 +31,11 @@ MARK = "[redacted]"
 
 # A name that holds a secret: one ending in the word (HF_TOKEN, client-secret, id-token, DB_PASS).
 # `KEY` counts in the `NAME=value` form only: "key: BaseModel/x" is common prose, "API_KEY=" is not.
-_SECRET_WORDS = r"token|secret|password|passwd|credential|api[_-]?key|private[_-]?key|key[_-]?data"
+_SECRET_WORDS = r"token|secret|password|passwd|credential|api[_-]?key|private[_-]?key|key[_-]?data|auth|signing"
 # The word ends the name: `tokenizer-mode=`, `max_tokens:` and `secretName:` hold no secret.
 _SECRET_NAME = rf"[\w.-]*(?:{_SECRET_WORDS})(?![\w.-])"
 # A signed URL's signature (Azure SAS `sig=`, S3 `X-Amz-Signature=`) is its credential.
-_SECRET_ASSIGNED = rf"[\w.-]*(?:{_SECRET_WORDS}|key|pass|pwd|sig|signature)(?![\w.-])"
+_SECRET_ASSIGNED = rf"[\w.-]*(?:{_SECRET_WORDS}|key|pass|pwd|sig|signature|access)(?![\w.-])"
 _QUOTED = r"(?:\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')"
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # Authorization: Bearer xyz / Authorization: Basic xyz, a bare "Bearer xyz", "Basic dXNlcg==".
@@ -49,6 +51,11 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"(?i)(\b{_SECRET_NAME}\s*:\s*)(?![\"']?\[redacted\])(?:{_QUOTED}|[^\s\"',;&}}\]]+)"), rf"\1{MARK}"),
     # --hf-token VALUE (a command line): the next word.
     (re.compile(rf"(?i)(--?{_SECRET_NAME}\s+)(?!\[redacted\])(?:{_QUOTED}|[^\s\"'-][^\s\"']*)"), rf"\1{MARK}"),
+    # A token as a URL's path segment after one naming it: https://host/api/token/VALUE/x.
+    (
+        re.compile(rf"(?i)(://[^\s/]+(?:/[^\s/]+)*?/(?:{_SECRET_WORDS}|key)s?/)(?!\[redacted\])[^\s/?#\"',;]+"),
+        rf"\1{MARK}",
+    ),
     # scheme://user:password@host: the password runs to the LAST @ before the host, so one
     # holding "/" or "@" is blanked whole.
     (re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)[^\s]*@(?=[^@\s]*(?:[/?#\s]|$))"), rf"\1{MARK}@"),
@@ -82,7 +89,7 @@ _KNOWN_TOKENS = [
 ]
 _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[^-]*-----.*?(?:-----END [A-Z0-9 ]*-----|$)", re.DOTALL)
 # Every form of _PATTERNS holds one of these; most texts hold none and are passed at once.
-_MAY_HOLD_FORM = re.compile(rf"(?i){_SECRET_WORDS}|key|pass|pwd|sig|bearer|basic|://")
+_MAY_HOLD_FORM = re.compile(rf"(?i){_SECRET_WORDS}|key|pass|pwd|sig|access|bearer|basic|://")
 # No known token format is shorter.
 _SHORTEST_TOKEN = 16
 
@@ -125,6 +132,9 @@ _SECRET_ENDINGS = (
     "privatekey",
     "keydata",
     "authorization",
+    "auth",  # NGC_AUTH, a docker config's base64 `auth`, --auth
+    "signing",  # SIGNING, COSIGN_SIGNING
+    "access",  # HF_HUB_ACCESS (an access value; accessMode and the like end in another word)
 )
 
 

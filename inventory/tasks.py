@@ -8,6 +8,7 @@ until the worker stops or the lease is lost.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import socket
@@ -17,8 +18,10 @@ from typing import Any
 
 from celery import Task, current_app, shared_task
 from celery.concurrency.thread import TaskPool as ThreadTaskPool
+from celery.exceptions import TimeoutError as CeleryTimeout
 from celery.signals import worker_process_shutdown, worker_ready, worker_shutting_down
 from django.conf import settings
+from kombu.exceptions import OperationalError
 
 from .argocd import argocd_clusters_sync
 from .kube import KubeUnavailable
@@ -33,6 +36,8 @@ from .live.leases import (
 )
 from .live.resync import cluster_resync
 from .models import Cluster, Kind
+from .registration import ConnectionTest, connection_test
+from .services import ClusterSpec
 
 logger = logging.getLogger(__name__)
 
@@ -182,3 +187,24 @@ def argocd_discover() -> dict[str, list[str]]:
     for cluster_id in Cluster.objects.filter(name__in=found.added).values_list("pk", flat=True):
         resync_cluster.delay(cluster_id)
     return vars(found)
+
+
+@shared_task
+def cluster_connection_test(spec: dict[str, Any]) -> dict[str, Any]:
+    """The add-cluster page's connection test, in a worker: building a client may run an exec
+    plugin an Argo CD Secret names (inventory.kube.exec_plugins), never in the web process."""
+    found = connection_test(ClusterSpec(**{**spec, "manifests": tuple(spec.get("manifests") or ())}))
+    return dataclasses.asdict(found)
+
+
+def connection_test_in_worker(spec: ClusterSpec) -> ConnectionTest:
+    """Run the connection test on a worker and wait for it, at most OME_CONNECTION_TEST_TIMEOUT
+    seconds; no answer in time (no worker, Redis away) is the test's error, saying so."""
+    try:
+        limit = settings.OME_CONNECTION_TEST_TIMEOUT
+        answer = cluster_connection_test.apply_async((dataclasses.asdict(spec),), ignore_result=False, expires=limit)
+        found = answer.get(timeout=limit)
+    except (OperationalError, ConnectionError, TimeoutError, CeleryTimeout):
+        limit = settings.OME_CONNECTION_TEST_TIMEOUT
+        return ConnectionTest(error=f"no worker ran the connection test within {limit} s; try again when one runs")
+    return ConnectionTest(**{**found, "kinds": found["kinds"], "notes": tuple(found["notes"])})

@@ -17,10 +17,10 @@ from access.current import scope_of
 from .forms import ClusterAddForm
 from .models import Cluster
 from .ome_release import ome_version_set_admin
-from .registration import connection_test, registration_choices
+from .registration import registration_choices
 from .selectors import ClusterChoiceError, cluster_choose, clusters_visible
 from .services import cluster_register
-from .tasks import resync_cluster
+from .tasks import connection_test_in_worker, resync_cluster
 
 # A resync only reads the cluster, but it is work started on the user's behalf: it needs a login
 # and the admin role on the cluster (or the Django permission to change clusters).
@@ -97,7 +97,7 @@ def cluster_add(request: HttpRequest) -> HttpResponse:
             cluster = cluster_register(form.spec)
             _queue_first_sync(request, cluster)
             return redirect("sync")
-        context["test"] = connection_test(form.spec)
+        context["test"] = connection_test_in_worker(form.spec)
     return render(request, "inventory/cluster_add.html", context, status=400 if form.errors else 200)
 
 

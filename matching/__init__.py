@@ -38,7 +38,7 @@ from .diff_results import Diff, DiffCell, DiffIsvc, DiffRow
 from .errors import ManifestError, ModelIndexError
 from .everywhere import EVERYWHERE, fold_everywhere, home_namespace
 from .facts import unserved_fact
-from .files import load_text, read_documents
+from .files import TextLimits, TextRefused, count_values, load_text, read_documents
 from .fixes import Fix, ObjectPatch, propose_fixes
 from .grid import Grid, grid
 from .ignored import IGNORED_REASONS, Ignored, ome_ignores
@@ -150,6 +150,8 @@ __all__ = [
     "ScoreTerms",
     "Section",
     "Selection",
+    "TextLimits",
+    "TextRefused",
     "TreeError",
     "Verdict",
     "__version__",
@@ -158,6 +160,7 @@ __all__ = [
     "behaviour_diff",
     "changes_between",
     "check",
+    "count_values",
     "dedication",
     "derived_runtime",
     "diff",

@@ -1,6 +1,10 @@
 """Reading manifest files for the command line (and for loaders that want the same rules).
 
-The one module of `matching` that uses PyYAML, imported only when a file is read.
+The one module of `matching` that uses PyYAML, imported only when a file is read. `load_text`
+is the one bounded reader of every untrusted text (manifests, policy files, the what-if, the CI
+check, the admin's form, the command line and the GitHub Action): it caps the bytes, refuses YAML
+anchors and aliases (no manifest needs them, and they are how 540 bytes expand into gigabytes, a
+"billion laughs"), and counts documents and values before anything is built.
 """
 
 from __future__ import annotations
@@ -15,6 +19,26 @@ from .positions import NOWHERE, Origin, Positions
 from .positions import Path as FieldPath
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclass(frozen=True, slots=True)
+class TextLimits:
+    """What one untrusted text may hold: bytes (UTF-8), documents, and values (scalars,
+    mappings and lists, all documents together)."""
+
+    max_bytes: int = 4 * 1024 * 1024
+    max_documents: int = 2_000
+    max_nodes: int = 200_000
+
+
+class TextRefused(ValueError):
+    """A text the bounded reader refuses before building anything: too large, too many documents
+    or values, YAML anchors and aliases, or not YAML at all (then `__cause__` is PyYAML's error).
+    `document` is 1-based when one is named."""
+
+    def __init__(self, message: str, document: int | None = None) -> None:
+        super().__init__(message)
+        self.document = document
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +90,20 @@ def _hidden(relative: Path) -> bool:
     return any(part.startswith(".") for part in relative.parts)
 
 
-def load_text(text: str, *, json_text: bool = False) -> list[tuple[Any, Positions]]:
-    """Every document of a manifest text with the positions of its fields. Raises ValueError
-    (json's errors are ValueErrors too) for text that is not YAML, or not JSON when `json_text`."""
+def load_text(text: str, *, json_text: bool = False, limits: TextLimits = TextLimits()) -> list[tuple[Any, Positions]]:
+    """Every document of a manifest text with the positions of its fields, within `limits`.
+    Raises TextRefused (a ValueError) for text over the limits or with YAML aliases, and
+    ValueError (json's errors are ValueErrors too) for text that is not YAML, or not JSON when
+    `json_text`."""
+    if len(text) > limits.max_bytes or len(text.encode("utf-8", "surrogatepass")) > limits.max_bytes:
+        raise TextRefused(f"the text is larger than {limits.max_bytes} bytes")
     if json_text:
-        return [(json.loads(text), NOWHERE)]
+        value = json.loads(text)
+        count_values(value, limits)
+        return [(value, NOWHERE)]
     import yaml
 
+    _check_events(text, limits)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     documents: list[tuple[Any, Positions]] = []
     try:
@@ -86,6 +117,45 @@ def load_text(text: str, *, json_text: bool = False) -> list[tuple[Any, Position
     finally:
         loader.dispose()
     return documents
+
+
+def _check_events(text: str, limits: TextLimits) -> None:
+    """Before anything is built, from the parser's events (linear in the text): no anchor or
+    alias, at most `limits.max_documents` documents and `limits.max_nodes` values."""
+    import yaml
+
+    values = (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    nodes = number = 0
+    try:
+        for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            if isinstance(event, yaml.DocumentStartEvent):
+                number += 1
+                if number > limits.max_documents:
+                    raise TextRefused(f"the text has more than {limits.max_documents} documents")
+            nodes += isinstance(event, values)
+            if nodes > limits.max_nodes:
+                raise TextRefused(f"the text has more than {limits.max_nodes} values", document=number)
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                mark = event.start_mark
+                where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+                raise TextRefused(f"invalid YAML{where}: YAML aliases are not accepted (nor anchors)", document=number)
+    except yaml.YAMLError as error:
+        raise TextRefused(f"invalid YAML: {error}", document=max(number, 1)) from error
+
+
+def count_values(value: Any, limits: TextLimits) -> None:
+    """Raise TextRefused when a value already built (a JSON text, a request's mappings) holds
+    more than `limits.max_nodes` values; counted without recursion."""
+    nodes, pending = 0, [value]
+    while pending:
+        item = pending.pop()
+        nodes += 1
+        if nodes > limits.max_nodes:
+            raise TextRefused(f"the text has more than {limits.max_nodes} values", document=1)
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
 
 
 def _record_lines(node: Any, path: FieldPath, lines: dict[FieldPath, int]) -> None:
@@ -106,11 +176,15 @@ def _record_lines(node: Any, path: FieldPath, lines: dict[FieldPath, int]) -> No
             pending.extend((item, (*path, index)) for index, item in enumerate(node.value))
 
 
-def read_documents(paths: Iterable[str | Path]) -> Iterator[Document]:
-    """Every document of every file, `List` kinds unpacked; empty documents skipped."""
+def read_documents(paths: Iterable[str | Path], limits: TextLimits = TextLimits()) -> Iterator[Document]:
+    """Every document of every file, `List` kinds unpacked; empty documents skipped. Each file
+    is read by the bounded reader (`load_text`, within `limits`)."""
     for path in manifest_files(paths):
         try:
-            documents = load_text(path.read_text(encoding="utf-8"), json_text=path.suffix == ".json")
+            if path.stat().st_size > limits.max_bytes:
+                raise TextRefused(f"the file is larger than {limits.max_bytes} bytes")
+            text = path.read_text(encoding="utf-8")
+            documents = load_text(text, json_text=path.suffix == ".json", limits=limits)
         except OSError as error:
             yield Document(str(path), 0, error=f"cannot read: {error.strerror or error}")
             continue

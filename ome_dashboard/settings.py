@@ -253,6 +253,9 @@ REST_FRAMEWORK = {
         "patch-preview": env.str("THROTTLE_PATCH_PREVIEW", default="60/min"),
         "model-index": env.str("THROTTLE_MODEL_INDEX", default="30/min"),
         "export": env.str("THROTTLE_EXPORT", default="20/min"),
+        # CI checks of manifests (and policies) over the API: each endpoint its own scope.
+        "whatif-check": env.str("THROTTLE_WHATIF_CHECK", default="30/min"),
+        "policy-check": env.str("THROTTLE_POLICY_CHECK", default="30/min"),
     },
 }
 
@@ -353,6 +356,26 @@ OME_ARGOCD_INTERVAL: int = env.int("OME_ARGOCD_INTERVAL", default=60)
 OME_ARGOCD_EXEC_COMMANDS: list[str] = env.list(
     "OME_ARGOCD_EXEC_COMMANDS", default=["argocd-k8s-auth", "gke-gcloud-auth-plugin", "kubelogin"]
 )
+# The dashboard's own variables an exec plugin still gets (besides PATH and HOME): its workload
+# identity, set by its operator. Every other variable (DATABASE_URL, secrets) is withheld.
+OME_ARGOCD_EXEC_INHERIT: list[str] = env.list(
+    "OME_ARGOCD_EXEC_INHERIT",
+    default=[
+        "AZURE_CLIENT_ID",
+        "AZURE_TENANT_ID",
+        "AZURE_FEDERATED_TOKEN_FILE",
+        "AZURE_AUTHORITY_HOST",
+        "AWS_ROLE_ARN",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+    ],
+)
+# How long the add-cluster page waits for the worker that runs its connection test.
+OME_CONNECTION_TEST_TIMEOUT: int = env.int("OME_CONNECTION_TEST_TIMEOUT", default=30)
 if OME_ARGOCD_HUB:
     CELERY_BEAT_SCHEDULE["inventory.argocd_discover"] = {
         "task": "inventory.tasks.argocd_discover",
@@ -382,6 +405,7 @@ CELERY_TASK_ROUTES = {
     "inventory.tasks.ensure_watches": {"queue": "control"},
     "inventory.tasks.resync_all": {"queue": "control"},
     "inventory.tasks.argocd_discover": {"queue": "control"},
+    "inventory.tasks.cluster_connection_test": {"queue": "control"},
     "matrix.matrix_catch_up_all": {"queue": "control"},
     "matrix.matrix_audit_all": {"queue": "control"},
     "matrix.*": {"queue": "matrix"},
@@ -446,6 +470,10 @@ WEBHOOK_TIMEOUT: float = env.float("WEBHOOK_TIMEOUT", default=5.0)
 WEBHOOK_RETRY_BASE: float = env.float("WEBHOOK_RETRY_BASE", default=10.0)
 WEBHOOK_MAX_ATTEMPTS: int = env.int("WEBHOOK_MAX_ATTEMPTS", default=8)
 WEBHOOK_RETRY_INTERVAL: int = env.int("WEBHOOK_RETRY_INTERVAL", default=60)
+# Webhooks reach public addresses only (policies.egress), never loopback, private, link-local or
+# metadata ones, and follow no redirect; an administrator may allow networks here (CIDRs, e.g.
+# an in-cluster receiver's 10.0.0.0/8).
+WEBHOOK_ALLOWED_NETWORKS: list[str] = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
 CELERY_BEAT_SCHEDULE["policies.webhooks_retry_due"] = {
     "task": "policies.webhooks_retry_due",
     "schedule": WEBHOOK_RETRY_INTERVAL,

@@ -40,6 +40,7 @@ class PolicyCheckInputSerializer(ManifestsCheckInputSerializer):
     policies = serializers.CharField(
         required=False,
         allow_blank=True,
+        max_length=matching.policy.POLICY_TEXT_LIMITS.max_bytes,
         help_text="RuntimePolicy documents (YAML); default: the dashboard's enabled policies.",
     )
     format = serializers.ChoiceField(choices=matching.REPORT_FORMATS, default="json")
@@ -57,9 +58,11 @@ def _assertions(text: str) -> list[matching.policy.Assertion]:
 
 class PolicyCheckView(APIView):
     """Policies over manifests applied to one or every cluster, with a pass/fail verdict for CI:
-    exit_code 1 when an error-severity assertion fails."""
+    exit_code 1 when an error-severity assertion fails. The policies are parsed only once the
+    caller's clusters are chosen (a role on each), within the bounded reader's limits."""
 
     permission_classes = [CanRead]
+    throttle_scope = "policy-check"
 
     @extend_schema(request=PolicyCheckInputSerializer, responses=PolicyCheckSerializer)
     def post(self, request: Request) -> Response:
@@ -67,9 +70,10 @@ class PolicyCheckView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         given = values.get("policies") or ""
-        assertions = _assertions(given)
 
-        def readable(cluster: Cluster, scope: Scope) -> list[matching.policy.Assertion]:
+        def readable(
+            cluster: Cluster, scope: Scope, assertions: list[matching.policy.Assertion]
+        ) -> list[matching.policy.Assertion]:
             """The caller's own policies whole; of the stored ones, those that cover a namespace
             the caller reads (policies.visibility): no other team's names, owners or runtimes."""
             if given:
@@ -78,8 +82,9 @@ class PolicyCheckView(APIView):
             return [assertion for assertion in assertions if names.reads_any(assertion.scope.namespaces)]
 
         def check(clusters: list[Cluster], items: list[Item], scope: Scope) -> list[matching.policy.PolicySection]:
+            assertions = _assertions(given)
             return [
-                policy_check(cluster, items, readable(cluster, scope), prune=values["prune"], scope=scope)
+                policy_check(cluster, items, readable(cluster, scope, assertions), prune=values["prune"], scope=scope)
                 for cluster in clusters
             ]
 

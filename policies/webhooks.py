@@ -6,6 +6,7 @@ Signature (generic JSON and Slack alike): `X-OME-Compat-Timestamp: <unix seconds
 receiver recomputes it and refuses a timestamp outside its replay window (`signature_valid`).
 `X-OME-Compat-Delivery` carries the event id, the same on every attempt, for receivers that
 deduplicate. The key is read from WEBHOOK_SECRET_DIR at send time and never logged or stored.
+Only public addresses are reached, and no redirect is followed (policies.egress).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from .egress import opener
 from .models import Delivery, Receiver
 
 logger = logging.getLogger(__name__)
@@ -102,7 +104,7 @@ def _post(delivery: Delivery) -> int:
     if key:
         headers[SIGNATURE_HEADER] = sign(key, timestamp, body)
     request = urllib.request.Request(delivery.receiver.url, data=body, headers=headers, method="POST")
-    with urllib.request.urlopen(request, timeout=settings.WEBHOOK_TIMEOUT) as response:
+    with opener().open(request, timeout=settings.WEBHOOK_TIMEOUT) as response:
         return int(response.status)
 
 

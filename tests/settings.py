@@ -1,8 +1,9 @@
 """The test suite's settings: the project's, with DEBUG and anonymous reads on, as `make run`
 serves the demo. The project's defaults are the production ones (both off); the tests that
 check those load ome_dashboard.settings in a fresh process (tests/test_settings.py) or turn
-them off with the `settings` fixture (tests/security/). Only these two environment defaults
-differ; every other value comes from ome_dashboard.settings."""
+them off with the `settings` fixture (tests/security/). Only these environment defaults differ
+(and webhooks may reach the loopback receivers the tests start; tests/policies/test_egress.py
+turns that off); every other value comes from ome_dashboard.settings."""
 
 import atexit
 import contextlib
@@ -14,6 +15,7 @@ import tempfile
 os.environ.setdefault("ENV_FILE", "")
 os.environ.setdefault("DEBUG", "true")
 os.environ.setdefault("API_ANONYMOUS_READ", "true")
+os.environ.setdefault("WEBHOOK_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128")
 
 from ome_dashboard.settings import *  # noqa: F403
 

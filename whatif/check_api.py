@@ -105,7 +105,7 @@ class WhatIfCheckView(APIView):
     """The what-if of manifests on one or every cluster, with a pass/fail verdict for CI."""
 
     permission_classes = [CanRead]
-    throttle_scope = "whatif"
+    throttle_scope = "whatif-check"
 
     @extend_schema(request=CheckInputSerializer, responses=CheckReportSerializer)
     def post(self, request: Request) -> Response:

@@ -38,32 +38,21 @@ class Read(NamedTuple):
     warnings: list[Problem]
 
 
-# libyaml's safe loader when PyYAML was built with it (the wheels are), else the pure-Python one.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_NODE_EVENTS = (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
+def limits() -> matching.TextLimits:
+    """The what-if's bounds for the one bounded reader (matching.load_text)."""
+    return matching.TextLimits(
+        max_bytes=settings.OME_WHATIF_MAX_BYTES,
+        max_documents=settings.OME_WHATIF_MAX_DOCUMENTS,
+        max_nodes=settings.OME_WHATIF_MAX_NODES,
+    )
 
 
-def _too_many_nodes() -> WhatIfError:
-    return WhatIfError(f"the manifests have more than {settings.OME_WHATIF_MAX_NODES} values (OME_WHATIF_MAX_NODES)")
-
-
-def _check_events(text: str) -> None:
-    """Before anything is built: no anchors or aliases (no manifest needs them, and aliases are
-    how a small text expands into a huge value, a "billion laughs"), and at most
-    OME_WHATIF_MAX_NODES scalars, mappings and lists."""
-    limit, nodes, number = settings.OME_WHATIF_MAX_NODES, 0, 0
+def count_nodes(value: Any) -> None:
+    """The JSON form's cap: at most OME_WHATIF_MAX_NODES values."""
     try:
-        for event in yaml.parse(text, Loader=_Loader):
-            number += isinstance(event, yaml.DocumentStartEvent)
-            nodes += isinstance(event, _NODE_EVENTS)
-            if nodes > limit:
-                raise _too_many_nodes()
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                mark = event.start_mark
-                where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-                raise WhatIfError(f"invalid YAML{where}: YAML aliases are not accepted", document=number)
-    except yaml.YAMLError as error:
-        raise _yaml_error(error, max(number, 1)) from None
+        matching.count_values(value, limits())
+    except matching.TextRefused as refused:
+        raise WhatIfError(f"{refused} (OME_WHATIF_MAX_NODES)") from None
 
 
 def _yaml_error(error: yaml.YAMLError, number: int) -> WhatIfError:
@@ -75,27 +64,20 @@ def _yaml_error(error: yaml.YAMLError, number: int) -> WhatIfError:
     return WhatIfError(f"invalid YAML{where}: {problem}", document=number)
 
 
-def count_nodes(value: Any) -> None:
-    """The JSON form's cap: at most OME_WHATIF_MAX_NODES values, counted without recursion."""
-    limit, nodes, pending = settings.OME_WHATIF_MAX_NODES, 0, [value]
-    while pending:
-        item = pending.pop()
-        nodes += 1
-        if nodes > limit:
-            raise _too_many_nodes()
-        if isinstance(item, Mapping):
-            pending.extend(item.values())
-        elif isinstance(item, list | tuple):
-            pending.extend(item)
-
-
 def _load_yaml(text: str) -> list[Numbered]:
-    """Every non-empty document, numbered from 1, with its positions; safe types, no aliases."""
-    _check_events(text)
+    """Every non-empty document, numbered from 1, with its positions; safe types, no aliases,
+    within the what-if's limits."""
     try:
-        loaded = matching.load_text(text)
+        loaded = matching.load_text(text, limits=limits())
     except RecursionError:
         raise WhatIfError("the YAML is nested too deeply") from None
+    except matching.TextRefused as refused:
+        cause, number = refused.__cause__, refused.document or 1
+        raise (
+            _yaml_error(cause, number)
+            if isinstance(cause, yaml.YAMLError)
+            else WhatIfError(str(refused), document=refused.document)
+        ) from None
     except ValueError as error:
         cause = error.__cause__
         raise (_yaml_error(cause, 1) if isinstance(cause, yaml.YAMLError) else WhatIfError(str(error))) from None
@@ -111,9 +93,6 @@ def _documents(source: Any) -> list[Numbered]:
         except UnicodeDecodeError as error:
             raise WhatIfError(f"the manifests are not UTF-8 text ({error.reason} at byte {error.start})") from None
     if isinstance(source, str):
-        limit = settings.OME_WHATIF_MAX_BYTES
-        if len(source) > limit or len(source.encode("utf-8", "surrogatepass")) > limit:
-            raise WhatIfError(f"the manifests are larger than {limit} bytes")
         return _load_yaml(source)
     if isinstance(source, Mapping):
         count_nodes(source)

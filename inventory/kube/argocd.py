@@ -8,8 +8,9 @@ with data keys `name`, `server` and `config`, a JSON object: `bearerToken`, `tls
 `aws eks get-token`). Anything else (basic auth, a proxy, unknown keys) is refused with a
 message naming the Secret and the key, never a value. An exec command must be one of
 settings.OME_ARGOCD_EXEC_COMMANDS (by default not `aws`, whose arguments can copy files
-anywhere), and its environment may not set PATH or the loader's variables: whoever may write
-Argo CD's Secrets must not choose what the dashboard runs.
+anywhere), and its arguments and environment must fit the command's template
+(inventory.kube.exec_plugins); it runs with a minimal environment (exec_runner.py). Whoever may
+write Argo CD's Secrets must not choose what the dashboard runs, what it reads or where it sends it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from kubernetes import client
 from ..kube_errors import KubeConfigError
 from ..models import Cluster
 from . import _CLIENT_ERRORS, CONNECT_TIMEOUT, READ_TIMEOUT, _translated, configuration_for
+from .exec_plugins import ExecRefused, exec_user
 
 SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
 EXEC_API_VERSION = "client.authentication.k8s.io/v1beta1"
@@ -35,10 +37,6 @@ _CONFIG_KEYS = frozenset({"bearerToken", "tlsClientConfig", "execProviderConfig"
 _TLS_KEYS = frozenset({"insecure", "caData", "certData", "keyData", "serverName"})
 # awsAuthConfig's keys and the options of `aws eks get-token` they become.
 _AWS_OPTIONS = {"clusterName": "--cluster-name", "roleARN": "--role-arn", "profile": "--profile"}
-# Variables of an exec command's environment that would change which program runs (PATH: the
-# child looks its command up there) or load other code into it; a Secret may not set them.
-_RUN_CHANGING_ENV = ("PATH", "BASH_ENV")
-_RUN_CHANGING_ENV_PREFIXES = ("LD_", "DYLD_", "PYTHON")
 
 
 class ArgoCDSecretInvalid(KubeConfigError):
@@ -208,7 +206,7 @@ def _aws_exec(aws: Any, refuse: Any) -> dict[str, Any]:
         raise refuse(f"config.awsAuthConfig.{unknown[0]} is not supported (supported: {', '.join(_AWS_OPTIONS)})")
     options = [[_AWS_OPTIONS[key], str(aws[key])] for key in _AWS_OPTIONS if aws.get(key)]
     args = ["eks", "get-token", *(word for option in options for word in option)]
-    return _exec_user("aws", args, {})
+    return _plugin("aws", args, {}, EXEC_API_VERSION, refuse, "config.awsAuthConfig")
 
 
 def _exec(exec_config: Any, refuse: Any) -> dict[str, Any]:
@@ -222,20 +220,18 @@ def _exec(exec_config: Any, refuse: Any) -> dict[str, Any]:
             f"({', '.join(allowed) or 'none'})"
         )
     env = exec_config.get("env") or {}
-    if not isinstance(env, dict):
-        raise refuse("config.execProviderConfig.env is not a mapping")
-    for name in map(str, env):
-        if name.upper() in _RUN_CHANGING_ENV or name.upper().startswith(_RUN_CHANGING_ENV_PREFIXES):
-            raise refuse(f"config.execProviderConfig.env.{name} would change what runs")
-    args = [str(arg) for arg in exec_config.get("args") or []]
-    return _exec_user(command, args, env, exec_config.get("apiVersion"))
+    args = exec_config.get("args") or []
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise refuse("config.execProviderConfig.env is not a mapping of names to strings")
+    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+        raise refuse("config.execProviderConfig.args is not a list of strings")
+    api_version = str(exec_config.get("apiVersion") or EXEC_API_VERSION)
+    return _plugin(command, args, {str(k): v for k, v in env.items()}, api_version, refuse, "config.execProviderConfig")
 
 
-def _exec_user(command: str, args: list[str], env: dict[Any, Any], api_version: str | None = None) -> dict[str, Any]:
-    return {
-        "apiVersion": api_version or EXEC_API_VERSION,
-        "command": command,
-        "args": args,
-        "env": [{"name": str(key), "value": str(value)} for key, value in env.items()],
-        "interactiveMode": "Never",
-    }
+def _plugin(command: str, args: list[str], env: dict[str, str], api_version: str, refuse: Any, key: str) -> Any:
+    """The exec entry of a plugin checked against its template (inventory.kube.exec_plugins)."""
+    try:
+        return exec_user(command, args, env, api_version)
+    except ExecRefused as refused:
+        raise refuse(f"{key}.{refused}") from None

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..types import ObjectKey
 from .evaluate import Failure, Labels, Outcome, evaluate
-from .load import PolicyError, field_path, load_policies, policies_from_text
+from .load import POLICY_TEXT_LIMITS, PolicyError, field_path, load_policies, policies_from_text
 from .report import PolicySection, exit_code, json_report, render, summary
 from .schema import SCHEMA_FILE, policy_schema, problems
 from .types import API_VERSION, ASSERTIONS, BASELINE_ASSERTIONS, ERROR, KIND, WARNING, Assertion, Policy, Scope
@@ -34,6 +34,7 @@ __all__ = [
     "BASELINE_ASSERTIONS",
     "ERROR",
     "KIND",
+    "POLICY_TEXT_LIMITS",
     "SCHEMA_FILE",
     "WARNING",
     "Assertion",

@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..files import load_text, manifest_files
+from ..files import TextLimits, load_text, manifest_files
 from ..positions import NOWHERE, Positions
 from ..positions import Path as FieldPath
 from .models import ModelSelector
@@ -35,6 +35,11 @@ def field_path(path: FieldPath) -> str:
     for part in path:
         text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else part
     return text or "(document)"
+
+
+# One policy text (a file, the check API's field, the admin's form): a policy is a few hundred
+# bytes, a file of them rarely more than a few dozen.
+POLICY_TEXT_LIMITS = TextLimits(max_bytes=1024 * 1024, max_documents=500, max_nodes=100_000)
 
 
 def load_policies(paths: Iterable[str | Path]) -> list[Policy]:
@@ -66,9 +71,10 @@ def _read(path: Path) -> str:
 
 
 def policies_from_text(text: str, *, source: str, json_text: bool = False) -> list[Policy]:
-    """The policies of one file's text; `source` names it in errors. Raises PolicyError."""
+    """The policies of one file's text, read by the bounded reader within POLICY_TEXT_LIMITS;
+    `source` names it in errors. Raises PolicyError."""
     try:
-        documents = load_text(text, json_text=json_text)
+        documents = load_text(text, json_text=json_text, limits=POLICY_TEXT_LIMITS)
     except ValueError as error:
         raise PolicyError([f"{source}: {' '.join(str(error).split())}"]) from None
     found: list[Policy] = []

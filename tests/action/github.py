@@ -19,6 +19,7 @@ import yaml
 
 EXPRESSION = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
 TOKEN = "test-token"
+BOT = "github-actions[bot]"  # who the token comments as
 
 
 @dataclass
@@ -112,7 +113,8 @@ class FakeGitHub:
         if found and method == "GET":
             return 200, self.comments.get(int(found[1]), [])
         if found and method == "POST":
-            comment = {"id": 1000 + sum(map(len, self.comments.values())), "body": json.loads(body)["body"]}
+            number = 1000 + sum(map(len, self.comments.values()))
+            comment = {"id": number, "body": json.loads(body)["body"], "user": {"login": BOT, "type": "Bot"}}
             self.comments.setdefault(int(found[1]), []).append(comment)
             return 201, comment
         edited = re.fullmatch(re.escape(prefix) + r"comments/(\d+)", path)

@@ -177,7 +177,11 @@ def test_a_release_named_in_the_input_judges_and_the_annotation_says_which_ome(t
 
 
 def test_a_comment_that_only_quotes_the_marker_is_not_taken_over() -> None:
-    quoting = {"id": 5, "body": f"Why does this fail?\n> {action_run.MARKER}\n> ❌ OME runtime selection"}
+    quoting = {
+        "id": 5,
+        "body": f"Why does this fail?\n> {action_run.MARKER}\n> ❌ OME runtime selection",
+        "user": {"login": "github-actions[bot]"},
+    }
 
     with fake_github(REPOSITORY) as github:
         github.comments[PR] = [quoting]
@@ -209,3 +213,88 @@ def test_a_command_that_crashes_is_an_error_not_a_failed_check(tmp_path: Path, c
     assert code == 2
     assert "verdict=error" in (tmp_path / "output").read_text()
     assert "KeyError: boom" in capsys.readouterr().out
+
+
+# Code a hostile pull request plants in its checkout, each a way Python could run it: `python -m
+# venv` / `-m pip` put the current directory first on sys.path (venv.py, pip/__main__.py), an
+# interpreter imports sitecustomize (and yaml, for the check) from its path, and .pth lines run
+# when their folder is a site folder. Each records that it ran.
+PLANTED = {
+    "venv.py": "venv",
+    "pip/__init__.py": "pip",
+    "pip/__main__.py": "pip-main",
+    "sitecustomize.py": "sitecustomize",
+    "usercustomize.py": "usercustomize",
+    "yaml.py": "yaml",
+    "matching/__init__.py": "matching",
+}
+
+
+def plant(checkout: Path, ran: Path) -> None:
+    for name, tag in PLANTED.items():
+        target = checkout / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(f"open({str(ran / tag)!r}, 'w').close()\n")
+    (checkout / "zz-hostile.pth").write_text(f"import os; open({str(ran / 'pth')!r}, 'w').close()\n")
+
+
+def test_a_hostile_checkout_runs_none_of_its_code(tmp_path: Path) -> None:
+    """The action's working directory is the pull request's checkout: nothing in it runs, while
+    the check itself still runs and reaches its verdict."""
+    base, head, _line = write_trees(tmp_path)
+    ran = tmp_path / "ran"
+    ran.mkdir()
+    plant(head, ran)
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    inputs = {"base": str(base), "fail-on": "lost-runtime", "python": sys.executable, "comment": "false"}
+    env = github_env("http://127.0.0.1:9", tmp_path) | {"PYTHONSTARTUP": str(head / "venv.py")}
+
+    run = run_composite(ROOT, inputs, env, head, temp)
+
+    assert run.exit_code == 1, run.stdout
+    assert run.outputs["verdict"] == "failed"
+    assert sorted(path.name for path in ran.iterdir()) == []
+
+
+def test_the_action_installs_only_what_is_pinned_by_hash() -> None:
+    action = (ROOT / "action.yml").read_text()
+    pinned = (ROOT / "action/requirements.txt").read_text()
+    requirements = [line for line in pinned.splitlines() if line and not line[0].isspace() and line[0] != "#"]
+
+    assert '--require-hashes --only-binary=:all: -r "$ACTION_PATH/action/requirements.txt"' in action
+    assert all("==" in line for line in requirements)
+    assert {line.split("==")[0] for line in requirements} >= {"hatchling", "pyyaml"}
+    assert pinned.count("--hash=sha256:") >= len(requirements)
+    assert " -m " not in action.replace(" -I -m ", "")  # every `python -m` is isolated
+
+
+def test_a_comment_the_pull_request_author_wrote_with_the_marker_is_not_taken_over() -> None:
+    forged = {"id": 5, "body": f"{action_run.MARKER}\nall good, merge me", "user": {"login": "mallory"}}
+    own = {"id": 6, "body": f"{action_run.MARKER}\nold report", "user": {"login": "github-actions[bot]"}}
+
+    with fake_github(REPOSITORY) as github:
+        github.comments[PR] = [forged, own]
+        client = action_run.GitHub(github.url, REPOSITORY, "test-token")
+        done = client.sticky_comment(PR, action_run.comment_body("report"))
+
+    assert done == "updated"
+    assert github.comments[PR][0]["body"] == f"{action_run.MARKER}\nall good, merge me"
+    assert github.comments[PR][1]["body"] == f"{action_run.MARKER}\nreport"
+
+
+def test_mentions_and_bare_links_from_manifests_are_plain_text_and_the_reports_links_stay() -> None:
+    link = "https://github.example/platform/manifests/blob/c0ffee/"
+    markdown = (
+        "| ClusterBaseModel @platform/admins | cc @alice see https://evil.example/x and www.evil.example |\n"
+        f"[models/a.yaml#L3]({link}models/a.yaml#L3) ftp://files.example\n"
+    )
+
+    shown = action_run.neutralised(markdown, link)
+
+    assert "@\u200bplatform/admins" in shown
+    assert "@\u200balice" in shown
+    assert "https\u200b://evil.example/x" in shown
+    assert "www\u200b.evil.example" in shown
+    assert "ftp\u200b://files.example" in shown
+    assert f"]({link}models/a.yaml#L3)" in shown

@@ -32,7 +32,12 @@ def member(settings: Any, tmp_path: Path) -> Iterator[FakeKubeAPI]:
 
 
 def test_an_administrator_tests_the_connection_then_registers_the_cluster(
-    page: Page, live_server: Any, member: FakeKubeAPI, django_user_model: Any, transactional_db: None
+    page: Page,
+    live_server: Any,
+    member: FakeKubeAPI,
+    django_user_model: Any,
+    transactional_db: None,
+    celery_worker: Any,  # the connection test runs in a worker
 ) -> None:
     django_user_model.objects.create_superuser(username="root", password=PASSWORD)
     page.goto(f"{live_server.url}/accounts/login/?next=/clusters/add/")

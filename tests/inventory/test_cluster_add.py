@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from celery.worker import WorkController
 from django.contrib.auth.models import Permission
 from django.test import Client
 
@@ -54,8 +55,10 @@ def test_the_page_offers_contexts_and_folders_and_no_credential(admin: Client, m
     assert "member-token" not in page
 
 
-@pytest.mark.django_db
-def test_the_connection_test_reads_the_cluster_and_stores_nothing(admin: Client, member: FakeKubeAPI) -> None:
+@pytest.mark.django_db(transaction=True)  # the worker's thread closes its connections
+def test_the_connection_test_reads_the_cluster_and_stores_nothing(
+    admin: Client, member: FakeKubeAPI, celery_worker: WorkController
+) -> None:
     form = {"name": "member", "source": "kubeconfig", "kubeconfig": "member.yaml#fake", "test": "1"}
 
     page = admin.post("/clusters/add/", form).content.decode()
@@ -64,6 +67,21 @@ def test_the_connection_test_reads_the_cluster_and_stores_nothing(admin: Client,
     assert page.count("<td>yes</td>") == 5
     assert "Register member" in page
     assert not Cluster.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_connection_test_runs_in_a_worker_not_in_the_web_process(
+    admin: Client, member: FakeKubeAPI, settings: Any
+) -> None:
+    """Building a client may run an Argo CD Secret's exec plugin: without a worker, the page says
+    that none ran the test, and the cluster was never asked anything by the web process."""
+    settings.OME_CONNECTION_TEST_TIMEOUT = 1
+    form = {"name": "member", "source": "kubeconfig", "kubeconfig": "member.yaml#fake", "test": "1"}
+
+    page = admin.post("/clusters/add/", form).content.decode()
+
+    assert "no worker ran the connection test within 1 s" in page
+    assert member.requests == []
 
 
 @pytest.mark.django_db

@@ -65,5 +65,6 @@ def test_deep_documents_get_lines_and_one_too_deep_for_the_parser_is_a_plain_err
 
     [(_obj, positions)] = matching.load_text(nested(900))
     assert positions.line_of(("k",) * 900 + ("v",)) == 901
+    too_deep = nested(5000)  # 25 MB: over the reader's default size, so given room here
     with pytest.raises(ValueError, match="invalid YAML"):
-        matching.load_text(nested(5000))
+        matching.load_text(too_deep, limits=matching.TextLimits(max_bytes=len(too_deep)))

@@ -244,3 +244,48 @@ def test_the_grafana_dashboard_s_sidecar_label_is_a_value() -> None:
     assert config_map["metadata"]["labels"] == {"grafana_dashboard": "1", "dashboards": "ome"}
     dashboard = json.loads(config_map["data"]["ome-compat.json"])
     assert dashboard["uid"] == json.loads((ROOT / "deploy/alerts/grafana-dashboard.json").read_text())["uid"]
+
+
+NETWORK_POLICY_VALUES = """
+networkPolicy:
+  enabled: true
+  apiServers: {to: [{ipBlock: {cidr: 10.96.0.1/32}}, {ipBlock: {cidr: 172.18.0.2/32}}]}
+  database: {to: [{podSelector: {matchLabels: {app: postgres}}}]}
+  redis: {to: [{podSelector: {matchLabels: {app: redis}}}]}
+  receivers: {to: [{ipBlock: {cidr: 203.0.113.10/32}}], ports: [443, 8443]}
+"""
+
+
+def test_a_network_policy_limits_egress_to_dns_the_api_servers_database_redis_and_receivers(tmp_path: Path) -> None:
+    values = tmp_path / "network-policy.yaml"
+    values.write_text(NETWORK_POLICY_VALUES)
+
+    docs = helm_template([str(values)])
+    default = helm_template([])
+
+    assert not [doc for doc in default if doc["kind"] == "NetworkPolicy"]  # off unless given its peers
+    (policy,) = [doc for doc in docs if doc["kind"] == "NetworkPolicy"]
+    kubernetes_validate.validate(policy, KUBERNETES_VERSION, strict=True)
+    spec = policy["spec"]
+    assert spec["policyTypes"] == ["Egress"]
+    pods = [doc for doc in docs if doc["kind"] == "Deployment"]
+    assert pods
+    for deployment in pods:  # every process of the dashboard is selected
+        labels = deployment["spec"]["template"]["metadata"]["labels"]
+        assert spec["podSelector"]["matchLabels"].items() <= labels.items()
+    rules = [
+        (rule["to"], sorted((port["protocol"], port["port"]) for port in rule["ports"])) for rule in spec["egress"]
+    ]
+    assert rules == [
+        (
+            [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+            [("TCP", 53), ("UDP", 53)],
+        ),
+        (
+            [{"ipBlock": {"cidr": "10.96.0.1/32"}}, {"ipBlock": {"cidr": "172.18.0.2/32"}}],
+            [("TCP", 443), ("TCP", 6443)],
+        ),
+        ([{"podSelector": {"matchLabels": {"app": "postgres"}}}], [("TCP", 5432)]),
+        ([{"podSelector": {"matchLabels": {"app": "redis"}}}], [("TCP", 6379)]),
+        ([{"ipBlock": {"cidr": "203.0.113.10/32"}}], [("TCP", 443), ("TCP", 8443)]),
+    ]

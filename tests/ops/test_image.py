@@ -53,7 +53,8 @@ def test_the_image_is_built_in_two_stages_from_a_pinned_slim_python(dockerfile: 
     }
 
     assert dockerfile.stages == ["${PYTHON_IMAGE} AS build", "${PYTHON_IMAGE} AS runtime"]
-    assert re.fullmatch(r"python:3\.11[\w.-]*-slim-\w+", args["PYTHON_IMAGE"])
+    # By digest (issue 32): a tag alone names another image each time it is pushed.
+    assert re.fullmatch(r"python:3\.11[\w.-]*-slim-\w+@sha256:[0-9a-f]{64}", args["PYTHON_IMAGE"])
     copies = [i.arguments for i in dockerfile.of_stage(final_stage(dockerfile), "COPY")]
     assert copies == ["--from=build /venv /venv", "--from=build /app /app"]
 

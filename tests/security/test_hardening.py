@@ -238,7 +238,8 @@ def test_login_brute_force_locks_the_account_out_even_for_the_right_password(
         ),
         ("model-index", "post", "/api/v1/patches/pipeline-from-model-index/", {"model_index": '{"_class_name": "X"}'}),
         ("export", "get", "/api/v1/matrix/cells/export.csv?cluster=tenants", None),
-        ("whatif", "post", "/api/v1/whatif/check/", {"cluster": "tenants", "manifests": ""}),
+        ("whatif-check", "post", "/api/v1/whatif/check/", {"cluster": "tenants", "manifests": ""}),
+        ("policy-check", "post", "/api/v1/policies/check/", {"cluster": "tenants", "manifests": ""}),
     ],
 )
 def test_expensive_endpoints_are_throttled(

@@ -3,6 +3,7 @@ and the audit log use), never take over a local account; roles are managed by a 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from django.apps import apps as django_apps
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.models import Group
@@ -67,7 +69,7 @@ def test_an_oidc_user_never_takes_over_a_local_account_of_the_same_name(django_u
 
 def test_grants_to_an_oidc_group_apply_and_the_cluster_sees_the_oidc_name(settings: Any) -> None:
     user = OidcBackend().create_user(CLAIMS)
-    Grant.objects.create(group="ml-platform", cluster="prod", namespace="team-a", role=Role.PATCHER)
+    Grant.objects.create(group="oidc:ml-platform", cluster="prod", namespace="team-a", role=Role.PATCHER)
 
     scope = scope_for_user(user)
 
@@ -230,7 +232,7 @@ def test_a_change_from_an_expired_oidc_sign_in_is_made_signed_out(fresh_sessions
 
 def test_renewed_groups_replace_the_old_ones_for_grants() -> None:
     user = OidcBackend().create_user(CLAIMS)
-    Grant.objects.create(group="ml-platform", cluster="prod", role=Role.PATCHER)
+    Grant.objects.create(group="oidc:ml-platform", cluster="prod", role=Role.PATCHER)
     before = scope_for_user(user)
 
     OidcBackend().update_user(user, {**CLAIMS, "groups": ["oncall"]})
@@ -266,3 +268,44 @@ def test_with_oidc_configured_the_sign_in_is_renewed_by_the_middleware_after_aut
     authentication = middleware.index("django.contrib.auth.middleware.AuthenticationMiddleware")
     assert middleware[authentication + 1] == "access.oidc.FreshOidcSession"
     assert renew == 900
+
+
+def test_django_and_oidc_groups_of_one_name_do_not_share_grants(django_user_model: Any) -> None:
+    """Issue 32: a grant to the Django group `ml-platform` applied to anyone whose OIDC token
+    claimed a group of that name (and the reverse). Now an OIDC group's grant is `oidc:NAME`."""
+    oidc_user = OidcBackend().create_user(CLAIMS)  # OIDC group ml-platform
+    local = django_user_model.objects.create_user("bob")
+    local.groups.add(Group.objects.create(name="ml-platform"))
+    Grant.objects.create(group="ml-platform", cluster="prod", role=Role.PATCHER)  # the Django group
+    Grant.objects.create(group="oidc:ml-platform", cluster="lab", role=Role.VIEWER)  # the OIDC group
+
+    oidc_scope, local_scope = scope_for_user(oidc_user), scope_for_user(local)
+
+    assert not oidc_scope.reads_cluster("prod")
+    assert oidc_scope.reads_cluster("lab")
+    assert local_scope.may_patch("prod", "team-a")
+    assert not local_scope.reads_cluster("lab")
+
+
+def test_a_django_group_named_with_the_oidc_prefix_gets_no_oidc_grant(django_user_model: Any) -> None:
+    local = django_user_model.objects.create_user("mallory")
+    local.groups.add(Group.objects.create(name="oidc:ml-platform"))
+    Grant.objects.create(group="oidc:ml-platform", cluster="lab", role=Role.VIEWER)
+
+    assert not scope_for_user(local).reads_cluster("lab")
+
+
+def test_the_migration_gives_existing_oidc_group_grants_their_prefix() -> None:
+    """An existing grant named like a Django group stays that group's; any other was for an
+    OIDC group (nothing else could match it) and gets `oidc:`."""
+    migration = importlib.import_module("access.migrations.0004_oidc_group_grants")
+    Group.objects.create(name="sre")
+    Grant.objects.create(group="sre", cluster="prod", role=Role.ADMIN)
+    Grant.objects.create(group="ml-platform", cluster="prod", role=Role.VIEWER)
+    Grant.objects.create(group="oidc:oncall", cluster="prod", role=Role.VIEWER)
+
+    migration.split_group_namespaces(django_apps, None)
+
+    assert sorted(Grant.objects.values_list("group", flat=True)) == ["oidc:ml-platform", "oidc:oncall", "sre"]
+    migration.join_group_namespaces(django_apps, None)
+    assert sorted(Grant.objects.values_list("group", flat=True)) == ["ml-platform", "oncall", "sre"]

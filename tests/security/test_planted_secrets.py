@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 import matching
-from core.redact import MARK, redact
+from core.redact import MARK, redact, redact_manifest
 from inventory.models import Cluster, Resource
 from inventory.records import stored
 from inventory.services import ClusterSpec, cluster_register, manifests_load
@@ -32,6 +32,7 @@ GITHUB_FINE_GRAINED = "github_pat_" + "PLANTED06".ljust(82, "x")
 AWS = "AKIA" + "PLANTED02".ljust(16, "X")
 HUGGING_FACE = "hf_" + "PLANTED03".ljust(34, "x")
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJQTEFOVEVEMDQifQ.PLANTED04signature"
+DOCKER_AUTH = "cGxhbnRlZDpQTEFOVEVELWRvY2tlcg=="  # base64 of "planted:PLANTED-docker"
 PRIVATE_KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEPLANTED05\n-----END RSA PRIVATE KEY-----"
 
 # (where, the secret, how it is planted): each secret is distinct, so a leak names its case.
@@ -64,6 +65,13 @@ PLANTED: list[tuple[str, str]] = [
     ("GitHub fine-grained token by content", GITHUB_FINE_GRAINED),
     ("signature of a signed URL (Azure SAS sig=)", "PLANTED-sas-sig"),
     ("signature of a signed URL (S3 X-Amz-Signature=)", "PLANTED-amz-signature"),
+    # The six forms the issue-32 audit still saw shown:
+    ("env NGC_AUTH", "PLANTED-ngc-auth"),
+    ("env SIGNING", "PLANTED-signing"),
+    ("env HF_HUB_ACCESS", "PLANTED-hf-hub-access"),
+    ("--auth VALUE args", "PLANTED-auth-flag"),
+    ("base64 docker config auth", DOCKER_AUTH),
+    ("token in a URL path", "PLANTED-url-path-token"),
 ]
 
 
@@ -76,6 +84,7 @@ def planted_model() -> dict[str, Any]:
         "example.com/ci": GITHUB,
         "kubectl.kubernetes.io/last-applied-configuration": '{"token": "PLANTED-last-applied"}',
         "example.com/database": '{"db": {"user": "ome", "pass": "PLANTED-json-pass"}}',
+        "example.com/registry": json.dumps({"auths": {"registry.example": {"auth": DOCKER_AUTH}}}),
     }
     obj["spec"]["storage"] = {
         "storageUri": "s3://ome:PLANTED-storage-uri@models/planted-model",
@@ -101,8 +110,14 @@ def planted_runtime() -> dict[str, Any]:
                 "PLANTED-hf-token-flag",
                 "--tensor-parallel-size",
                 "4",
+                "--auth",
+                "PLANTED-auth-flag",
             ],
             "env": [
+                {"name": "NGC_AUTH", "value": "PLANTED-ngc-auth"},
+                {"name": "SIGNING", "value": "PLANTED-signing"},
+                {"name": "HF_HUB_ACCESS", "value": "PLANTED-hf-hub-access"},
+                {"name": "CALLBACK", "value": "https://hooks.example.com/api/token/PLANTED-url-path-token/notify"},
                 {"name": "MIRROR", "value": "https://u:PLANTED-env-url@mirror.example"},
                 {
                     "name": "STORAGE",
@@ -185,7 +200,42 @@ def test_nothing_planted_is_shown_and_pages_and_the_api_say_a_value_was_redacted
         MARK,
         "--tensor-parallel-size",
         "4",
+        "--auth",
+        MARK,
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("NGC_AUTH=PLANTED-ngc-auth", f"NGC_AUTH={MARK}"),
+        ("SIGNING: PLANTED-signing", f"SIGNING: {MARK}"),
+        ("HF_HUB_ACCESS=PLANTED-hf-hub-access", f"HF_HUB_ACCESS={MARK}"),
+        ("serve --auth PLANTED-auth-flag --port 8080", f"serve --auth {MARK} --port 8080"),
+        (
+            f'{{"auths": {{"r.example": {{"auth": "{DOCKER_AUTH}"}}}}}}',
+            f'{{"auths": {{"r.example": {{"auth": "{MARK}"}}}}}}',
+        ),
+        ("https://h.example/api/token/PLANTED-path/x?y=1", f"https://h.example/api/token/{MARK}/x?y=1"),
+    ],
+)
+def test_the_credential_detector_knows_each_of_the_six_forms_in_text(text: str, shown: str) -> None:
+    assert redact(text) == shown
+
+
+@pytest.mark.parametrize(
+    ("obj", "shown"),
+    [
+        ({"name": "NGC_AUTH", "value": "PLANTED-ngc-auth"}, {"name": "NGC_AUTH", "value": MARK}),
+        ({"name": "SIGNING", "value": "PLANTED-signing"}, {"name": "SIGNING", "value": MARK}),
+        ({"name": "HF_HUB_ACCESS", "value": "PLANTED-x"}, {"name": "HF_HUB_ACCESS", "value": MARK}),
+        ({"args": ["--auth", "PLANTED-auth-flag"]}, {"args": ["--auth", MARK]}),
+        ({"auths": {"r.example": {"auth": DOCKER_AUTH}}}, {"auths": {"r.example": {"auth": MARK}}}),
+        ({"url": "https://h.example/v1/keys/PLANTED-key"}, {"url": f"https://h.example/v1/keys/{MARK}"}),
+    ],
+)
+def test_the_credential_detector_knows_each_of_the_six_forms_in_manifests(obj: Any, shown: Any) -> None:
+    assert redact_manifest(obj) == shown
 
 
 def test_names_references_and_ordinary_values_are_kept() -> None:

@@ -31,7 +31,7 @@ def ada(tenants: Cluster, django_user_model: Any) -> Any:
     user = django_user_model.objects.create_user("ada")
     identity_from_claims(user, CLAIMS)  # what each sign-in stores (access.oidc.OidcBackend)
     Grant.objects.create(user=user, cluster="tenants", namespace="team-a", role=Role.VIEWER)
-    Grant.objects.create(group="ml-platform", cluster="tenants", role=Role.VIEWER)
+    Grant.objects.create(group="oidc:ml-platform", cluster="tenants", role=Role.VIEWER)
     return user
 
 

@@ -45,6 +45,16 @@ def test_a_token_made_from_a_session_works_until_it_expires_and_records_its_last
     assert "expired" in expired.json()["detail"]
 
 
+def test_the_answer_that_carries_the_key_is_never_cached(django_user_model: Any) -> None:
+    owner = signed_in(django_user_model.objects.create_user("ada"))
+
+    made = owner.post("/api/v1/tokens/", {"name": "ci"}, "application/json")
+
+    assert made.status_code == 201
+    assert made["Cache-Control"] == "no-store"
+    assert made["Pragma"] == "no-cache"
+
+
 def test_tokens_get_a_default_lifetime_and_a_longest_one(django_user_model: Any, settings: Any) -> None:
     settings.OME_API_TOKEN_DAYS, settings.OME_API_TOKEN_MAX_DAYS = 7, 90
     owner = signed_in(django_user_model.objects.create_user("ada"))

@@ -31,6 +31,8 @@ class Received:
 class WebhookReceiver:
     url: str = ""
     fail_first: int = 0
+    redirect_to: str = ""
+    """Answer every POST with a 307 to this URL instead of taking it."""
     requests: list[Received] = field(default_factory=list)
     answered: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -48,12 +50,17 @@ class WebhookReceiver:
 
 
 @contextmanager
-def running_receiver(*, fail_first: int = 0) -> Iterator[WebhookReceiver]:
-    state = WebhookReceiver(fail_first=fail_first)
+def running_receiver(*, fail_first: int = 0, redirect_to: str = "") -> Iterator[WebhookReceiver]:
+    state = WebhookReceiver(fail_first=fail_first, redirect_to=redirect_to)
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if state.redirect_to:
+                self.send_response(307)
+                self.send_header("Location", state.redirect_to)
+                self.end_headers()
+                return
             with state.lock:
                 state.answered += 1
                 failing = state.answered <= state.fail_first

@@ -15,7 +15,7 @@ ROLES = {role.name.lower(): role for role in Role}
 class Command(BaseCommand):
     help = (
         "Roles per cluster and namespace. `access_grant viewer --user ada --cluster prod --namespace team-a`, "
-        "`access_grant patcher --group ml-platform --cluster '*'`, `--revoke`, `--list`, "
+        "`access_grant patcher --group oidc:ml-platform --cluster '*'`, `--revoke`, `--list`, "
         "`--delegate prod` / `--no-delegate prod` (the cluster's RBAC decides patches)."
     )
 
@@ -23,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("role", nargs="?", choices=sorted(ROLES), help="viewer, patcher or admin")
         who = parser.add_mutually_exclusive_group()
         who.add_argument("--user", help="Django username")
-        who.add_argument("--group", help="Django or OIDC group name")
+        who.add_argument("--group", help="a Django group's name, or oidc:NAME for a group of the OIDC token")
         parser.add_argument("--cluster", help=f"cluster name, or {EVERY_CLUSTER} for every cluster")
         parser.add_argument("--namespace", default="", help="one namespace (default: the whole cluster)")
         parser.add_argument("--revoke", action="store_true", help="remove the grant instead")

@@ -7,6 +7,7 @@ kinds of credentials the client cannot use are refused with a message naming the
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from rest_framework.test import APIClient
 from inventory.argocd import Discovery, argocd_clusters_sync
 from inventory.kube import KubeUnavailable, aio
 from inventory.kube.argocd import SECRET_TYPE_LABEL, ArgoCDSecretInvalid, kubeconfig_of
+from inventory.kube.exec_plugins import RUNNER, SECRET_NAMES
 from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Resource
 from matrix.services import matrix_rebuild
@@ -30,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[3]
 SEED = ROOT / "demo/seed"
 NAMESPACE = "argocd"
 CLUSTER_LABELS = {SECRET_TYPE_LABEL: "cluster"}
+ARN = "arn:aws:iam::123456789012:role/argocd"
 
 
 def secret(name: str, server: str, config: Any) -> dict[str, str]:
@@ -143,12 +146,12 @@ def test_the_kinds_of_credentials_become_a_kubeconfig() -> None:
     tls = {"caData": "Q0E=", "certData": "Q0VSVA==", "keyData": "S0VZ", "serverName": "api.internal"}
     by_cert = kubeconfig_of("argocd/a", "https://10.0.0.1", {"tlsClientConfig": tls})
     by_aws = kubeconfig_of(
-        "argocd/b", "https://eks", {"awsAuthConfig": {"clusterName": "prod", "roleARN": "arn:r", "profile": "hub"}}
+        "argocd/b", "https://eks", {"awsAuthConfig": {"clusterName": "prod", "roleARN": ARN, "profile": "hub"}}
     )
     by_exec = kubeconfig_of(
         "argocd/c",
         "https://gke",
-        {"execProviderConfig": {"command": "argocd-k8s-auth", "args": ["gcp"], "env": {"A": "1"}}},
+        {"execProviderConfig": {"command": "argocd-k8s-auth", "args": ["azure"], "env": {"AZURE_TENANT_ID": "t"}}},
     )
 
     assert by_cert["clusters"][0]["cluster"] == {
@@ -158,11 +161,16 @@ def test_the_kinds_of_credentials_become_a_kubeconfig() -> None:
     }
     assert by_cert["users"][0]["user"] == {"client-certificate-data": "Q0VSVA==", "client-key-data": "S0VZ"}
     aws = by_aws["users"][0]["user"]["exec"]
-    assert (aws["command"], aws["args"]) == (
-        "aws",
-        ["eks", "get-token", "--cluster-name", "prod", "--role-arn", "arn:r", "--profile", "hub"],
+    # Run by the isolated interpreter's runner (inventory/kube/exec_runner.py), minimal environment.
+    assert (aws["command"], aws["args"][:2], aws["args"][3:]) == (
+        sys.executable,
+        ["-I", str(RUNNER)],
+        ["aws", "eks", "get-token", "--cluster-name", "prod", "--role-arn", ARN, "--profile", "hub"],
     )
-    assert by_exec["users"][0]["user"]["exec"]["env"] == [{"name": "A", "value": "1"}]
+    assert by_exec["users"][0]["user"]["exec"]["env"] == [
+        {"name": "AZURE_TENANT_ID", "value": "t"},
+        {"name": SECRET_NAMES, "value": "AZURE_TENANT_ID"},
+    ]
 
 
 @pytest.mark.parametrize(
@@ -185,12 +193,12 @@ def test_the_kinds_of_credentials_become_a_kubeconfig() -> None:
         ({"awsAuthConfig": {"clusterName": "p", "region": "x"}}, "config.awsAuthConfig.region is not supported"),
         # The child's PATH would choose which `kubelogin` runs; loader variables inject code into it.
         (
-            {"execProviderConfig": {"command": "kubelogin", "env": {"PATH": "/tmp/elsewhere"}}},
-            "config.execProviderConfig.env.PATH would change what runs",
+            {"execProviderConfig": {"command": "kubelogin", "args": ["get-token"], "env": {"PATH": "/tmp/elsewhere"}}},
+            "config.execProviderConfig.env.PATH is not allowed for kubelogin",
         ),
         (
-            {"execProviderConfig": {"command": "kubelogin", "env": {"LD_PRELOAD": "/tmp/x.so"}}},
-            "config.execProviderConfig.env.LD_PRELOAD would change what runs",
+            {"execProviderConfig": {"command": "kubelogin", "args": ["get-token"], "env": {"LD_PRELOAD": "/tmp/x.so"}}},
+            "config.execProviderConfig.env.LD_PRELOAD is not allowed for kubelogin",
         ),
     ],
 )
