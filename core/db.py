@@ -14,9 +14,10 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from django.db import OperationalError, connection
+from django.db.backends.signals import connection_created
 
 logger = logging.getLogger(__name__)
 
@@ -61,3 +62,21 @@ def retried_transaction(function: Callable[P, R]) -> Callable[P, R]:
                 time.sleep(random.uniform(0.01, 0.05) * 2 ** min(attempt, 4))
 
     return run
+
+
+def bound_idle_transactions(seconds: float) -> None:
+    """From now on, every new PostgreSQL connection of this process ends a transaction left idle
+    for `seconds` (idle_in_transaction_session_timeout): a frozen process (SIGSTOP, a VM paused,
+    a swap storm, a hung NFS read) loses its transaction and its row locks then, instead of
+    holding them for as long as it is frozen. The process finds its connection closed when it
+    resumes and opens another (CONN_HEALTH_CHECKS). 0 turns it off. SQLite has no such bound:
+    its one writer at a time holds the database's write lock while frozen, and the others fail
+    after their busy timeout and are retried (retried_transaction) until it resumes."""
+    milliseconds = str(round(seconds * 1000))
+
+    def bound(sender: object, connection: Any, **_: object) -> None:
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('idle_in_transaction_session_timeout', %s, false)", [milliseconds])
+
+    connection_created.connect(bound, weak=False, dispatch_uid="bound_idle_transactions")
