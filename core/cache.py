@@ -74,7 +74,6 @@ class VersionedCache(Generic[Version, V]):
             return len(self._entries)
 
 
-
 def query_key(query: QuerySet[Any]) -> tuple[str, tuple[str, ...]] | None:
     """An owner naming what `query` reads: its SQL and its parameters, each as a text equal for
     equal values (None: the query can match nothing). Raw parameters are no key: on PostgreSQL a

@@ -119,6 +119,14 @@ def watch_lease_renew(cluster: Cluster, kind: str, *, owner: str) -> bool:
     )
 
 
+def watch_leases_renew(owners: Collection[str]) -> None:
+    """Extend each lease of `owners` that is still theirs (owner tokens are unique: a few statements
+    renew a whole hub's leases)."""
+    ordered = sorted(owners)
+    for start in range(0, len(ordered), 500):
+        SyncState.objects.filter(watch_owner__in=ordered[start : start + 500]).update(watch_lease_until=_lease_expiry())
+
+
 def _release(cluster_id: int, kind: str, owner: str) -> None:
     SyncState.objects.filter(cluster_id=cluster_id, kind=kind, watch_owner=owner).update(
         watch_owner="", watch_lease_until=None

@@ -147,9 +147,10 @@ def test_writers_and_readers_with_caches_of_one_entry_never_miss_a_parse(setting
     assert not any(thread.is_alive() for thread in threads)
     assert failures == []
     inventory = load_inventory(cluster)
-    assert sum(key[2].startswith("burst-") for key in inventory.models) == Resource.objects.filter(
-        cluster=cluster, name__startswith="burst-"
-    ).count()
+    assert (
+        sum(key[2].startswith("burst-") for key in inventory.models)
+        == Resource.objects.filter(cluster=cluster, name__startswith="burst-").count()
+    )
 
 
 def _a_lock_is_awaited() -> bool:
