@@ -9,15 +9,18 @@ longer than its busy timeout. Each of those says only "try again": the transacti
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any, ParamSpec, TypeVar
 
-from django.db import OperationalError, connection
+from django.db import OperationalError, connection, transaction
 from django.db.backends.signals import connection_created
+from django.utils import timezone
 
 logger = logging.getLogger(__name__)
 
@@ -80,3 +83,30 @@ def bound_idle_transactions(seconds: float) -> None:
                 cursor.execute("SELECT set_config('idle_in_transaction_session_timeout', %s, false)", [milliseconds])
 
     connection_created.connect(bound, weak=False, dispatch_uid="bound_idle_transactions")
+
+
+@contextlib.contextmanager
+def one_snapshot() -> Iterator[None]:
+    """Reads that see the database at one instant, for answers that judge one thing from several
+    queries (a /metrics scrape). PostgreSQL: one read-only REPEATABLE READ transaction, whose
+    now() is also the same in every statement. SQLite reads outside a transaction (the project's
+    IMMEDIATE ones would hold the write lock meanwhile): the caller reads the time once and
+    judges every row by it."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield
+
+
+def database_now() -> datetime:
+    """The database's clock, which sets the leases (inventory.live.leases): PostgreSQL's now()
+    (the transaction's start inside one, as in `one_snapshot`); SQLite's clock is this process's."""
+    if connection.vendor != "postgresql":
+        return timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT now()")
+        now: datetime = cursor.fetchone()[0]
+    return now
