@@ -15,12 +15,11 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
 from django.db import OperationalError, connection, transaction
 from django.db.backends.signals import connection_created
-from django.utils import timezone
 
 logger = logging.getLogger(__name__)
 
@@ -103,10 +102,12 @@ def one_snapshot() -> Iterator[None]:
 
 def database_now() -> datetime:
     """The database's clock, which sets the leases (inventory.live.leases): PostgreSQL's now()
-    (the transaction's start inside one, as in `one_snapshot`); SQLite's clock is this process's."""
-    if connection.vendor != "postgresql":
-        return timezone.now()
+    (the transaction's start inside one, as in `one_snapshot`), SQLite's 'now' (UTC), as Django's
+    Now() reads them."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT now()")
-        now: datetime = cursor.fetchone()[0]
-    return now
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT now()")
+            now: datetime = cursor.fetchone()[0]
+            return now
+        cursor.execute("SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')")
+        return datetime.fromisoformat(cursor.fetchone()[0]).replace(tzinfo=UTC)
