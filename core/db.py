@@ -87,10 +87,10 @@ def bound_idle_transactions(seconds: float) -> None:
 @contextlib.contextmanager
 def one_snapshot() -> Iterator[None]:
     """Reads that see the database at one instant, for answers that judge one thing from several
-    queries (a /metrics scrape). PostgreSQL: one read-only REPEATABLE READ transaction, whose
-    now() is also the same in every statement. SQLite reads outside a transaction (the project's
-    IMMEDIATE ones would hold the write lock meanwhile): the caller reads the time once and
-    judges every row by it."""
+    queries (a /metrics scrape): on PostgreSQL one read-only REPEATABLE READ transaction; SQLite
+    reads outside a transaction (the project's IMMEDIATE ones would hold the write lock
+    meanwhile). Either way the caller reads the time once (`database_now`) and judges every row
+    by it."""
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         yield
         return
@@ -101,12 +101,11 @@ def one_snapshot() -> Iterator[None]:
 
 
 def database_now() -> datetime:
-    """The database's clock, which sets the leases (inventory.live.leases): PostgreSQL's now()
-    (the transaction's start inside one, as in `one_snapshot`), SQLite's 'now' (UTC), as Django's
-    Now() reads them."""
+    """The database's clock, which sets the leases (inventory.live.leases), read as Django's
+    Now() reads it: PostgreSQL's statement_timestamp(), SQLite's 'now' (UTC)."""
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute("SELECT now()")
+            cursor.execute("SELECT statement_timestamp()")
             now: datetime = cursor.fetchone()[0]
             return now
         cursor.execute("SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')")

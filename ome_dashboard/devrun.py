@@ -121,7 +121,8 @@ class Child:
         self._relay.start()
 
     def _relay_output(self) -> None:
-        assert self.proc.stdout is not None
+        if self.proc.stdout is None:  # Popen with stdout=PIPE always has it
+            raise RuntimeError(f"{self.name}: started without an output pipe")
         for line in self.proc.stdout:
             if self._ready_re is not None and self._ready_re.search(line):
                 self.ready.set()
