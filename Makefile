@@ -47,8 +47,9 @@ up: $(INSTALLED)
 	$(VENV)/bin/python -m ome_dashboard.devrun --production
 
 # The suite runs once per database of TEST_DATABASES: SQLite (in memory), then PostgreSQL on a
-# throwaway cluster that tests/ops/pg.py starts on a free loopback port and deletes afterwards
-# (skipped, saying so, when PostgreSQL's binaries are not installed). The PostgreSQL pass leaves
+# throwaway cluster that tests/ops/pg.py starts on a free loopback port and deletes afterwards.
+# First .ci/test-deps installs what the suite needs from the system (as root with apt), or stops
+# naming the packages: no test is skipped for a missing package. The PostgreSQL pass leaves
 # out PG_SKIP_MARKERS: the browser tests and devrun's (integration and slow) start Chromium or
 # whole process trees, behave the same on either database and are the slowest tests.
 # PYTEST_ARGS go to both passes (a -m there replaces PG_SKIP_MARKERS).
@@ -58,6 +59,7 @@ PG_SKIP_MARKERS := not browser and not (integration and slow)
 PYTEST := $(VENV)/bin/pytest -q -n 2
 
 test: $(INSTALLED)
+	@.ci/test-deps
 	@failed=""; \
 	for db in $(TEST_DATABASES); do \
 	  started=$$(date +%s); rc=0; \
@@ -65,9 +67,6 @@ test: $(INSTALLED)
 	    sqlite) echo "== tests on SQLite"; \
 	      env -u DATABASE_URL $(PYTEST) $(PYTEST_ARGS) || rc=$$?;; \
 	    postgres) \
-	      if ! $(VENV)/bin/python -m tests.ops.pg --available; then \
-	        echo "== PostgreSQL is not installed (apt-get install postgresql): no PostgreSQL pass"; continue; \
-	      fi; \
 	      echo "== tests on PostgreSQL (-m '$(PG_SKIP_MARKERS)')"; \
 	      $(VENV)/bin/python -m tests.ops.pg -- $(PYTEST) -m "$(PG_SKIP_MARKERS)" $(PYTEST_ARGS) || rc=$$?;; \
 	    *) echo "unknown database in TEST_DATABASES: $$db"; rc=2;; \

@@ -101,6 +101,15 @@ def stored_state() -> set[tuple[str, str, str, str]]:
     return set()
 
 
+def listed_kinds() -> dict[str, Any]:
+    """When each kind of the cluster was last listed."""
+    from inventory.models import SyncState
+
+    with _database_may_be_restarting():
+        return dict(SyncState.objects.filter(cluster__name="live").values_list("kind", "last_list_at"))
+    return {}
+
+
 def matrix_level() -> bool:
     from inventory.models import Cluster
     from matrix.services import matrix_is_level
@@ -197,8 +206,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             stack.sample_queues()
             burst = Burst(fake)
             cpu_before = stack.cpu_seconds()
+            burst_began = listed_kinds()
             last = burst.run(args.changes, args.seconds)
             report.update(level_times(fake, last))
+            # A kind listed again during the burst: its watch lost its lease or its stream (issue 36).
+            report["kinds_listed_again"] = sorted(
+                kind for kind, at in listed_kinds().items() if at != burst_began.get(kind)
+            )
             report["cpu_s_during_burst"] = {
                 name: round(used - cpu_before.get(name, 0.0), 1) for name, used in stack.cpu_seconds().items()
             }

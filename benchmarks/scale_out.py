@@ -47,6 +47,9 @@ def main() -> None:
     parser.add_argument("--watch-workers", type=int, default=2)
     parser.add_argument("--matrix-workers", type=int, default=2)
     parser.add_argument("--lease", type=int, default=60, help="OME_WATCH_LEASE, seconds (as in production)")
+    parser.add_argument(
+        "--freeze", action="store_true", help="SIGSTOP the first watch worker for two leases instead of SIGKILL"
+    )
     args = parser.parse_args()
     # Stopped with SIGTERM, it still stops its workers, servers and database (the finally blocks).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
@@ -157,9 +160,10 @@ def takeover(
     # Its watches: the leases that name it when it dies (a cluster it gave back moments before
     # is another worker's, whose lease never changes hands).
     before = _watching(clusters)
-    victim.proc.send_signal(signal.SIGKILL)
+    victim.proc.send_signal(signal.SIGSTOP if args.freeze else signal.SIGKILL)
     killed = time.perf_counter()
-    victim.proc.wait(30)
+    if not args.freeze:
+        victim.proc.wait(30)
     orphaned = {key: owner for key, owner in before.items() if _process_of(owner) == _process(victim)}
     names = {cluster.pk: name for name, cluster in clusters.items()}
     orphans = sorted({names[cluster_id] for cluster_id, _ in orphaned})
@@ -181,10 +185,12 @@ def takeover(
 
     wait(taken_over, alive, args.timeout, POLL_FLEET)
     print(
-        f"takeover: {victim.name} (watching {len(orphans)} clusters) SIGKILLed; all {len(orphaned)} of its watches "
-        f"held again by the others after {time.perf_counter() - killed:.1f} s "
+        f"takeover: {victim.name} (watching {len(orphans)} clusters) {'SIGSTOPped' if args.freeze else 'SIGKILLed'}; "
+        f"all {len(orphaned)} of its watches held again by the others after {time.perf_counter() - killed:.1f} s "
         f"(lease {args.lease} s, ensure_watches every {args.lease / 2:g} s)"
     )
+    if args.freeze:
+        thaw(args, fleet, victim, killed, clusters, workers)
 
     def changes_shown() -> bool:
         return all(_outcome(clusters[name], model) == "no-runtime" for name, model in changed.items())
@@ -199,6 +205,27 @@ def takeover(
     print(f"matrices equal to a full rebuild: {len(clusters) - len(differing)} of {len(clusters)} {differing[:5]}")
     _print_distribution(fleet, clusters, survivors, args.lease)
     return survivors
+
+
+def thaw(
+    args: argparse.Namespace,
+    fleet: Fleet,
+    victim: Worker,
+    frozen: float,
+    clusters: dict[str, Any],
+    workers: list[Worker],
+) -> None:
+    """Resume the frozen worker two leases after its SIGSTOP: it must find its leases taken and
+    stop those watches (no kind streamed twice), then take its fair share again."""
+    time.sleep(max(0.0, frozen + 2 * args.lease - time.perf_counter()))  # the freeze lasts two leases
+    victim.proc.send_signal(signal.SIGCONT)
+    resumed = time.perf_counter()
+    watchers = [worker for worker in workers if worker.name.startswith("watch-")]
+    wait(lambda: _shared_fairly(clusters, watchers), workers, args.timeout, POLL_FLEET)
+    print(
+        f"thaw: resumed after {resumed - frozen:.0f} s frozen; fair shares again {time.perf_counter() - resumed:.1f} s later"
+    )
+    _print_distribution(fleet, clusters, watchers, args.lease)
 
 
 def comeback(

@@ -73,11 +73,6 @@ class VersionedCache(Generic[Version, V]):
         with self._lock:
             return len(self._entries)
 
-    def has(self, owner: Hashable, version: Version) -> bool:
-        with self._lock:
-            entry = self._entries.get(owner)
-        return entry is not None and entry.version == version
-
 
 def query_key(query: QuerySet[Any]) -> tuple[str, tuple[str, ...]] | None:
     """An owner naming what `query` reads: its SQL and its parameters, each as a text equal for

@@ -9,14 +9,17 @@ longer than its busy timeout. Each of those says only "try again": the transacti
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import random
 import time
-from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any, ParamSpec, TypeVar
 
-from django.db import OperationalError, connection
+from django.db import OperationalError, connection, transaction
+from django.db.backends.signals import connection_created
 
 logger = logging.getLogger(__name__)
 
@@ -61,3 +64,49 @@ def retried_transaction(function: Callable[P, R]) -> Callable[P, R]:
                 time.sleep(random.uniform(0.01, 0.05) * 2 ** min(attempt, 4))
 
     return run
+
+
+def bound_idle_transactions(seconds: float) -> None:
+    """From now on, every new PostgreSQL connection of this process ends a transaction left idle
+    for `seconds` (idle_in_transaction_session_timeout): a frozen process (SIGSTOP, a VM paused,
+    a swap storm, a hung NFS read) loses its transaction and its row locks then, instead of
+    holding them for as long as it is frozen. The process finds its connection closed when it
+    resumes and opens another (CONN_HEALTH_CHECKS). 0 turns it off. SQLite has no such bound:
+    its one writer at a time holds the database's write lock while frozen, and the others fail
+    after their busy timeout and are retried (retried_transaction) until it resumes."""
+    milliseconds = str(round(seconds * 1000))
+
+    def bound(sender: object, connection: Any, **_: object) -> None:
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('idle_in_transaction_session_timeout', %s, false)", [milliseconds])
+
+    connection_created.connect(bound, weak=False, dispatch_uid="bound_idle_transactions")
+
+
+@contextlib.contextmanager
+def one_snapshot() -> Iterator[None]:
+    """Reads that see the database at one instant, for answers that judge one thing from several
+    queries (a /metrics scrape): on PostgreSQL one read-only REPEATABLE READ transaction; SQLite
+    reads outside a transaction (the project's IMMEDIATE ones would hold the write lock
+    meanwhile). Either way the caller reads the time once (`database_now`) and judges every row
+    by it."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield
+
+
+def database_now() -> datetime:
+    """The database's clock, which sets the leases (inventory.live.leases), read as Django's
+    Now() reads it: PostgreSQL's statement_timestamp(), SQLite's 'now' (UTC)."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT statement_timestamp()")
+            now: datetime = cursor.fetchone()[0]
+            return now
+        cursor.execute("SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')")
+        return datetime.fromisoformat(cursor.fetchone()[0]).replace(tzinfo=UTC)

@@ -19,6 +19,7 @@ from core.api import ScopeField
 from core.redact import redacted
 
 from . import filters, selectors
+from .freshness import FreshnessSerializer, freshness_data
 from .models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
 from .ome_release import ome_description
 from .selectors import cluster_choose
@@ -88,6 +89,19 @@ class ClusterSerializer(serializers.ModelSerializer):
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_ome(self, cluster: Cluster) -> dict[str, object]:
         return ome_description(cluster)
+
+
+class ClusterDetailSerializer(ClusterSerializer):
+    """One cluster: with how current what the dashboard shows of it is, as every other surface says."""
+
+    freshness = serializers.SerializerMethodField(help_text="How current the cluster's data is (matrix.freshness).")
+
+    class Meta(ClusterSerializer.Meta):
+        fields = [*ClusterSerializer.Meta.fields, "freshness"]
+
+    @extend_schema_field(FreshnessSerializer)
+    def get_freshness(self, cluster: Cluster) -> dict[str, Any]:
+        return freshness_data(cluster)
 
 
 class ClusterCreateSerializer(serializers.Serializer):
@@ -175,7 +189,9 @@ class ClusterViewSet(
         return selectors.cluster_list(scope_of(self.request))
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer]:
-        return ClusterCreateSerializer if self.action == "create" else ClusterSerializer
+        if self.action == "create":
+            return ClusterCreateSerializer
+        return ClusterDetailSerializer if self.action == "retrieve" else ClusterSerializer
 
     @extend_schema(request=ClusterCreateSerializer, responses={201: ClusterSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:

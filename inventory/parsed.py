@@ -98,14 +98,9 @@ class Inventory:
             table.pop(key, None)
 
 
-def _parse_cached(resource_id: int, content_hash: str, obj: dict | None) -> Parsed:
-    """The parsed object; `obj` is needed only when this version was not parsed before."""
-
-    def parse(_stale: Entry[str, Parsed] | None) -> Parsed:
-        assert obj is not None, f"resource {resource_id} has no cached parse and no body"
-        return matching.parse_object(obj)
-
-    return _PARSED.get(resource_id, content_hash, parse)
+def _parse(resource_id: int, content_hash: str, obj: dict) -> Parsed:
+    """The parsed object at this version, parsed from `obj` only when not cached."""
+    return _PARSED.get(resource_id, content_hash, lambda _stale: matching.parse_object(obj))
 
 
 def _fingerprint(cluster: Cluster, version: int, behaviour: str) -> str:
@@ -137,33 +132,43 @@ def inventory_fingerprint(cluster: Cluster) -> str:
 _LOADED: VersionedCache[int, Inventory] = VersionedCache("inventories")
 
 _HEAD_FIELDS = ("id", "kind", "namespace", "name", "content_hash", "error")
+Head = tuple[int, str, str, str, str, str]
 
 
-def _place(inventory: Inventory, head: tuple[int, str, str, str, str, str], body: dict | None) -> None:
-    rid, kind, namespace, name, digest, error = head
+def _place(inventory: Inventory, head: Head, parsed: Parsed | None) -> None:
+    rid, kind, namespace, name, _digest, error = head
     key = (kind, namespace, name)
     inventory.ids[key] = rid
-    if error:
+    if parsed is None:  # only a malformed object, with its error, comes without a parse
         inventory.invalid[key] = error
         return
-    inventory.put(key, _parse_cached(rid, digest, body))
+    inventory.put(key, parsed)
 
 
-def _bodies(heads: list[tuple[int, str, str, str, str, str]]) -> dict[int, dict]:
-    missing = [head[0] for head in heads if not head[5] and not _PARSED.has(head[0], head[4])]
-    bodies: dict[int, dict] = {}
+def _place_all(inventory: Inventory, heads: list[Head]) -> None:
+    """File the objects of `heads`: each cached parse is taken once, as the head is read (a
+    bounded cache may evict it any moment after, under concurrent writers); the others are read
+    again with their bodies, head and all, and placed as they are now. A writer may have changed
+    one since its head was read: its newer version is placed (applying a change early is
+    harmless, the next catch-up reads it again); one deleted since is left out."""
+    missing = []
+    for head in heads:
+        parsed = None if head[5] else _PARSED.peek(head[0], head[4])
+        if head[5] or parsed is not None:
+            _place(inventory, head, parsed)
+        else:
+            missing.append(head[0])
     for start in range(0, len(missing), 2000):
-        bodies.update(Resource.objects.filter(pk__in=missing[start : start + 2000]).values_list("id", "obj"))
-    return bodies
+        rows = Resource.objects.filter(pk__in=missing[start : start + 2000]).values_list(*_HEAD_FIELDS, "obj")
+        for rid, kind, namespace, name, digest, error, obj in rows:
+            parsed = None if error else _parse(rid, digest, obj)
+            _place(inventory, (rid, kind, namespace, name, digest, error), parsed)
 
 
 def _full_load(cluster: Cluster, version: int, behaviour: matching.Behaviour) -> Inventory:
     fingerprint = _fingerprint(cluster, version, behaviour.name)
     inventory = Inventory(cluster_id=cluster.pk, fingerprint=fingerprint, behaviour=behaviour)
-    heads = list(Resource.objects.filter(cluster=cluster).values_list(*_HEAD_FIELDS))
-    bodies = _bodies(heads)
-    for head in heads:
-        _place(inventory, head, bodies.get(head[0]))
+    _place_all(inventory, list(Resource.objects.filter(cluster=cluster).values_list(*_HEAD_FIELDS)))
     return inventory
 
 
@@ -178,9 +183,7 @@ def _catch_up(cluster: Cluster, since: int, previous: Inventory, version: int) -
     for key, rid in list(inventory.ids.items()):
         if rid not in present or rid in changed_ids:
             inventory.remove(key)
-    bodies = _bodies(changed)
-    for head in changed:
-        _place(inventory, head, bodies.get(head[0]))
+    _place_all(inventory, changed)
     return inventory
 
 

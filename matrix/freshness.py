@@ -4,9 +4,14 @@ Every surface that shows verdicts (the page banner, the API envelopes, /metrics,
 `freshness_of`, so none of them can call a cluster current while another calls it stale:
 
 - `live`: every kind of a live cluster is watched by a holder that renews its lease, no watch
-  reports an error, and the matrix holds every inventory change;
-- `lagging`: the same, but the matrix is some inventory versions behind (an update is on its
-  way), for less than MATRIX_LAG_STALE_AFTER seconds;
+  reports an error, and the matrix holds every inventory change stored. What it does not claim:
+  that a change made in the cluster a moment ago is stored already. A watch stores a change as
+  its batch commits, within seconds on a quiet machine; under a burst on a busy one the
+  inventory trails the cluster by what docs/operations.md ("What faults cost") measured;
+- `lagging`: the same, but the matrix is some inventory versions behind, for less than
+  MATRIX_LAG_STALE_AFTER seconds: an update is on its way (queued or running, matrix.pending),
+  or, behind for longer than UPDATE_LOST_AFTER with none, it was lost (a worker or Redis died
+  with it) and the periodic catch-up levels it;
 - `stale`: something stops changes from reaching the page, since when and why: the watch of a
   kind is lost, the cluster is unreachable, the worker holding the watches is down (its lease ran
   out while it still said "connected"), or the matrix has been behind for too long;
@@ -18,6 +23,7 @@ import layers (lint, isvcs) show it through inventory.freshness, where matrix.ap
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -31,7 +37,12 @@ from django.utils import timezone
 from inventory.freshness import LAGGING, LIVE, STALE, UNKNOWN
 from inventory.models import Cluster, Kind, Resource, SyncState
 
+from . import pending
 from .models import MatrixBuild
+
+# An update is queued the moment a change commits (matrix.pending): a cluster behind for longer
+# than this with none queued nor running lost its update.
+UPDATE_LOST_AFTER = 10.0
 
 WATCH_LOST, UNREACHABLE, WORKER_DOWN, MATRIX_BEHIND = (
     "watch lost",
@@ -53,6 +64,7 @@ class Freshness:
     since: datetime | None = None
     reasons: tuple[str, ...] = ()
     versions_behind: int = 0
+    update_lost: bool = False  # lagging, with no update queued nor running for it
 
     @property
     def current(self) -> bool:
@@ -67,8 +79,9 @@ class Freshness:
     def summary(self) -> str:
         """One line for people: the state, by how much or since when, and why."""
         text = {
-            LIVE: "live: every change is shown",
-            LAGGING: f"lagging: the matrix is {self.versions_behind} inventory change(s) behind",
+            LIVE: "live: every change stored is shown",
+            LAGGING: f"lagging: the matrix is {self.versions_behind} inventory change(s) behind"
+            + ("; its update was lost, the catch-up will level it" if self.update_lost else ""),
             STALE: "stale",
             UNKNOWN: "unknown",
         }[self.state]
@@ -78,7 +91,7 @@ class Freshness:
 
     def identity(self) -> tuple[object, ...]:
         """What a cached page that shows this freshness depends on (not when it was checked)."""
-        return (self.state, self.since, self.reasons, self.versions_behind)
+        return (self.state, self.since, self.reasons, self.versions_behind, self.update_lost)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -179,7 +192,27 @@ def freshness_of(
         now = now or state.database_now
     now = now or timezone.now()  # no sync state: no lease to judge
     builds = _current_builds(chosen) if builds is None else builds
-    return {c.name: _judge(c, states.get(c.pk, []), builds.get(c.pk), now) for c in chosen}
+    judged = {c.name: _judge(c, states.get(c.pk, []), builds.get(c.pk), now) for c in chosen}
+    return _with_lost_updates(chosen, judged)
+
+
+def _with_lost_updates(clusters: list[Cluster], judged: dict[str, Freshness]) -> dict[str, Freshness]:
+    """Mark the clusters lagging for longer than UPDATE_LOST_AFTER whose update is neither queued
+    nor running (one Redis round trip, only when some cluster lags that long)."""
+    overdue = [
+        c.pk
+        for c in clusters
+        if (f := judged[c.name]).state == LAGGING
+        and f.since is not None
+        and (f.checked_at - f.since).total_seconds() > UPDATE_LOST_AFTER
+    ]
+    on_their_way = pending.updates_on_their_way(overdue) if overdue else set()
+    if on_their_way is None:  # Redis cannot say: nothing is called lost
+        return judged
+    for c in clusters:
+        if c.pk in overdue and c.pk not in on_their_way:
+            judged[c.name] = dataclasses.replace(judged[c.name], update_lost=True)
+    return judged
 
 
 def cluster_freshness(cluster: Cluster, *, now: datetime | None = None, build: MatrixBuild | None = None) -> Freshness:

@@ -32,6 +32,11 @@ def _keys(cluster_id: int) -> tuple[str, str]:
     return f"ome:matrix:pending:{cluster_id}", f"ome:matrix:causes:{cluster_id}"
 
 
+def _updating_key(cluster_id: int) -> str:
+    """Set while an update that took the marker runs (expires as a marker does: its worker may die)."""
+    return f"ome:matrix:updating:{cluster_id}"
+
+
 def mark_pending(cluster_id: int, causes: list[dict[str, Any]]) -> bool:
     """Record the causes; True when this call set the marker, so the caller queues the update."""
     marker, cause_list = _keys(cluster_id)
@@ -54,5 +59,27 @@ def take_pending(cluster_id: int) -> list[dict[str, Any]]:
     pipe = _client(settings.CELERY_BROKER_URL).pipeline(transaction=True)
     pipe.lrange(cause_list, 0, -1)
     pipe.delete(cause_list, marker)
-    raw, _ = pipe.execute()
+    pipe.set(_updating_key(cluster_id), "1", ex=MARKER_TTL)
+    raw, _, _ = pipe.execute()
     return [json.loads(item) for item in raw]
+
+
+def update_done(cluster_id: int) -> None:
+    """The update that took the marker ended (levelled, or failed)."""
+    _client(settings.CELERY_BROKER_URL).delete(_updating_key(cluster_id))
+
+
+def updates_on_their_way(cluster_ids: list[int]) -> set[int] | None:
+    """The clusters whose update is queued or running; None when Redis cannot say. A cluster
+    behind without either lost its update (a worker or Redis died with it): the periodic
+    catch-up levels it (matrix.tasks)."""
+    if not cluster_ids:
+        return set()
+    pipe = _client(settings.CELERY_BROKER_URL).pipeline(transaction=False)
+    for cluster_id in cluster_ids:
+        pipe.exists(_keys(cluster_id)[0], _updating_key(cluster_id))
+    try:
+        found = pipe.execute()
+    except redis.RedisError:
+        return None
+    return {cluster_id for cluster_id, count in zip(cluster_ids, found, strict=True) if count}

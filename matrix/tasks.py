@@ -4,6 +4,7 @@ one task per chunk of models (a chord), so more workers finish it sooner."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from datetime import timedelta
 from typing import Any
@@ -53,8 +54,12 @@ def matrix_update_task(cluster_id: int) -> int | None:
         causes = pending.take_pending(cluster_id)
     except RedisError:
         causes = []  # the update levels everything stale anyway; only the history's causes are lost
-    cluster = Cluster.objects.filter(pk=cluster_id).first()
-    return None if cluster is None else services.matrix_apply_changes(cluster, causes)
+    try:
+        cluster = Cluster.objects.filter(pk=cluster_id).first()
+        return None if cluster is None else services.matrix_apply_changes(cluster, causes)
+    finally:
+        with contextlib.suppress(RedisError):
+            pending.update_done(cluster_id)
 
 
 def matrix_update_request(cluster_id: int, causes: list[dict[str, Any]]) -> bool:

@@ -121,7 +121,8 @@ class Child:
         self._relay.start()
 
     def _relay_output(self) -> None:
-        assert self.proc.stdout is not None
+        if self.proc.stdout is None:  # Popen with stdout=PIPE always has it
+            raise RuntimeError(f"{self.name}: started without an output pipe")
         for line in self.proc.stdout:
             if self._ready_re is not None and self._ready_re.search(line):
                 self.ready.set()
@@ -147,11 +148,15 @@ class Child:
         if self.proc.poll() is None:
             why = "a second signal arrived" if force.is_set() else "it did not stop in time"
             say(f"killing {self.name}: {why}", stream="stderr")
-        # Kill whatever is left of the group, e.g. a reloader child whose parent went first.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.end_group()
         self.proc.wait()
         self._relay.join(timeout=2)
+
+    def end_group(self) -> None:
+        """Kill whatever is left of the child's process group (its own session), e.g. runserver's
+        autoreload child whose parent went first, still listening on the port."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
 
 
 class Supervisor:
@@ -259,6 +264,7 @@ class Supervisor:
         now = time.monotonic()
         for child in [c for c in self.children if c.exit_code() is not None]:
             if child.name not in self.due:
+                child.end_group()  # nothing of the dead one outlives it, nor holds its port
                 exits = [t for t in self.exits.get(child.name, []) if now - t < RESTART_WINDOW] + [now]
                 self.exits[child.name] = exits
                 if len(exits) > RESTARTS_MAX:

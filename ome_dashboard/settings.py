@@ -339,6 +339,10 @@ OME_NAMESPACE: str = env.str("OME_NAMESPACE", default="ome")
 OME_WATCH_DB_THREADS: int = env.int("OME_WATCH_DB_THREADS", default=4)
 OME_WATCH_HUB_CAPACITY: int = env.int("OME_WATCH_HUB_CAPACITY", default=1000)
 OME_WATCH_LEASE: int = env.int("OME_WATCH_LEASE", default=60)
+# A worker's PostgreSQL transaction left idle this long (seconds) is ended by the server, and
+# its row locks with it (core.db.bound_idle_transactions): a frozen worker holds a cluster's
+# lock no longer than about one lease. 0: no bound.
+OME_DB_IDLE_TRANSACTION_TIMEOUT: float = env.float("OME_DB_IDLE_TRANSACTION_TIMEOUT", default=OME_WATCH_LEASE)
 OME_WATCH_BACKOFF_BASE: float = env.float("OME_WATCH_BACKOFF_BASE", default=0.5)
 OME_WATCH_BACKOFF_MAX: float = env.float("OME_WATCH_BACKOFF_MAX", default=30.0)
 

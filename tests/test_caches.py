@@ -48,7 +48,7 @@ def test_a_cache_holds_at_most_its_bound_dropping_the_least_recently_used() -> N
         assert cache.peek(1, 1) == "page 1"  # 1 is now more recent than 2
         cache.get(3, 1, lambda _stale: "page 3")
 
-        assert [cache.has(owner, 1) for owner in (1, 2, 3)] == [True, False, True]
+        assert [cache.peek(owner, 1) is not None for owner in (1, 2, 3)] == [True, False, True]
 
 
 def test_the_grids_and_the_django_cache_take_their_bounds_from_settings() -> None:

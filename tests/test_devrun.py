@@ -18,10 +18,19 @@ from django.conf import settings
 from ome_dashboard.devrun import RESTARTS_MAX
 from ome_dashboard.local_services import redis_answers
 from tests.support.net import free_port, http_get, wait_for_port_closed
-from tests.support.processes import OutputWatcher, environ_without, wait_for_pids_gone, wait_until
+from tests.support.processes import (
+    OutputWatcher,
+    environ_without,
+    load_scaled,
+    processes_with_env,
+    stop_process,
+    wait_for_pids_gone,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
+# On an idle machine; the waits stretch with the load (load_scaled).
 STARTUP_TIMEOUT = 60
 STOP_TIMEOUT = 20
 
@@ -52,8 +61,11 @@ class Devrun:
         return code
 
 
-@pytest.fixture
-def devrun(tmp_path: Path) -> Iterator[Devrun]:
+@contextlib.contextmanager
+def devrun_started(tmp_path: Path, *, ready: bool = True) -> Iterator[Devrun]:
+    """devrun on a SQLite file and its own Redis, (with `ready`) once it says so. Afterwards,
+    whatever the test did: stopped with SIGTERM (it ends each child's process group whole), then
+    killed, and every process it started, its children's children included, killed too."""
     port = free_port()
     env = environ_without("REDIS_URL", "DATABASE_URL", "DEBUG")
     env.update(
@@ -73,16 +85,21 @@ def devrun(tmp_path: Path) -> Iterator[Devrun]:
     )
     running = Devrun(proc, OutputWatcher(proc), port, tmp_path / "env")
     try:
-        running.output.wait_for(r"^devrun: ready: ", timeout=STARTUP_TIMEOUT)
+        if ready:
+            # By condition: ready, or devrun gave up (then the test fails on what it said).
+            running.output.wait_for(r"^devrun: (ready: |.* stopping)", timeout=load_scaled(STARTUP_TIMEOUT))
         yield running
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        # Whatever the test did, leave no child behind.
-        for pid in wait_for_pids_gone(list(running.child_pids().values()), timeout=STOP_TIMEOUT):
+        stop_process(proc, timeout=load_scaled(STOP_TIMEOUT))
+        for pid in processes_with_env(f"DEVRUN_DIR={tmp_path / 'run'}"):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def devrun(tmp_path: Path) -> Iterator[Devrun]:
+    with devrun_started(tmp_path) as running:
+        yield running
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
@@ -208,3 +225,54 @@ def test_manage_py_beside_make_run_uses_its_settings_and_redis_and_the_file_goes
     assert beside.stdout.split() == ["True", redis_url.group(1)]
     assert devrun.wait_exit() == 0
     assert not devrun.env_file.exists()
+
+
+def listening_ports() -> set[int]:
+    """The TCP ports something listens on, on this machine (IPv4 and IPv6)."""
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(FileNotFoundError), open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if fields[3] == "0A":  # LISTEN
+                    ports.add(int(fields[1].rpartition(":")[2], 16))
+    return ports
+
+
+def redis_ports(pids: list[int]) -> set[int]:
+    """The ports of the Redis servers among `pids` (devrun's has `--port N` on its command line)."""
+    ports = set()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+            if "--port" in argv[:-1]:
+                ports.add(int(argv[argv.index("--port") + 1]))
+    return ports
+
+
+# Each state devrun may be stopped in: the line it has just said.
+STATES = {
+    "starting redis": r"^devrun: started redis ",
+    "in a startup command": r"^devrun: started migrate ",
+    "starting the workers and the web": r"^devrun: started web ",
+    "running": r"^devrun: ready: ",
+}
+
+
+@pytest.mark.parametrize("said", list(STATES.values()), ids=list(STATES))
+def test_devrun_stopped_in_any_state_leaves_no_process_and_no_listening_port_behind(tmp_path: Path, said: str) -> None:
+    marker = f"DEVRUN_DIR={tmp_path / 'run'}"
+    before = listening_ports()
+    with devrun_started(tmp_path, ready=False) as started:
+        started.output.wait_for(said, timeout=load_scaled(STARTUP_TIMEOUT))
+        during = processes_with_env(marker)
+        ports = {started.port, *redis_ports(during)}
+        started.proc.send_signal(signal.SIGTERM)
+        code = started.wait_exit()
+        left = processes_with_env(marker)
+    still_listening = (listening_ports() - before) & ports
+
+    assert code == 0, started.output.text
+    assert during, "devrun had started nothing to stop"
+    assert left == [], f"left running after devrun stopped: {left}\n{started.output.text}"
+    assert still_listening == set(), started.output.text

@@ -30,7 +30,8 @@ def kind_watch(
     hub = WatchHub(database, on_event=on_event, name=f"watch {cluster.name} {kind}").start()
     try:
         report = hub.hold(cluster.pk, kind, lease=lease, deadline=deadline, retry_errors=False)
-        assert report is not None, "a new hub holds any watch"
+        if report is None:  # a new hub has room for one watch: only a broken hub refuses it
+            raise RuntimeError(f"cluster {cluster.name} {kind}: a new watch hub refused to hold the watch")
         database.run_until(lambda: report.done() or stop.is_set())
     finally:
         hub.stop()

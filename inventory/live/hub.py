@@ -37,6 +37,7 @@ from django.db import DatabaseError, close_old_connections
 from ..kube import aio as kube
 from ..models import Cluster, Kind, SyncState
 from .leases import live_clusters_count, watch_claim_release, watch_lease_release, watches_claim_idle
+from .renewal import LeaseRenewer
 from .shares import announce_period, fair_share, hub_owner, hubs_announce, hubs_withdraw
 from .watch import KindWatch, WatchEvent, WatchReport, watch_lost
 
@@ -161,9 +162,13 @@ class WatchHub:
         self.share_as = share_as
         self.share = math.inf  # clusters; set by _balance
         self._balancer: asyncio.Task[None] | None = None
+        # Leases renewed ahead of the batches (renewal.py); a caller thread's database is its own.
+        self._renewer = LeaseRenewer(self._held_leases) if isinstance(executor, DatabaseThreads) else None
 
     def start(self) -> WatchHub:
         self._thread.start()
+        if self._renewer is not None:
+            self._renewer.start()
         if self.share_as is not None:
             # Announced before it claims anything: a lease naming a hub not announced is taken.
             with contextlib.suppress(redis.RedisError):
@@ -173,6 +178,10 @@ class WatchHub:
 
     def _start_balancing(self, hub_id: str) -> None:
         self._balancer = self._loop.create_task(self._balance(hub_id), name="watch hub balance")
+
+    def _held_leases(self) -> list[str]:
+        with self._lock:
+            return [lease for lease in self._leases.values() if lease]
 
     def held(self) -> set[Key]:
         with self._lock:
@@ -326,6 +335,8 @@ class WatchHub:
             if self._stopped:
                 return
             self._stopped = True
+        if self._renewer is not None:
+            self._renewer.stop(timeout)
         if not self._thread.is_alive():
             return
         with self._lock:

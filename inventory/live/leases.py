@@ -22,7 +22,7 @@ from django.db.models.functions import Coalesce, Least, Now
 
 from core.db import retried_transaction
 
-from ..locks import cluster_write_lock
+from ..locks import cluster_write_lock, cluster_write_lock_or_skip
 from ..models import Cluster, Kind, SyncState
 from .shares import HUB_OWNER, hub_owner, hub_tokens, owner_hub
 
@@ -51,10 +51,15 @@ def watch_leases_claim(
     with `whole`, all of them or none. With `alive` (the watch hubs that run, see
     inventory.live.shares), the leases of a hub that no longer runs are taken too, without
     waiting for them to lapse. One transaction, after the cluster's write lock (inventory.locks,
-    the writers' one order): two claimers of the same cluster's kinds queue, so the second finds
-    them taken, and a failed claim leaves the states as they were."""
+    the writers' one order), and a failed claim leaves the states as they were. A claim does not
+    wait for that lock: while another transaction holds it (a writer, another claimer, a frozen
+    worker's batch) it takes nothing, at once, and the claimer's next round tries again; only a
+    `force` claim waits."""
     with transaction.atomic():
-        cluster_write_lock(cluster.pk)
+        if force:
+            cluster_write_lock(cluster.pk)
+        elif not cluster_write_lock_or_skip(cluster.pk):
+            return []
         return _claim(cluster, owners, force=force, whole=whole, alive=alive)
 
 
@@ -112,6 +117,14 @@ def watch_lease_renew(cluster: Cluster, kind: str, *, owner: str) -> bool:
         )
         == 1
     )
+
+
+def watch_leases_renew(owners: Collection[str]) -> None:
+    """Extend each lease of `owners` that is still theirs (owner tokens are unique: a few statements
+    renew a whole hub's leases)."""
+    ordered = sorted(owners)
+    for start in range(0, len(ordered), 500):
+        SyncState.objects.filter(watch_owner__in=ordered[start : start + 500]).update(watch_lease_until=_lease_expiry())
 
 
 def _release(cluster_id: int, kind: str, owner: str) -> None:

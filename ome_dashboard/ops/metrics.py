@@ -18,11 +18,11 @@ import logging
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 
 from django.conf import settings
 from django.db import Error as DatabaseError
 from django.db.models import Count
-from django.db.models.functions import Now
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
@@ -32,6 +32,7 @@ from prometheus_client.registry import Collector
 
 from access.scope import SYSTEM, Scope, anonymous_scope
 from core.cache import VersionedCache
+from core.db import database_now, one_snapshot
 from inventory.freshness import STATES
 from inventory.models import Cluster, SyncState
 from matrix.freshness import freshness_of
@@ -53,7 +54,7 @@ def _cell_counts(build: MatrixBuild) -> Counter[str]:
     return _CELL_COUNTS.get(build.cluster_id, build.generation, lambda _stale: cell_status_counts(build, scope=SYSTEM))
 
 
-def _sync_families(scope: Scope) -> Iterator[Metric]:
+def _sync_families(scope: Scope, now: datetime) -> Iterator[Metric]:
     labels = ["cluster", "kind"]
     info = GaugeMetricFamily("ome_cluster_info", "Registered clusters and their source.", labels=["cluster", "source"])
     lag = GaugeMetricFamily(
@@ -76,21 +77,18 @@ def _sync_families(scope: Scope) -> Iterator[Metric]:
     )
     for cluster in Cluster.objects.filter(scope.q_whole("name")).order_by("name"):
         info.add_metric([cluster.name, cluster.source], 1)
-    # Leases are judged by the database's clock, which set them (inventory.live.leases).
-    states = (
-        SyncState.objects.filter(scope.q_whole("cluster__name")).select_related("cluster").annotate(database_now=Now())
-    )
+    # Leases are judged by the database's clock, which set them (inventory.live.leases), read
+    # once per scrape: the freshness families judge by the same instant.
+    states = SyncState.objects.filter(scope.q_whole("cluster__name")).select_related("cluster")
     for state in states.order_by("cluster__name", "kind"):
         key = [state.cluster.name, state.kind]
-        lag.add_metric(
-            key, (state.database_now - state.last_list_at).total_seconds() if state.last_list_at else math.inf
-        )
+        lag.add_metric(key, (now - state.last_list_at).total_seconds() if state.last_list_at else math.inf)
         if state.last_list_at:
             listed.add_metric(key, state.last_list_at.timestamp())
         if state.last_event_at:
             event.add_metric(key, state.last_event_at.timestamp())
         error.add_metric(key, 1 if state.last_error else 0)
-        connected.add_metric(key, 1 if state.watch_live else 0)
+        connected.add_metric(key, 1 if state.watch_live_at(now) else 0)
         reconnects.add_metric(key, state.watch_reconnects)
         objects.add_metric(key, state.count)
         invalid.add_metric(key, state.invalid)
@@ -175,7 +173,7 @@ def _matrix_check_families(scope: Scope) -> Iterator[Metric]:
     yield from (behind, audited, checked, differing)
 
 
-def _freshness_families(scope: Scope) -> Iterator[Metric]:
+def _freshness_families(scope: Scope, now: datetime) -> Iterator[Metric]:
     """matrix.freshness, as a state set (1 for the cluster's state, 0 for the others)."""
     state = GaugeMetricFamily(
         "ome_cluster_freshness",
@@ -185,7 +183,8 @@ def _freshness_families(scope: Scope) -> Iterator[Metric]:
     stale = GaugeMetricFamily(
         "ome_cluster_stale_seconds", "Seconds the cluster has been stale (0 when it is not).", labels=["cluster"]
     )
-    for name, freshness in freshness_of(Cluster.objects.filter(scope.q_whole("name")).order_by("name")).items():
+    clusters = Cluster.objects.filter(scope.q_whole("name")).order_by("name")
+    for name, freshness in freshness_of(clusters, now=now).items():
         for candidate in STATES:
             state.add_metric([name, candidate], 1 if freshness.state == candidate else 0)
         stale.add_metric([name], freshness.stale_seconds())
@@ -223,12 +222,16 @@ class DatabaseCollector(Collector):
         yield from families
 
     def _families(self) -> Iterable[Metric]:
-        yield from _sync_families(self.scope)
-        yield from _matrix_families(self.scope)
-        yield from _matrix_check_families(self.scope)
-        yield from _freshness_families(self.scope)
-        yield from _patch_families(self.scope)
-        yield from policy_families(self.scope)
+        # One snapshot and one database time: a watch is never "connected" in a scrape that calls
+        # its cluster stale.
+        with one_snapshot():
+            now = database_now()
+            yield from _sync_families(self.scope, now)
+            yield from _matrix_families(self.scope)
+            yield from _matrix_check_families(self.scope)
+            yield from _freshness_families(self.scope, now)
+            yield from _patch_families(self.scope)
+            yield from policy_families(self.scope)
 
 
 def registry_for(scope: Scope) -> CollectorRegistry:

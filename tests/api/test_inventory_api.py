@@ -8,7 +8,9 @@ from urllib.parse import urlencode
 import pytest
 from rest_framework.test import APIClient
 
+from inventory.freshness import STATES
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
+from matrix.freshness import cluster_freshness
 
 pytestmark = pytest.mark.django_db
 
@@ -54,6 +56,16 @@ def test_one_cluster_is_found_by_name_and_an_unknown_one_is_a_json_404(api: APIC
     assert found.json()["name"] == "demo"
     assert missing.status_code == 404
     assert missing.json() == {"detail": "No Cluster matches the given query.", "code": "not_found", "field": None}
+
+
+def test_one_cluster_says_how_current_it_is_as_every_other_surface(api: APIClient, demo: Cluster) -> None:
+    """Issue 36: the cluster detail carried no freshness, unlike every other surface."""
+    detail = api.get("/api/v1/clusters/demo/").json()
+    listed = api.get("/api/v1/clusters/").json()["results"][0]
+
+    assert detail["freshness"] == cluster_freshness(demo).to_dict()
+    assert detail["freshness"]["state"] in STATES
+    assert "freshness" not in listed  # one judgement per cluster costs queries: the detail only
 
 
 def test_sync_states_filter_by_cluster_and_kind(api: APIClient, demo: Cluster) -> None:

@@ -32,14 +32,14 @@ CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 TOOLS = ("podman", "mmdebstrap", "unshare", "chroot", "mount")
 
 
-def missing_prerequisites() -> str | None:
-    """Why the image cannot be built and run here, or None."""
+def missing_tools() -> str | None:
+    """The packages missing to build and run the image (make test installs them), or None."""
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
-    if missing:
-        return (
-            f"{', '.join(missing)} not installed: `apt-get install podman mmdebstrap` "
-            "(.ci/run installs them) to build and run the image"
-        )
+    return f"{', '.join(missing)} not installed: apt-get install podman mmdebstrap (.ci/test-deps)" if missing else None
+
+
+def missing_prerequisites() -> str | None:
+    """Why the image cannot be built and run here (not a package: root, the CA bundle), or None."""
     if os.geteuid() != 0:
         return "building with mmdebstrap and running the image's root filesystem with chroot needs root"
     if not CA_BUNDLE.exists():

@@ -5,7 +5,6 @@ a ConfigMap and a Secret, kubeconfigs mounted from a Secret."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from typing import Any
 
@@ -211,7 +210,6 @@ def test_no_secret_is_generated_or_committed() -> None:
     assert kustomization["images"][0]["newTag"] != "latest"
 
 
-@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (with its built-in kustomize) is not installed")
 @pytest.mark.parametrize("folder", ["deploy", "deploy/remote-cluster", "deploy/ome-namespace"])
 def test_kustomize_renders_the_manifests(folder: str) -> None:
     result = subprocess.run(

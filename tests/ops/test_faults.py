@@ -295,8 +295,9 @@ def test_without_the_busy_timeout_the_same_writer_would_fail(tmp_path: Path, dja
 
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[pg.PostgresCluster]:
-    if pg.bin_dir() is None:
-        pytest.skip("PostgreSQL's binaries are not installed (apt-get install postgresql)")
+    assert pg.bin_dir() is not None, (
+        "PostgreSQL's binaries are not installed: apt-get install postgresql (.ci/test-deps)"
+    )
     with pg.running_postgres() as server:
         yield server
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 from inventory.live.watch import watch_lost
 from inventory.models import Cluster, Kind, Resource, SyncState
 from inventory.sync import event_apply, record_list
+from matrix import pending
 from matrix.freshness import (
     LAGGING,
     LIVE,
@@ -27,6 +28,7 @@ from matrix.freshness import (
     STALE,
     UNKNOWN,
     UNREACHABLE,
+    UPDATE_LOST_AFTER,
     WATCH_LOST,
     WORKER_DOWN,
     cluster_freshness,
@@ -182,6 +184,31 @@ def test_a_lost_matrix_update_lags_at_once_and_is_stale_after_the_setting(
     assert stale["api"]["reasons"] == [f"{MATRIX_BEHIND} (28 inventory changes)"]
     assert stale["metric_state"] == one_hot(STALE)
     assert stale["ready_status"] == 503
+
+
+def test_a_lag_whose_update_is_neither_queued_nor_running_says_the_update_was_lost(
+    client: Client, live: Cluster, settings: Any
+) -> None:
+    """Issue 36: the banner said "an update is on its way" when the update was lost."""
+    settings.MATRIX_LAG_STALE_AFTER = 600
+    model = Resource.objects.filter(cluster=live).first()
+    assert model is not None
+    Cluster.objects.filter(pk=live.pk).update(inventory_version=live.inventory_version + 3)
+    since = timezone.now() - timedelta(seconds=UPDATE_LOST_AFTER + 5)
+    Resource.objects.filter(pk=model.pk).update(version=live.inventory_version + 3, changed_at=since)
+
+    pending.mark_pending(live.pk, [])
+    queued = every_surface(client)
+    pending.take_pending(live.pk)
+    running = every_surface(client)
+    pending.update_done(live.pk)
+    lost = every_surface(client)
+
+    assert queued["api"]["state"] == running["api"]["state"] == lost["api"]["state"] == LAGGING
+    assert "an update is on its way" in queued["page"]
+    assert "an update is on its way" in running["page"]
+    assert "its update was lost: the periodic catch-up will level it" in lost["page"]
+    assert "an update is on its way" not in lost["page"]
 
 
 def test_an_unchanged_event_does_not_re_date_a_matrix_lag(live: Cluster, settings: Any) -> None:

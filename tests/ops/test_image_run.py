@@ -4,8 +4,8 @@ Redis on this machine and the test Kubernetes API. The seed patch goes through t
 API; the cluster, the matrix, /readyz and /metrics must show it. (tests/ops/image.py says how the
 image is built and run without a registry and without starting containers.)
 
-Marked `image`; `.ci/run` installs podman and mmdebstrap, and the test says why it is skipped
-where they are missing. It prints the time of each step.
+Marked `image`; `make test` installs podman and mmdebstrap (.ci/test-deps), and the test fails
+where they are missing (it is skipped only when not run as root). It prints the time of each step.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from django.conf import settings
 
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.ops import files
-from tests.ops.image import Image, Timings, built_image, chroot_argv, missing_prerequisites, process_uid
+from tests.ops.image import Image, Timings, built_image, chroot_argv, missing_prerequisites, missing_tools, process_uid
 from tests.ops.pg import PostgresCluster
 from tests.patches.seed import PIPELINE, SEED_FILES, SEED_PATCH
 from tests.support.net import free_port
@@ -53,6 +53,7 @@ def timings() -> Timings:
 
 @pytest.fixture(scope="module")
 def image(tmp_path_factory: pytest.TempPathFactory, timings: Timings) -> Iterator[Image]:
+    assert not (missing := missing_tools()), missing
     if reason := missing_prerequisites():
         pytest.skip(f"image not built: {reason}")
     with built_image(Path(settings.BASE_DIR), tmp_path_factory.mktemp("image-build"), timings) as built:

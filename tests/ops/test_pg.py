@@ -14,7 +14,15 @@ from django.conf import settings
 from tests.ops import pg
 from tests.support.net import port_is_open
 
-pytestmark = pytest.mark.skipif(pg.bin_dir() is None, reason="PostgreSQL's binaries are not installed")
+pytestmark = pytest.mark.usefixtures("postgres_installed")
+
+
+@pytest.fixture
+def postgres_installed() -> None:
+    assert pg.bin_dir() is not None, (
+        "PostgreSQL's binaries are not installed: apt-get install postgresql (.ci/test-deps)"
+    )
+
 
 SHOW_DATABASE = """
 import os, sys, psycopg

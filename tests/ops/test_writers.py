@@ -23,6 +23,7 @@ from inventory.live.events import watch_events_apply
 from inventory.live.resync import kind_list_store
 from inventory.locks import cluster_write_lock
 from inventory.models import Cluster, Kind, Resource
+from inventory.parsed import load_inventory
 from inventory.signals import inventory_changed
 from inventory.sync import ApplyResult, Change, returned_store
 from matrix.selectors import current_build
@@ -118,6 +119,38 @@ def test_a_burst_of_watch_list_and_matrix_writers_meets_no_deadlock_and_no_lock(
         (BATCHES - 2) * len(range(0, BATCH, 3))
     )
     assert matrix_is_level(cluster)
+
+
+def _load(cluster: Cluster, done: threading.Event) -> None:
+    while not done.is_set():
+        inventory = load_inventory(cluster)
+        assert all(rid in inventory.keys for rid in inventory.ids.values())
+
+
+def test_writers_and_readers_with_caches_of_one_entry_never_miss_a_parse(settings: Any) -> None:
+    """Issue 36: a bounded cache evicted a parse between the heads' read and its use, and the
+    reader failed ("no cached parse and no body"). With every cache at one entry, each load
+    under the writers meets that eviction, and must read the body instead."""
+    settings.CACHE_ENTRIES = {**settings.CACHE_ENTRIES, "parsed_objects": 1, "inventories": 1}
+    cluster = Cluster.objects.create(name="small", source=Cluster.Source.KUBECONFIG, kubeconfig="/nowhere")
+    kind_list_store(cluster, Kind.CLUSTER_SERVING_RUNTIME, [runtime("rt-0")], "1", last=True)
+    matrix_rebuild(cluster)
+    done, failures = threading.Event(), []
+    work = [_watch, _list, _matrix, _load, _load]
+    threads = [_in_thread(lambda work=work: work(cluster, done), failures) for work in work]
+
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=600)
+
+    assert not any(thread.is_alive() for thread in threads)
+    assert failures == []
+    inventory = load_inventory(cluster)
+    assert (
+        sum(key[2].startswith("burst-") for key in inventory.models)
+        == Resource.objects.filter(cluster=cluster, name__startswith="burst-").count()
+    )
 
 
 def _a_lock_is_awaited() -> bool:

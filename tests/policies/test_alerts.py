@@ -35,7 +35,7 @@ ALERT_NAMES = [rule["alert"] for group in RULE["spec"]["groups"] for rule in gro
 
 def promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     binary = shutil.which("promtool")
-    assert binary, "promtool is missing: apt-get install prometheus (.ci/run installs it)"
+    assert binary, "promtool is missing: apt-get install prometheus (.ci/test-deps installs it)"
     return subprocess.run([binary, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 

@@ -99,6 +99,26 @@ def environ_without(*names: str) -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if key not in names}
 
 
+def load_scaled(seconds: float) -> float:
+    """`seconds` on an idle machine, stretched by how busy it is now (the one-minute load average
+    per core, at least 1): a start-up that takes 20 s alone takes 80 s beside three CPU hogs per core."""
+    return seconds * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
+def processes_with_env(entry: str) -> list[int]:
+    """The pids of this user's processes whose environment holds `entry` (NAME=value): what a
+    supervisor started, its children's children included, whoever their parent is now."""
+    found = []
+    needle = entry.encode() + b"\0"
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if needle in environ.read_bytes():
+                found.append(int(environ.parent.name))
+        except OSError:  # gone meanwhile, or not ours
+            continue
+    return found
+
+
 def wait_until(check: Callable[[], bool], *, timeout: float, interval: float = 0.05) -> bool:
     """Poll `check` (state another process or thread changes) until it holds; False on timeout."""
     deadline = time.monotonic() + timeout

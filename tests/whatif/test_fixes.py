@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -186,7 +185,6 @@ def test_the_api_refuses_a_runtime_of_another_cluster(client: Client, demo: Clus
     assert response.json()["field"] == "runtime"
 
 
-@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 @pytest.mark.django_db
 def test_every_kubectl_command_shown_for_a_version_mismatch_works_against_the_api_server(
     tmp_path: Path, settings: Any
