@@ -527,7 +527,7 @@ CACHE_ENTRIES: dict[str, int] = {
     "near_misses": 512,  # (model, namespace, runtime, reader's rights) -> a model's near misses
     "status_rows": 64,  # (cluster, query, runtimes, statuses) -> the matrix rows with those statuses
     "matrix_namespaces": 64,  # builds' namespaces (matrix rows), for the namespace filter
-    "upgrade_diffs": 64,  # (cluster, other profile) -> the upgrade report's differences
+    "upgrade_diffs": 64,  # (cluster, other profile, namespaces a reader reads) -> the upgrade report's differences
     "fleet_clusters": 256,  # clusters' data as the fleet shows it
     "fleets": 32,  # fleets, one per set of clusters readers see
     "metrics_cell_counts": 256,  # clusters' cells by status for /metrics

@@ -46,10 +46,10 @@ PACKAGES = (
 )
 TEMPLATES = ROOT / "templates"
 # Views, API modules, selectors and template tags, and the modules only they call (a model's
-# rankings, its near misses): they answer a reader, so derived data (a parsed inventory, a read
+# rankings, the upgrade report, near misses): they answer a reader, so derived data (a parsed inventory, a read
 # for the system) comes through the reader's scope there too.
 SERVES_READERS = re.compile(
-    r"(^|/)(views|api|selectors|templatetags)(/|\.py$)|_api\.py$|^matrix/rankings\.py$|^whatif/fixes\.py$"
+    r"(^|/)(views|api|selectors|templatetags)(/|\.py$)|_api\.py$|^matrix/(rankings|upgrade)\.py$|^whatif/fixes\.py$"
 )
 # Writes that read nothing; `restrict` is the read path itself.
 MANAGER_USES = frozenset({"restrict", "create", "bulk_create"})
