@@ -22,7 +22,7 @@ class InferenceServiceVerdict(models.Model):
     name = models.CharField(max_length=253)
     uid = models.CharField(max_length=64, blank=True)
     spec_hash = models.CharField(max_length=64, blank=True)
-    # Verdicts: selected, named, advisory, blocked or waiting; runtimes as [kind, namespace, name] or null.
+    # Verdicts: selected, named, advisory, blocked, waiting or silent; runtimes as [kind, namespace, name] or null.
     first_seen_at = models.DateTimeField()
     first_verdict = models.CharField(max_length=16)
     first_failure = models.CharField(max_length=32, blank=True)

@@ -13,12 +13,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .diff import changed_objects
 from .policy import Labels, PolicyError, PolicySection, Verdicts, evaluate, exit_code, labels_of, load_policies, render
 from .policy.types import Assertion
 from .report import Section, verdict
-from .reporting import EXIT_BAD_INPUT, add_format_options, add_lenient_option, fail_on_of
+from .reporting import EXIT_BAD_INPUT, add_behaviour_option, add_format_options, add_lenient_option, fail_on_of
 from .reporting import render as render_diff
 from .tree import Objects, TreeError, read_checked, tree_of
 
@@ -50,7 +49,7 @@ def add_check_command(commands: argparse._SubParsersAction) -> None:  # type: ig
         "(`check --policy P1.yaml P2.yaml TREE`)",
     )
     add_policy_option(command, required=True)
-    command.add_argument("--behaviour", metavar="NAME", default=DEFAULT_BEHAVIOUR, choices=sorted(BEHAVIOURS))
+    add_behaviour_option(command)
     add_lenient_option(command)
     add_format_options(command)
     command.set_defaults(run=run_check)
@@ -83,7 +82,7 @@ def run_check(args: argparse.Namespace) -> int:
         for warning in objects.warnings:
             print(warning, file=sys.stderr)
         outcomes = evaluate(assertions, Verdicts(objects), cluster=args.cluster, labels=labels)
-        sections = [PolicySection(" ".join(args.tree), outcomes)]
+        sections = [PolicySection(" ".join(args.tree), outcomes, behaviour=objects.behaviour.name)]
         _write(render(sections, args.format), render(sections, "junit"), args)
         return exit_code(sections)
     except (PolicyError, TreeError) as error:
@@ -110,7 +109,7 @@ def policy_section(args: argparse.Namespace, title: str, trees: Sequence[tuple[O
         assertions, Verdicts(head), cluster=args.cluster, labels=head_labels, baseline=base_verdicts.baseline()
     )
     changed = frozenset(key for key, _action in changed_objects(base, head))
-    return PolicySection(title, after, before, changed)
+    return PolicySection(title, after, before, changed, behaviour=head.behaviour.name)
 
 
 def emit_with_policies(sections: Sequence[Section], policies: PolicySection, args: argparse.Namespace) -> int:

@@ -31,7 +31,7 @@ from .diff_results import (
     key_label,
 )
 from .everywhere import fold_everywhere
-from .isvc import BLOCKED, WAITING, IsvcOutcome, evaluate_isvc, invalid_isvc
+from .isvc import BLOCKED, SILENT, WAITING, IsvcOutcome, evaluate_isvc, invalid_isvc
 from .select import model_error
 from .tree import Objects
 from .types import RUNTIME_KINDS, ObjectKey
@@ -255,7 +255,7 @@ def _isvc_change(key: ObjectKey, old: IsvcOutcome | None, new: IsvcOutcome | Non
     reason: str | None
     if new is None:
         reason = "the InferenceService is removed"
-    elif new.verdict in (BLOCKED, WAITING):
+    elif new.verdict in (BLOCKED, WAITING, SILENT):
         reason = new.error
     elif old is not None and old.runtime != new.runtime:
         reason = f"runtime {key_label(old.runtime)} -> {key_label(new.runtime)}" + (

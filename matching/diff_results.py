@@ -188,8 +188,9 @@ class DiffRow:
 @dataclass(frozen=True)
 class DiffIsvc:
     """One InferenceService OME would decide differently. Verdicts are `matching.isvc`'s
-    (selected | named | advisory | blocked), None where the service is absent. `reason`: OME's
-    error for a blocked service, else a note on what changed."""
+    (selected | named | advisory | blocked | waiting | silent), None where the service is
+    absent. `reason`: OME's error (or, for silent, its log line) for a service it does not
+    deploy, else a note on what changed."""
 
     isvc: ObjectKey
     old_verdict: str | None

@@ -24,6 +24,8 @@ class PolicySection:
     outcomes: Sequence[Outcome]
     base: Sequence[Outcome] | None = None
     changed: frozenset[ObjectKey] = field(default_factory=frozenset)
+    behaviour: str = ""
+    """The OME profile that judged the verdicts the assertions read ("" when the caller says it elsewhere)."""
 
     def _base_subjects(self, outcome: Outcome) -> set[str]:
         for old in self.base or ():
@@ -92,6 +94,8 @@ def text_report(sections: Sequence[PolicySection]) -> str:
     lines: list[str] = []
     for section in sections:
         lines.append(f"== policies: {section.title}")
+        if section.behaviour:
+            lines.append(f"Judged as OME {section.behaviour}.")
         for outcome in section.outcomes:
             lines.append(_headline(outcome))
             if not outcome.passed and _owner_line(outcome):
@@ -110,6 +114,7 @@ def json_report(sections: Sequence[PolicySection]) -> dict[str, object]:
         "sections": [
             {
                 "title": section.title,
+                "behaviour": section.behaviour or None,
                 "assertions": [
                     {
                         **outcome.to_dict(),
@@ -130,7 +135,14 @@ def markdown_report(sections: Sequence[PolicySection], *, limit: int = 20) -> st
     icon = "❌" if exit_code(sections) else "✅"
     lines = [f"### {icon} OME policies: {md(summary(sections))}", ""]
     for section in sections:
-        lines += [f"#### {md(section.title)}", "", "| assertion | kind | severity | result |", "|---|---|---|---|"]
+        judged = [f"Judged as OME {md(section.behaviour)}.", ""] if section.behaviour else []
+        lines += [
+            f"#### {md(section.title)}",
+            "",
+            *judged,
+            "| assertion | kind | severity | result |",
+            "|---|---|---|---|",
+        ]
         for outcome in section.outcomes:
             result = "pass" if outcome.passed else f"**{len(outcome.failures)} failing**"
             assertion = outcome.assertion

@@ -47,6 +47,14 @@ def test_the_demo_policy_passes_on_the_demo(trees: tuple[Path, Path]) -> None:
     assert "Policies OK: 10 assertion(s) evaluated, 0 failing" in result.stdout
 
 
+def test_a_check_report_says_which_ome_judged_a_release_name_included(trees: tuple[Path, Path]) -> None:
+    default = matching("check", "--policy", PASSING, trees[0])
+    named = matching("check", "--behaviour", "v1.2.2", "--json", "--policy", PASSING, trees[0])
+
+    assert "\nJudged as OME v1.3.\n" in default.stdout
+    assert [section["behaviour"] for section in json.loads(named.stdout)["sections"]] == ["17b77eda"]
+
+
 def test_the_seed_policy_fails_on_the_demo_with_omes_reason(trees: tuple[Path, Path], tmp_path: Path) -> None:
     result = matching("check", "--policy", SEED, "--policy", PASSING, "--junit", tmp_path / "r.xml", trees[0])
 

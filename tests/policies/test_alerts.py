@@ -20,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from access.scope import SYSTEM
 from inventory.models import Cluster
+from isvcs.models import InferenceServiceVerdict
 from ome_dashboard.ops.metrics import registry_for
 from policies.evaluation import policies_evaluate
 from policies.services import policies_load_files
@@ -152,3 +153,17 @@ def test_the_policy_metrics_count_failing_assertions_without_naming_models(expor
     for name in ("ome_policy_assertions", "ome_policy_assertions_failing", "ome_inferenceservices",
                  "ome_cluster_freshness", "ome_policy_evaluation_timestamp_seconds"):  # fmt: skip
         assert {label for labels in exported[name] for label in labels} <= bounded
+
+
+@pytest.mark.django_db
+def test_a_silent_service_has_its_own_state_not_deployable(exported: dict[str, Any], demo: Cluster) -> None:
+    # v1.3's verdict silent: OME admitted the service and does nothing (matching.SILENT).
+    before = generate_latest(registry_for(SYSTEM)).decode()
+    row = InferenceServiceVerdict.objects.filter(cluster=demo, current_verdict="selected").first()
+    assert row is not None
+    InferenceServiceVerdict.objects.filter(pk=row.pk).update(current_verdict="silent")
+
+    after = generate_latest(registry_for(SYSTEM)).decode()
+
+    assert 'ome_inferenceservices{cluster="demo",state="silent"} 0.0' in before
+    assert 'ome_inferenceservices{cluster="demo",state="silent"} 1.0' in after

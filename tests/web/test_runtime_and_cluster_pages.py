@@ -114,6 +114,27 @@ def test_the_inference_services_page_lists_blocked_services_apart_with_their_fix
     )
 
 
+def test_a_service_ome_admits_and_then_ignores_is_listed_apart_with_the_log_line(
+    client: Client, cluster: Cluster
+) -> None:
+    # ome-docs guides/troubleshoot/troubleshoot-an-inferenceservice.md: a BaseModel referenced
+    # without kind: BaseModel (the kind defaults to ClusterBaseModel) gets no pods, no event, and
+    # the controller logs `Failed to get referenced ClusterBaseModel`.
+    stored = Resource.objects.get(cluster=cluster, kind="InferenceService", namespace="team-b", name="qwen3-moe-fp8")
+    silent = copy.deepcopy(stored.obj)
+    silent["metadata"].update({"name": "kind-left-out", "uid": "uid-kind-left-out"})
+    del silent["spec"]["model"]["kind"]
+    event_apply(cluster, "ADDED", silent)
+
+    html = client.get(reverse("matrix:isvcs"), {"cluster": "demo"}).content.decode()
+
+    assert isvc_groups(html)["silent"] == ["team-b/kind-left-out"]
+    row = isvc_row(html, "team-b/kind-left-out")
+    assert "admitted, silently not deployed" in row
+    assert "Failed to get referenced ClusterBaseModel" in row
+    assert "set spec.model.kind: BaseModel" in row
+
+
 def test_a_long_no_runtime_error_is_one_collapsed_entry_per_runtime(client: Client, cluster: Cluster) -> None:
     html = client.get(reverse("matrix:isvcs"), {"cluster": "demo", "search": "llama-8b"}).content.decode()
 
