@@ -245,17 +245,27 @@ def pipeline_fixable(
     return fixable
 
 
+# (cluster id, cluster creation time, the namespaces a reader reads) -> that reader's part of
+# the Inventory at a fingerprint: readers of the same namespaces share one part (and its grid).
+_PARTS: VersionedCache[str, Inventory] = VersionedCache("inventory_parts")
+
+
 def inventory_for(cluster: Cluster, *, scope: Scope) -> Inventory:
     """The cluster's inventory as `scope` reads it: the one door to a parsed inventory for a
     reader. Whole for a reader of the whole cluster; else only the objects of the namespaces it
     reads and the cluster-scoped ones (Scope.reads, the rule Scope.q writes in SQL for
     Resource.objects.restrict), so a what-if, a check or a count names only those. Its
     fingerprint names the namespaces read: a cache keyed by it holds one reader's part apart
-    from another's."""
+    from another's. A part is made once per inventory fingerprint and set of namespaces."""
     inventory = load_inventory(cluster)
     readable = scope.read_namespaces(cluster.name)
     if readable is None:
         return inventory
+    owner = (cluster.pk, cluster.created_at, readable)
+    return _PARTS.get(owner, inventory.fingerprint, lambda _stale: _part(inventory, readable))
+
+
+def _part(inventory: Inventory, readable: frozenset[str]) -> Inventory:
     part = inventory.copy(fingerprint=f"{inventory.fingerprint}:part:{','.join(sorted(readable))}")
     for key in {*part.ids, *part.models, *part.runtimes, *part.isvcs, *part.invalid}:
         if key[1] not in readable:

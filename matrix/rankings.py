@@ -8,7 +8,7 @@ from typing import Any
 
 from access.scope import Scope
 from inventory.models import Cluster, Resource
-from inventory.parsed import Inventory, load_inventory, pipeline_fixable
+from inventory.parsed import Inventory, inventory_for, pipeline_fixable
 from inventory.selectors import resources_visible
 from isvcs.services import IsvcVerdict, isvc_verdicts
 from matching import Model, ObjectKey, Runtime
@@ -49,14 +49,17 @@ def _patchable(inventory: Inventory, model_key: ObjectKey, runtime: Resource) ->
     return runtime.has_pipeline and bool(pipeline_fixable(inventory, [(model_key, runtime.key)]))
 
 
-def model_ranking(cluster: Cluster, row: MatrixRow | None, model: Resource, namespace: str) -> ModelRanking:
-    """The runtimes of a model's row in one namespace: ranked as OME ranks them (first = OME's
-    pick), manual-only with why, and every other runtime in scope with OME's reason."""
+def model_ranking(
+    cluster: Cluster, row: MatrixRow | None, model: Resource, namespace: str, *, scope: Scope
+) -> ModelRanking:
+    """The runtimes of a model's row (read through restrict) in one namespace: ranked as OME
+    ranks them (first = OME's pick), manual-only with why, and every other runtime in scope
+    with OME's reason, from what `scope` reads."""
     if row is None:
         return ModelRanking(namespace=namespace, row=None, ranked=[], manual=[], excluded=[])
-    inventory = load_inventory(cluster)
-    scope = list(runtimes_in_scope(cluster, namespace).defer("obj"))
-    by_key = {runtime.key: runtime for runtime in scope}
+    inventory = inventory_for(cluster, scope=scope)
+    in_scope = list(runtimes_in_scope(cluster, namespace).defer("obj"))
+    by_key = {runtime.key: runtime for runtime in in_scope}
     statuses = row_statuses(row.compatible, row.manual)
     ranked = [
         RankedRuntime(by_key[item.key], statuses[item.key], item.score, item.entry)
@@ -75,7 +78,7 @@ def model_ranking(cluster: Cluster, row: MatrixRow | None, model: Resource, name
             reason=cell_reason_in(inventory, model.key, runtime.key, namespace),
             patchable=_patchable(inventory, model.key, runtime),
         )
-        for runtime in scope
+        for runtime in in_scope
         if runtime.key not in statuses
     ]
     excluded.sort(key=lambda item: (not item.patchable, item.status, item.runtime.name))
@@ -98,8 +101,8 @@ class EntryMatches:
 
 def runtime_matches(cluster: Cluster, runtime: Resource, *, scope: Scope) -> tuple[list[EntryMatches], set[int]]:
     """Per entry of the runtime, the models it matches (OME uses a runtime's first passing
-    entry); and the ids of the models whose OME pick it is in some namespace."""
-    inventory = load_inventory(cluster)
+    entry); and the ids of the models whose OME pick it is in some namespace; of what `scope` reads."""
+    inventory = inventory_for(cluster, scope=scope)
     parsed = inventory.runtimes.get(runtime.key)
     if parsed is None:
         return [], set()
@@ -127,7 +130,8 @@ def runtime_matches(cluster: Cluster, runtime: Resource, *, scope: Scope) -> tup
     return entries, picked
 
 
-def parsed_object(cluster: Cluster, resource: Resource) -> Model | Runtime | None:
-    """The stored model or runtime as `matching` reads it; None when it cannot be parsed."""
-    inventory = load_inventory(cluster)
+def parsed_object(cluster: Cluster, resource: Resource, *, scope: Scope) -> Model | Runtime | None:
+    """The stored model or runtime as `matching` reads it; None when it cannot be parsed or the
+    scope does not read it."""
+    inventory = inventory_for(cluster, scope=scope)
     return inventory.models.get(resource.key) or inventory.runtimes.get(resource.key)

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 
 from access.restrict import Action
-from access.scope import SYSTEM, Scope
+from access.scope import Scope
 from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.models import Cluster, Resource
-from inventory.parsed import Inventory, inventory_for, load_inventory
+from inventory.parsed import Inventory, inventory_for
 from matching import (
     CheckReport,
     ObjectKey,
@@ -97,21 +97,21 @@ def rows_visible(scope: Scope) -> QuerySet[MatrixRow]:
     return MatrixRow.objects.restrict(scope, Action.VIEW)
 
 
-# Cluster id -> the namespaces a build generation has rows for, "" (cluster scope) first.
+# (cluster id, the namespaces a reader reads) -> those a build generation has rows for, ""
+# (cluster scope) first: each entry is one reader's answer, read through restrict.
 _NAMESPACES: VersionedCache[tuple[object, ...], tuple[str, ...]] = VersionedCache("matrix_namespaces")
 
 
 def matrix_namespaces(build: MatrixBuild, *, scope: Scope) -> list[str]:
-    """The namespaces the build has rows for that the scope reads, "" (cluster scope) first.
-    Every reader's answer comes from one read per build generation, narrowed as `restrict`
-    narrows rows (Scope.reads is the rule its query encodes)."""
+    """The namespaces the build has rows for that the scope reads, "" (cluster scope) first:
+    read through restrict once per build generation for the readers of the same namespaces."""
 
     def load(_stale: object) -> tuple[str, ...]:
-        rows = rows_visible(SYSTEM).filter(build=build).order_by("namespace")
+        rows = rows_visible(scope).filter(build=build).order_by("namespace")
         return tuple(rows.values_list("namespace", flat=True).distinct())
 
-    every = _NAMESPACES.get(build.cluster_id, build.generation, load)
-    return [namespace for namespace in every if scope.reads(build.cluster.name, namespace)]
+    owner = (build.cluster_id, scope.read_namespaces(build.cluster.name))
+    return list(_NAMESPACES.get(owner, build.generation, load))
 
 
 def cell_change_list(scope: Scope) -> QuerySet[CellChange]:
@@ -140,19 +140,24 @@ def cell_status_counts(build: MatrixBuild, *, scope: Scope) -> Counter[str]:
     return counts
 
 
-# Cluster id -> the inventory the cells of a build generation are explained with.
+# (cluster id, the namespaces a reader reads) -> the part of the inventory (inventory_for) the
+# cells of a build generation are explained with to the readers of those namespaces.
 _INVENTORIES: VersionedCache[tuple[object, ...], Inventory] = VersionedCache("reason_inventories")
 
 
-def build_inventory(build: MatrixBuild) -> Inventory:
-    """The parsed inventory the build's readers explain cells with, loaded once per generation."""
-    return _INVENTORIES.get(build.cluster_id, build.generation, lambda _stale: load_inventory(build.cluster))
+def build_inventory(build: MatrixBuild, *, scope: Scope) -> Inventory:
+    """The parsed inventory, as the scope reads it, the build's readers explain cells with,
+    loaded once per generation."""
+    owner = (build.cluster_id, scope.read_namespaces(build.cluster.name))
+    return _INVENTORIES.get(owner, build.generation, lambda _stale: inventory_for(build.cluster, scope=scope))
 
 
-def cell_reason(cluster: Cluster, model_key: ObjectKey, runtime_key: ObjectKey, namespace: str) -> str | None:
+def cell_reason(
+    cluster: Cluster, model_key: ObjectKey, runtime_key: ObjectKey, namespace: str, *, scope: Scope
+) -> str | None:
     """OME's reason for a cell that is not a match: the runtime's incompatibility, or for a
-    compatible runtime that auto-selection skips, why."""
-    return cell_reason_in(load_inventory(cluster), model_key, runtime_key, namespace)
+    compatible runtime that auto-selection skips, why; from what the scope reads."""
+    return cell_reason_in(inventory_for(cluster, scope=scope), model_key, runtime_key, namespace)
 
 
 def cell_reason_in(inventory: Inventory, model_key: ObjectKey, runtime_key: ObjectKey, namespace: str) -> str | None:
@@ -169,10 +174,10 @@ def cell_reason_in(inventory: Inventory, model_key: ObjectKey, runtime_key: Obje
     return inventory.grid.select(model_key, namespace).manual_keys.get(runtime_key)
 
 
-def cell_reasoner(build: MatrixBuild) -> Callable[[Cell], str | None]:
+def cell_reasoner(build: MatrixBuild, *, scope: Scope) -> Callable[[Cell], str | None]:
     """`cell_reason` for the build's cells, from the inventory read once per build generation;
     None for a match."""
-    inventory = build_inventory(build)
+    inventory = build_inventory(build, scope=scope)
 
     def reason(cell: Cell) -> str | None:
         if cell.status in MATCH_STATUSES:
@@ -202,9 +207,10 @@ class CellTrace:
     """Each entry's weights as the scorer uses them, and where each comes from."""
 
 
-def cell_trace(cluster: Cluster, model_key: ObjectKey, runtime_key: ObjectKey) -> CellTrace | None:
-    """None when either object cannot be parsed (its error is the cell's reason)."""
-    inventory = load_inventory(cluster)
+def cell_trace(cluster: Cluster, model_key: ObjectKey, runtime_key: ObjectKey, *, scope: Scope) -> CellTrace | None:
+    """None when either object cannot be parsed (its error is the cell's reason) or the scope
+    does not read it."""
+    inventory = inventory_for(cluster, scope=scope)
     model, runtime = inventory.models.get(model_key), inventory.runtimes.get(runtime_key)
     if model is None or runtime is None:
         return None
@@ -216,18 +222,21 @@ def cell_trace(cluster: Cluster, model_key: ObjectKey, runtime_key: ObjectKey) -
     )
 
 
-def selection_exclusions(cluster: Cluster, model_key: ObjectKey, namespace: str | None = None) -> dict[ObjectKey, str]:
-    """The runtimes in scope that cannot serve the model, each by its key with OME's reason:
-    `Selection.excluded` names them only, and a name can be used in two scopes."""
-    inventory = load_inventory(cluster)
+def selection_exclusions(
+    cluster: Cluster, model_key: ObjectKey, namespace: str | None = None, *, scope: Scope
+) -> dict[ObjectKey, str]:
+    """The runtimes in scope of the namespace that cannot serve the model, each by its key with
+    OME's reason, of those the scope reads: `Selection.excluded` names them only, and a name can
+    be used in two scopes."""
+    inventory = inventory_for(cluster, scope=scope)
     if model_key not in inventory.models:
         return {}
-    scope = model_key[1] if namespace is None else namespace
+    where = model_key[1] if namespace is None else namespace
     compatible = inventory.grid.compatible_entries(model_key)
     return {
         key: inventory.grid.reason(model_key, key) or ""
         for key, runtime in sorted(inventory.runtimes.items())
-        if (runtime.is_cluster or key[1] == scope) and key not in compatible
+        if (runtime.is_cluster or key[1] == where) and key not in compatible
     }
 
 

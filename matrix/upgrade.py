@@ -12,7 +12,7 @@ from core.cache import VersionedCache
 from core.errors import DomainError
 from inventory.models import Cluster
 from inventory.ome_release import Judgement, judge
-from inventory.parsed import load_inventory
+from inventory.parsed import inventory_for
 from matching import Difference, ObjectKey, key_text
 
 SUBJECTS = (
@@ -105,22 +105,21 @@ def other_behaviour(name: str | None) -> matching.Behaviour:
 
 def upgrade_report(cluster: Cluster, to: str | None = None, *, scope: Scope) -> UpgradeReport:
     """What `to` (default: the newest profile) decides differently from the cluster's profile,
-    in the objects and namespaces `scope` reads."""
+    in the objects and namespaces `scope` reads (inventory_for): computed once per part of the
+    inventory, whose fingerprint names the namespaces read."""
     other = other_behaviour(to)
-    inventory = load_inventory(cluster)
+    inventory = inventory_for(cluster, scope=scope)
     differences = _DIFFS.get(
-        (cluster.pk, other.name),
+        (cluster.pk, other.name, scope.read_namespaces(cluster.name)),
         inventory.fingerprint,
         lambda _stale: matching.behaviour_diff(inventory.grid, other, inventory.invalid),
     )
-    if not scope.reads_whole(cluster.name):
-        differences = [item for item in differences if _readable(item, scope, cluster.name)]
     return UpgradeReport(
         cluster=cluster,
         judgement=judge(cluster),
         other=other,
         differences=differences,
-        ids={key: pk for key, pk in inventory.ids.items() if scope.reads(cluster.name, key[1])},
+        ids=dict(inventory.ids),
         namespaces=("", *inventory.grid.namespaces),
     )
 
@@ -146,10 +145,3 @@ def _folded(items: list[Difference], namespaces: tuple[str, ...]) -> list[tuple[
 def _model(item: Difference) -> ObjectKey:
     assert item.model is not None  # a selection names its model
     return item.model
-
-
-def _readable(item: Difference, scope: Scope, cluster: str) -> bool:
-    """Every object and namespace the difference names (its values may be runtime keys) is readable."""
-    keys = [key for key in (item.model, item.runtime, item.isvc) if key is not None]
-    keys += [value for value in (item.before, item.after) if isinstance(value, tuple) and len(value) == 3]
-    return scope.keys_visible(cluster, keys) and (item.namespace is None or scope.reads(cluster, item.namespace))

@@ -548,8 +548,9 @@ CACHE_ENTRIES: dict[str, int] = {
     "cell_layouts": 64,  # (cluster, filter) -> where each row's cells start
     "cell_lists": 64,  # (cluster, filter, reader's rights) -> the cells a parsed query selects (with its layout)
     "build_data": 64,  # build -> its serialized form
-    "reason_inventories": 2,  # clusters whose parsed inventory explains cells (reasons)
+    "reason_inventories": 8,  # (cluster, namespaces a reader reads) -> the parsed inventory that explains cells (reasons)
     "inventories": 64,  # clusters' parsed inventories, caught up from changes
+    "inventory_parts": 64,  # (cluster, namespaces a reader reads) -> that part of its parsed inventory
     "parsed_objects": 200_000,  # parsed objects (models, runtimes, InferenceServices), all clusters
     "grid_texts": 65_536,  # per grid: reasons and checks of (model signature, runtime), ~0.4 KB each
     "lint_reports": 64,  # clusters' lint reports
@@ -558,7 +559,7 @@ CACHE_ENTRIES: dict[str, int] = {
     "near_misses": 512,  # (model, namespace, runtime, reader's rights) -> a model's near misses
     "status_rows": 64,  # (cluster, query, runtimes, statuses) -> the matrix rows with those statuses
     "matrix_namespaces": 64,  # builds' namespaces (matrix rows), for the namespace filter
-    "upgrade_diffs": 64,  # (cluster, other profile) -> the upgrade report's differences
+    "upgrade_diffs": 64,  # (cluster, other profile, namespaces a reader reads) -> the upgrade report's differences
     "fleet_clusters": 256,  # clusters' data as the fleet shows it
     "fleets": 32,  # fleets, one per set of clusters readers see
     "metrics_cell_counts": 256,  # clusters' cells by status for /metrics

@@ -45,9 +45,12 @@ PACKAGES = (
     "whatif",
 )
 TEMPLATES = ROOT / "templates"
-# Views, API modules, selectors and template tags: they answer a reader, so derived data
-# (a parsed inventory, a read for the system) comes through the reader's scope there too.
-SERVES_READERS = re.compile(r"(^|/)(views|api|selectors|templatetags)(/|\.py$)|_api\.py$")
+# Views, API modules, selectors and template tags, and the modules only they call (a model's
+# rankings, the upgrade report, near misses): they answer a reader, so derived data (a parsed inventory, a read
+# for the system) comes through the reader's scope there too.
+SERVES_READERS = re.compile(
+    r"(^|/)(views|api|selectors|templatetags)(/|\.py$)|_api\.py$|^matrix/(rankings|upgrade)\.py$|^whatif/fixes\.py$"
+)
 # Writes that read nothing; `restrict` is the read path itself.
 MANAGER_USES = frozenset({"restrict", "create", "bulk_create"})
 QUERYSET_METHODS = frozenset(
@@ -91,18 +94,9 @@ def _each(module: str, reason: str, *functions: str) -> dict[str, str]:
 # design, and why. No whole module: a module serves readers one function at a time.
 ALLOWED: dict[str, str] = {
     # Derived data in modules that answer readers (SERVES_READERS), each read for no reader:
-    "matrix/selectors.py:matrix_namespaces": "the namespaces of a build, read once per generation with SYSTEM and "
-    "cached for every reader; each reader keeps those Scope.reads allows",
-    "matrix/selectors.py:build_inventory": "the inventory a build's cells are explained with, cached per generation; "
-    "the cells come from rows_visible(scope) and a reason names only the cell's model and runtime",
-    "matrix/selectors.py:cell_reason": "OME's reason for one cell whose model, runtime and namespace the caller read "
-    "through restrict (matrix views and API); names only those two objects",
-    "matrix/selectors.py:cell_trace": "the score arithmetic of one model and runtime the caller read through restrict; "
-    "names only those two objects",
-    "matrix/selectors.py:selection_exclusions": "the runtimes in scope of a namespace the caller reads (its own and the "
-    "cluster-scoped ones), for a model read through restrict",
-    "lint/selectors.py:lint_report_get": "lint judges the whole cluster (a cause may be in any namespace) and caches "
-    "that report per inventory; the reader is given only the groups whose objects it reads (_visible)",
+    "lint/selectors.py:lint_report_get": "lint judges the whole cluster (a finding's causes may be in any namespace) "
+    "and caches that report once per inventory; "
+    "the one way out is this function, which gives the reader only the findings and groups whose objects it reads",
     **_each(
         "inventory/sync.py",
         "sync and the inventory's other writes (a patch's): make the stored objects equal the cluster's, whoever reads them",

@@ -23,7 +23,7 @@ import matching
 from access.scope import Scope
 from core.cache import VersionedCache
 from inventory.models import Cluster, Resource
-from inventory.parsed import Inventory, inventory_for, load_inventory
+from inventory.parsed import Inventory, inventory_for
 from inventory.selectors import resources_visible
 from matching import Fix, NearMiss, ObjectKey, ObjectPatch
 
@@ -345,7 +345,7 @@ def model_near_misses(model: Resource, namespace: str, runtime: Resource | None 
     reader's rights: each costs a dozen what-ifs (~0.4 s for a 2,000 x 300 cluster), and the
     model page asks for it on every load."""
     owner = (model.pk, namespace, None if runtime is None else runtime.pk, scope.fingerprint())
-    version = load_inventory(model.cluster).fingerprint
+    version = inventory_for(model.cluster, scope=scope).fingerprint
     return _NEAR_MISSES.get(owner, version, lambda _stale: _near_misses(model, namespace, runtime, scope=scope))
 
 

@@ -73,7 +73,9 @@ class MatrixCellList(CellFilterView):
         assert isinstance(paginator, MatrixPagination)
         paginator.build, paginator.freshness = self.build, freshness
         page = paginator.paginate_queryset(cells, request, view=self)
-        reason = cell_reasoner(self.build) if query_flag(request, "reasons", default=True) else None
+        reason = (
+            cell_reasoner(self.build, scope=scope_of(request)) if query_flag(request, "reasons", default=True) else None
+        )
         response = paginator.get_paginated_response([cell_data(cell, reason) for cell in page or ()])
         return made_page(self.build, key, dict(response.data), freshness)
 
@@ -101,13 +103,13 @@ class MatrixCellDetail(MatrixView):
                 field="namespace",
                 status=404,
             )
-        trace = cell_trace(model.cluster, model.key, runtime.key)
+        trace = cell_trace(model.cluster, model.key, runtime.key, scope=scope_of(request))
         return Response(
             {
                 "ome": build_ome(self.build),
                 "build": build_data(self.build, scope_of(request)),
                 "freshness": cluster_freshness_data(self.build.cluster),
-                **cell_data(cell, cell_reasoner(self.build)),
+                **cell_data(cell, cell_reasoner(self.build, scope=scope_of(request))),
                 "check": None if trace is None else api_keys(trace.check.to_dict()),
                 "score_breakdown": [] if trace is None else score_data(trace),
             }
@@ -130,7 +132,7 @@ class SelectionView(MatrixView):
             selection = model_selection(model.cluster, model.key, namespace, scope=scope_of(request))
         except LookupError as error:
             raise ApiError(str(error), code="not_found", field="model", status=404) from None
-        excluded = selection_exclusions(model.cluster, model.key, namespace)
+        excluded = selection_exclusions(model.cluster, model.key, namespace, scope=scope_of(request))
         return Response(selection_data(model.key, selection, excluded))
 
 

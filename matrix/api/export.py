@@ -141,7 +141,11 @@ class MatrixCellExport(CellFilterView):
     def get(self, request: Request) -> StreamingHttpResponse:
         cells = self.cell_list(request)
         assert self.build is not None
-        reason = cell_reasoner(self.build) if query_flag(request, "reasons", default=False) else None
+        reason = (
+            cell_reasoner(self.build, scope=scope_of(request))
+            if query_flag(request, "reasons", default=False)
+            else None
+        )
         response = StreamingHttpResponse(_chunked(self.lines(cells, reason)), content_type=self.media_type)
         profile = judge(self.build.cluster).behaviour.name
         filename = f"ome-matrix-{self.build.cluster.name}-build{self.build.pk}-ome{profile}.{self.extension}"

@@ -38,7 +38,7 @@ def cell(request: HttpRequest, model_id: int, runtime_id: int, scope: str) -> Ht
     if build is not None and found is None:
         raise Http404(f"{runtime} is not in the scope of {model}'s row in namespace {namespace or '(cluster scope)'}")
     matches = found is not None and found.status in MATCH_STATUSES
-    trace = cell_trace(cluster, model.key, runtime.key)
+    trace = cell_trace(cluster, model.key, runtime.key, scope=reader)
     try:
         plan = pipeline_plan(model, runtime)
     except matching.ManifestError:
@@ -51,7 +51,7 @@ def cell(request: HttpRequest, model_id: int, runtime_id: int, scope: str) -> Ht
         "scope": scope_token(namespace),
         "build": build,
         "cell": found,
-        "reason": None if matches else cell_reason(cluster, model.key, runtime.key, namespace),
+        "reason": None if matches else cell_reason(cluster, model.key, runtime.key, namespace, scope=reader),
         "trace": trace,
         "entries": [] if trace is None else list(zip(trace.check.entries, trace.breakdown, trace.weights, strict=True)),
         "crd_weight": matching.CRD_DEFAULT_WEIGHT,
@@ -76,5 +76,5 @@ def cell_reason_line(request: HttpRequest, model_id: int, runtime_id: int, scope
         raise Http404("no such cell")
     reason = None
     if found.status not in MATCH_STATUSES:
-        reason = cell_reason(model.cluster, model.key, runtime.key, namespace)
+        reason = cell_reason(model.cluster, model.key, runtime.key, namespace, scope=reader)
     return render(request, "matrix/cell.html#reason-line", {"cell": found, "reason": reason})

@@ -74,7 +74,7 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
     default = resource.namespace if resource.kind == Kind.BASE_MODEL else ""
     namespace = scope_namespace(request.GET.get("namespace")) if request.GET.get("namespace") else default
     row = next((r for r in rows if r.namespace == namespace), None)
-    parsed = parsed_object(cluster, resource)
+    parsed = parsed_object(cluster, resource, scope=scope)
     pipeline_fields, provenance_note = pipeline_provenance(resource.obj)
     context = {
         "cluster": cluster,
@@ -84,7 +84,7 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
         "rows": rows,
         "namespace": namespace,
         "scope": scope_token(namespace),
-        "ranking": model_ranking(cluster, row, resource, namespace),
+        "ranking": model_ranking(cluster, row, resource, namespace, scope=scope),
         "unusable": unusable_from(resource, namespace),
         "pipeline_fields": pipeline_fields,
         "provenance_note": provenance_note,

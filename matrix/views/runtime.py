@@ -40,7 +40,7 @@ def size_range_text(runtime: object) -> str:
 def runtime_context(resource: Resource, *, scope: Scope) -> dict[str, Any]:
     cluster = resource.cluster
     entries, picked = runtime_matches(cluster, resource, scope=scope)
-    parsed = parsed_object(cluster, resource)
+    parsed = parsed_object(cluster, resource, scope=scope)
     return {
         "cluster": cluster,
         "runtime": resource,

@@ -7,7 +7,10 @@ Scope's Python predicate (`admits`, and `reads` on it) keeps exactly the rows `r
 for every action. Derived answers: the parsed inventory (`inventory_for`), the matrix's namespaces, the
 InferenceService verdicts, and the policy states with their failures (a failure shows when every
 object it names is a row the reader reads; a count over namespaces, pickCount, shows to readers
-of the whole cluster only: docs/policies.md).
+of the whole cluster only: docs/policies.md). The matrix's explanations (a cell's reason and
+trace, the reasons' inventory of a build, a selection's exclusions, a runtime's matches, a
+parsed object, the upgrade report's differences) equal those `matching` gives for an inventory
+parsed from the reader's rows alone.
 """
 
 from __future__ import annotations
@@ -22,15 +25,27 @@ from hypothesis import HealthCheck, example, given
 from hypothesis import settings as examples
 from hypothesis import strategies as st
 
+import matching
 from access.models import EVERY_CLUSTER, Grant, Role
 from access.restrict import Action
 from access.scope import Scope, scope_for_user
-from inventory.models import Cluster, Resource
-from inventory.parsed import inventory_for
+from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Resource
+from inventory.ome_release import judge
+from inventory.parsed import Inventory, inventory_for
 from isvcs.models import InferenceServiceVerdict
 from isvcs.services import isvc_verdicts
 from matrix.models import MatrixRow
-from matrix.selectors import current_build, matrix_namespaces
+from matrix.rankings import parsed_object, runtime_matches
+from matrix.selectors import (
+    build_inventory,
+    cell_reason,
+    cell_reason_in,
+    cell_trace,
+    current_build,
+    matrix_namespaces,
+    selection_exclusions,
+)
+from matrix.upgrade import upgrade_report
 from policies.models import AssertionState
 from policies.selectors import assertion_state_list
 from tests.access.world import CLUSTERS, NAMESPACES, build_world
@@ -85,6 +100,72 @@ def state_expected(state: AssertionState, readable: set[tuple[str, str, str]], w
     )
 
 
+def rows_inventory(cluster: Cluster, scope: Scope) -> Inventory:
+    """The reader's restrict-ed rows alone, parsed here by `matching`, under the cluster's profile."""
+    alone = Inventory(cluster_id=cluster.pk, behaviour=judge(cluster).behaviour)
+    for row in Resource.objects.restrict(scope, Action.VIEW).filter(cluster=cluster):
+        alone.ids[row.key] = row.pk
+        if row.error:
+            alone.invalid[row.key] = row.error
+        else:
+            alone.put(row.key, matching.parse_object(row.obj))
+    return alone
+
+
+def exclusions_alone(alone: Inventory, model: tuple[str, str, str], namespace: str) -> dict[Any, str]:
+    """The runtimes in scope of the namespace (its own and the cluster-scoped ones) that cannot
+    serve the model, with OME's reason, from the reader's rows alone."""
+    if model not in alone.models:
+        return {}
+    compatible = alone.grid.compatible_entries(model)
+    return {
+        key: alone.grid.reason(model, key) or ""
+        for key, runtime in alone.runtimes.items()
+        if (runtime.is_cluster or key[1] == namespace) and key not in compatible
+    }
+
+
+def check_explanations(cluster: Cluster, scope: Scope) -> None:
+    """Every explanation the matrix gives the reader, for every object of the cluster (read or
+    not) and every namespace, equals the one from the reader's rows alone."""
+    alone = rows_inventory(cluster, scope)
+    stored = list(Resource.objects.filter(cluster=cluster))
+    models = [item.key for item in stored if item.kind in MODEL_KINDS]
+    runtimes = [item for item in stored if item.kind in RUNTIME_KINDS]
+    for model in models:
+        for namespace in ("", *NAMESPACES[cluster.name]):
+            assert selection_exclusions(cluster, model, namespace, scope=scope) == exclusions_alone(
+                alone, model, namespace
+            )
+            for runtime in runtimes:
+                assert cell_reason(cluster, model, runtime.key, namespace, scope=scope) == cell_reason_in(
+                    alone, model, runtime.key, namespace
+                )
+        for runtime in runtimes:
+            trace = cell_trace(cluster, model, runtime.key, scope=scope)
+            readable = model in alone.models and runtime.key in alone.runtimes
+            assert (trace is not None) == readable
+            assert trace is None or trace.check.to_dict() == alone.grid.check(model, runtime.key).to_dict()
+    for item in stored:
+        assert parsed_object(cluster, item, scope=scope) == (alone.models.get(item.key) or alone.runtimes.get(item.key))
+    for runtime in runtimes:
+        entries, _picked = runtime_matches(cluster, runtime, scope=scope)
+        matched = {entry.index: {found.pk for found in entry.models} for entry in entries if entry.models}
+        expected: dict[int, set[int]] = {}
+        for model in alone.models:
+            index = alone.grid.compatible_entries(model).get(runtime.key)
+            if index is not None:
+                expected.setdefault(index, set()).add(alone.ids[model])
+        assert matched == expected
+    build = current_build(cluster)
+    assert build is not None
+    assert set(build_inventory(build, scope=scope).ids) == set(alone.ids)
+    for other in matching.BEHAVIOURS:  # the upgrade report, to each profile
+        report = upgrade_report(cluster, other, scope=scope)
+        assert report.differences == matching.behaviour_diff(alone.grid, matching.as_behaviour(other), alone.invalid)
+        assert report.ids == alone.ids
+
+
 def check_cluster(cluster: Cluster, scope: Scope, user: Any, grants: list[tuple[int, str, str]]) -> None:
     readable = keys(Resource.objects.restrict(scope, Action.VIEW).filter(cluster=cluster))
     # A count over every namespace covers tomorrow's too: shown to a grant on the whole cluster.
@@ -97,6 +178,7 @@ def check_cluster(cluster: Cluster, scope: Scope, user: Any, grants: list[tuple[
     assert readable == {key for key in every if scope.reads(cluster.name, key[1])}
 
     assert set(inventory_for(cluster, scope=scope).ids) == readable
+    check_explanations(cluster, scope)
 
     build = current_build(cluster)
     assert build is not None

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from access.scope import SYSTEM
 from inventory.models import Cluster, Resource
 from inventory.services import cluster_register, manifests_load, parse_cluster_setting
 from inventory.sync import event_apply
@@ -69,7 +70,7 @@ def test_the_seed_model_is_served_by_the_catalog_runtime_and_excluded_by_the_pip
     assert row(demo, "qwen-image-pvc").selected.name == "srt-qwen-image"
     assert statuses["srt-qwen-image"] == "selected"
     assert statuses["srt-qwen-image-pipeline"] == "excluded"
-    assert cell_reason(demo, PVC_MODEL, PIPELINE_RUNTIME, "") == (
+    assert cell_reason(demo, PVC_MODEL, PIPELINE_RUNTIME, "", scope=SYSTEM) == (
         "model format 'mt:diffusers:0.34.0.dev0:QwenImagePipeline:diffusers:0.34.0.dev0' not in supported "
         "formats: diffusion pipeline required by runtime but not specified in model"
     )
