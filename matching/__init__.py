@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from . import reasons
 from ._version import __version__
+from .admit import Admission, admit_runtime
 from .behaviour import (
     BEHAVIOURS,
     CHANGES,
@@ -98,6 +99,7 @@ __all__ = [
     "REPORT_FORMATS",
     "SELECTED",
     "WAITING",
+    "Admission",
     "Behaviour",
     "BehaviourInput",
     "CandidateIndex",
@@ -138,6 +140,7 @@ __all__ = [
     "TreeError",
     "Verdict",
     "__version__",
+    "admit_runtime",
     "as_applied",
     "as_behaviour",
     "behaviour_diff",

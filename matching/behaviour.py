@@ -32,9 +32,15 @@ CHANGES: dict[str, str] = {
     "not 'runtime not found' but an error OME retries (RuntimeValidationError, or RuntimeFetchError for a "
     "service without spec.model)",
     "modes": "the valid deployment modes changed",
+    "A1": 'the runtime admission webhook refuses a runtime marked ome.io/runtime-profile: "true" without '
+    "disabled: true, and one whose ome.io/inherit-from chain does not resolve, before it lets disabled "
+    "runtimes through",
+    "A2": "the runtime admission webhook refuses different priorities for one model format within a runtime "
+    "even when no other runtime of its scope exists",
 }
 
 INHERIT_FROM_ANNOTATION = "ome.io/inherit-from"
+RUNTIME_PROFILE_ANNOTATION = "ome.io/runtime-profile"
 INHERIT_MAX_DEPTH = 5
 
 
@@ -97,7 +103,7 @@ OME_078C923F = Behaviour(
         "named runtimes by spec.runtime.kind (U4), advisory for incompatible named runtimes (U5), "
         "RuntimeReady (U6), spec.model.kind (U7), lean InferenceServices (U8), runtime inheritance (U9)"
     ),
-    changes=frozenset({"U1", "U2", "U3", "U3s", "U3w", "U4", "U5", "U6", "U7", "U8", "U9", "modes"}),
+    changes=frozenset({"U1", "U2", "U3", "U3s", "U3w", "U4", "U5", "U6", "U7", "U8", "U9", "modes", "A1", "A2"}),
     # pkg/constants/constants.go (sgl-project/ome), DeploymentModeType.IsValid.
     deployment_modes=frozenset({"RawDeployment", "MultiNode", "VirtualDeployment", "OMENative"}),
     up_to_release=None,
