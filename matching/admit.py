@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import reasons
-from .behaviour import DEFAULT_BEHAVIOUR, Behaviour, BehaviourInput, as_behaviour
+from .behaviour import (
+    DEFAULT_BEHAVIOUR,
+    INHERIT_FROM_ANNOTATION,
+    RUNTIME_PROFILE_ANNOTATION,
+    Behaviour,
+    BehaviourInput,
+    as_behaviour,
+)
 from .named import resolve
 from .parse import as_runtime
 from .types import Entry, FormatRef, ObjectKey, Runtime
@@ -32,18 +39,45 @@ RuntimeInput = Runtime | Mapping[str, Any]
 CLASSES_UNKNOWN = "accelerator classes not checked: which AcceleratorClasses exist is unknown"
 
 
+PROFILE_FIELD = f"metadata.annotations.{RUNTIME_PROFILE_ANNOTATION}"
+CHAIN_FIELD = f"metadata.annotations.{INHERIT_FROM_ANNOTATION}"
+CLASSES_FIELD = "spec.acceleratorRequirements.acceleratorClasses"
+FORMATS_FIELD = "spec.supportedModelFormats"
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One denial of the runtime webhook: OME's text and the field it is about."""
+
+    field: str
+    text: str
+
+
 @dataclass(frozen=True, slots=True)
 class Admission:
-    """What the runtime webhook answers. `errors`: its denial texts in its check order (it denies
-    with the first; the others are what it would say once the earlier ones are fixed).
-    `warnings`: what could not be checked."""
+    """What the runtime webhook answers for one runtime. `errors`: its denial texts in its check
+    order (it denies with the first; the others are what it would say once the earlier ones are
+    fixed), each with its field in `refusals`. `warnings`: what could not be checked.
+    `denial`: what `kubectl apply` prints for the first, as the API server words it."""
 
-    errors: tuple[str, ...] = ()
+    kind: str
+    refusals: tuple[Refusal, ...] = ()
     warnings: tuple[str, ...] = ()
 
     @property
+    def errors(self) -> tuple[str, ...]:
+        return tuple(refusal.text for refusal in self.refusals)
+
+    @property
     def allowed(self) -> bool:
-        return not self.errors
+        return not self.refusals
+
+    @property
+    def denial(self) -> str | None:
+        if not self.refusals:
+            return None
+        webhook = f"{self.kind.lower()}.ome-webhook-server.validator"
+        return f'admission webhook "{webhook}" denied the request: {self.refusals[0].text}'
 
     def to_dict(self) -> dict[str, object]:
         return {"allowed": self.allowed, "errors": list(self.errors), "warnings": list(self.warnings)}
@@ -117,29 +151,30 @@ def _scope(runtime: Runtime, runtimes: Iterable[Runtime]) -> list[Runtime]:
     )
 
 
-def _marker_and_chain(runtime: Runtime, runtimes: Mapping[ObjectKey, Runtime]) -> list[str]:
-    errors = []
+def _marker_and_chain(runtime: Runtime, runtimes: Mapping[ObjectKey, Runtime]) -> list[Refusal]:
+    refusals = []
     if runtime.profile and not runtime.is_disabled:
-        errors.append(reasons.RUNTIME_PROFILE_NOT_DISABLED)
+        refusals.append(Refusal(PROFILE_FIELD, reasons.RUNTIME_PROFILE_NOT_DISABLED))
     if runtime.inherit_from:
         _, error = resolve(runtime, runtimes)
         if error is not None:
-            errors.append(error)
-    return errors
+            refusals.append(Refusal(CHAIN_FIELD, error))
+    return refusals
 
 
 def _enabled_checks(
     runtime: Runtime, existing: list[Runtime], classes: frozenset[str] | None, behaviour: Behaviour
-) -> list[str]:
-    errors = []
+) -> list[Refusal]:
+    refusals = []
     missing = [name for name in runtime.accelerator_classes if classes is not None and name not in classes]
     if missing:
-        errors.append(reasons.unknown_accelerator_classes(missing))
+        refusals.append(Refusal(CLASSES_FIELD, reasons.unknown_accelerator_classes(missing)))
     different = _different_priorities(runtime)
     if different is not None and (existing or behaviour.has("A2")):
-        errors.append(different)
-    errors.extend(error for other in existing if (error := _same_priority(runtime, other)) is not None)
-    return errors
+        refusals.append(Refusal(FORMATS_FIELD, different))
+    clashes = (_same_priority(runtime, other) for other in existing)
+    refusals.extend(Refusal(FORMATS_FIELD, clash) for clash in clashes if clash is not None)
+    return refusals
 
 
 def admit_runtime(
@@ -155,13 +190,28 @@ def admit_runtime(
     profile = as_behaviour(behaviour)
     new = as_runtime(runtime)
     given = [as_runtime(other) for other in runtimes]
-    errors = (
-        _marker_and_chain(new, {**{other.key: other for other in given}, new.key: new}) if profile.has("A1") else []
-    )
+    stored = {**{other.key: other for other in given}, new.key: new}
+    refusals = _marker_and_chain(new, stored) if profile.has("A1") else []
     warnings = []
     if not new.is_disabled:
         classes = None if accelerator_classes is None else frozenset(accelerator_classes)
         if classes is None and new.accelerator_classes:
             warnings.append(CLASSES_UNKNOWN)
-        errors.extend(_enabled_checks(new, _scope(new, given), classes, profile))
-    return Admission(errors=tuple(errors), warnings=tuple(warnings))
+        refusals.extend(_enabled_checks(new, _scope(new, given), classes, profile))
+    return Admission(new.kind, tuple(refusals), tuple(warnings))
+
+
+def refused_apply(
+    runtimes: Mapping[ObjectKey, Runtime], keys: Iterable[ObjectKey], *, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR
+) -> list[tuple[Runtime, Admission]]:
+    """Of the runtimes `keys` names, those OME's webhook would refuse when they are applied to a
+    cluster holding `runtimes` (themselves included: one `kubectl apply` of a whole tree), in key
+    order."""
+    every = list(runtimes.values())
+    found = []
+    for key in sorted(keys):
+        if key in runtimes:
+            admission = admit_runtime(runtimes[key], every, behaviour=behaviour)
+            if not admission.allowed:
+                found.append((runtimes[key], admission))
+    return found

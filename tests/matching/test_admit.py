@@ -15,11 +15,14 @@ Sources, cited at each test:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 import matching
+from matching.cli import main
 
 OLD, NEW = "17b77eda", matching.NEWEST_BEHAVIOUR
 
@@ -219,3 +222,59 @@ def test_malformed_runtime_names_the_field() -> None:
     bad = runtime("x", protocolVersions="openAI")
     with pytest.raises(matching.ManifestError, match=r"spec\.protocolVersions"):
         matching.admit_runtime(bad, [])
+
+
+# ------------------------------------------------------------------------------------------
+# `ome-compat check` and `ome-compat diff` refuse a tree OME's webhook would refuse, as the API
+# server would: `admission webhook "<kind>.ome-webhook-server.validator" denied the request: `
+# and the reason (DOCS_INHERIT, "What admission checks").
+
+
+def write(folder: Path, *objects: dict[str, Any]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for obj in objects:
+        (folder / f"{obj['metadata']['name']}.yaml").write_text(yaml.safe_dump(obj))
+    return folder
+
+
+MODEL = {
+    "apiVersion": "ome.io/v1beta1",
+    "kind": "ClusterBaseModel",
+    "metadata": {"name": "llama"},
+    "spec": {"modelFormat": {"name": "safetensors"}, "modelFramework": {"name": "transformers"}},
+}
+CHILD = runtime("sglang-llama", annotations=inherit("sglang-profile"), supportedModelFormats=[entry(1)])
+DENIAL = (
+    "sglang-llama.yaml: document 0: ClusterServingRuntime sglang-llama: metadata.annotations.ome.io/inherit-from: "
+    'admission webhook "clusterservingruntime.ome-webhook-server.validator" denied the request: '
+    'inherit-from parent "sglang-profile" not found (chain so far: [sglang-llama])'
+)
+
+
+def test_check_refuses_a_tree_with_a_broken_chain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "compat.ome.io/v1alpha1",
+                "kind": "RuntimePolicy",
+                "metadata": {"name": "p"},
+                "spec": {"assertions": [{"name": "served", "assert": "hasRuntime", "scope": {"names": ["llama"]}}]},
+            }
+        )
+    )
+    tree = write(tmp_path / "tree", MODEL, CHILD)
+
+    code = main(["check", "--policy", str(policy), str(tree)])
+
+    assert code == 2
+    assert DENIAL in capsys.readouterr().err.replace(f"{tree}/", "")
+
+
+def test_diff_refuses_a_head_that_adds_a_broken_chain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = write(tmp_path / "base", MODEL)
+    head = write(tmp_path / "head", MODEL, CHILD)
+
+    assert main(["diff", str(base), str(head)]) == 2
+    assert f"HEAD_PATH {DENIAL}" in capsys.readouterr().err.replace(f"{head}/", "")
+    assert main(["diff", str(head), str(head), "--behaviour", OLD]) == 0

@@ -15,9 +15,14 @@ from django.contrib.auth.models import User
 from pytest_django import Settings
 from rest_framework.test import APIClient
 
+import matching
+from access.scope import SYSTEM
 from access.tokens import api_token_create
 from inventory.models import Cluster, Resource
 from tests.support.access import grant
+from whatif.check import check_cluster
+from whatif.errors import WhatIfError
+from whatif.services import whatif
 
 URL = "/api/v1/admission/demo/"
 PROFILE_TEXT = 'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true'
@@ -198,3 +203,37 @@ def test_an_unknown_cluster_is_allowed_without_warnings(demo: Cluster, webhook: 
     response = webhook.post("/api/v1/admission/nowhere/", body, format="json")
     assert response.status_code == 200
     assert response.json()["response"] == {"uid": body["request"]["uid"], "allowed": True}
+
+
+# ------------------------------------------------------------------------------------------
+# The what-if and the cluster check refuse a runtime OME's runtime webhook would refuse, as the
+# API server would (ome-docs runtime-inheritance.md, "What admission checks").
+
+
+@pytest.mark.django_db
+def test_the_whatif_refuses_an_enabled_profile_naming_the_object_and_field(demo: Cluster) -> None:
+    new = stored(demo, "ClusterServingRuntime", "srt-qwen-image")
+    new["metadata"] = {"name": "srt-qwen-image-v2", "annotations": {"ome.io/runtime-profile": "true"}}
+
+    with pytest.raises(WhatIfError) as refused:
+        whatif(demo, [new], scope=SYSTEM)
+
+    assert refused.value.obj == "ClusterServingRuntime srt-qwen-image-v2"
+    assert refused.value.field == "metadata.annotations.ome.io/runtime-profile"
+    assert refused.value.problem == (
+        'admission webhook "clusterservingruntime.ome-webhook-server.validator" denied the request: ' + PROFILE_TEXT
+    )
+    new["spec"]["disabled"] = True
+    assert whatif(demo, [new], scope=SYSTEM).objects[0].action == "added"
+
+
+@pytest.mark.django_db
+def test_the_cluster_check_refuses_a_broken_chain(demo: Cluster) -> None:
+    child = stored(demo, "ServingRuntime", "team-a-sglang-llama", "team-a")
+    child["metadata"]["annotations"] = {"ome.io/inherit-from": "sglang-profile"}
+    items = [(child, matching.parse_runtime(child))]
+
+    with pytest.raises(WhatIfError, match=r"inherit-from parent \"sglang-profile\" not found") as refused:
+        check_cluster(demo, items, scope=SYSTEM)
+
+    assert refused.value.field == "metadata.annotations.ome.io/inherit-from"
