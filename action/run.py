@@ -105,6 +105,18 @@ def annotations(report: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def judged_by(report: Mapping[str, Any], inputs: Inputs) -> str:
+    """The workflow command that says which OME judged the trees: a notice when the behaviour
+    input chose it, a warning when nothing did (ome-compat's default then judged)."""
+    names = ", ".join(sorted({section["behaviour"] for section in report["sections"]}))
+    if inputs.behaviour:
+        return f"::notice title=OME {_property(names)}::judged as OME {_data(names)} (behaviour: {_data(inputs.behaviour)})"
+    return (
+        f"::warning title=OME version not given::judged as OME {_data(names)}, the default: set the behaviour "
+        "input to the release your clusters run (for example v1.2.2) or a profile"
+    )
+
+
 def counts(report: Mapping[str, Any]) -> dict[str, int]:
     total: dict[str, int] = {}
     for section in report["sections"]:
@@ -217,7 +229,7 @@ def main(env: Mapping[str, str]) -> int:
         )
         outputs, code = {"verdict": "error", "counts": "{}"}, EXIT_ERROR
     else:
-        print("\n".join(annotations(report)))
+        print("\n".join([judged_by(report, inputs), *annotations(report)]))
         link = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/{env.get('GITHUB_REPOSITORY', '')}/blob/{sha}/"
         markdown = run_diff(command, inputs, "--markdown", "--link", link).stdout
         outputs = {"verdict": VERDICTS[checked.returncode], "counts": json.dumps(counts(report))}

@@ -10,8 +10,11 @@ Learned, in this order of trust:
    ClusterBaseModel CRD tells 17b77eda-era OME from newer (needs `get` on that CRD);
 4. else the newest profile, saying that the version is unknown.
 
-A release tag maps to the oldest profile whose `up_to_release` it does not exceed, compared
-with `packaging` (tags like `v0.1.5`); later releases get the newest profile.
+A release name of `matching.RELEASES` (v0.1.5, v1.2.2, v1.3) maps to its profile; any other
+release tag to the oldest released profile whose `up_to_release` it does not exceed, compared
+with `packaging` (tags like `v1.3.1`); later releases get the newest profile. A proposal
+(`Behaviour.proposal`, an upstream pull request) is never detected: only an administrator who
+names it sets it.
 """
 
 from __future__ import annotations
@@ -77,11 +80,12 @@ def release_version(text: str) -> Version:
 
 
 def profile_for(text: str) -> matching.Behaviour:
-    """The profile of that name, or the one that describes that release."""
-    if text in matching.BEHAVIOURS:
-        return matching.BEHAVIOURS[text]
+    """The profile of that name or release name, or the one that describes that release."""
+    if text in matching.BEHAVIOURS or text in matching.RELEASES:
+        return matching.as_behaviour(text)
     version = release_version(text)
-    bounded = [profile for profile in matching.BEHAVIOURS.values() if profile.up_to_release is not None]
+    released = [matching.BEHAVIOURS[name] for name in matching.RELEASED]
+    bounded = [profile for profile in released if profile.up_to_release is not None]
     for profile in sorted(bounded, key=lambda item: Version(item.up_to_release or "0")):
         if version <= Version(profile.up_to_release or "0"):
             return profile

@@ -212,6 +212,20 @@ def pipeline_plan(model: Resource, runtime: Resource) -> matching.PatchPlan:
     return matching.pipeline_patch(model.obj, runtime.obj, behaviour=judge(model.cluster).behaviour)
 
 
+def unusable_from(model: Resource, namespace: str) -> str | None:
+    """The admission webhook's refusal when services in `namespace` use the stored model, under
+    the profile that judges the cluster (a pvc:// ClusterBaseModel of another namespace:
+    `matching.pvc_namespace_denial`); None when it admits them, for cluster scope ("") and for
+    a malformed model."""
+    if not namespace:
+        return None
+    try:
+        parsed = matching.parse_model(model.obj)
+    except matching.ManifestError:
+        return None
+    return matching.pvc_namespace_denial(parsed, namespace, behaviour=judge(model.cluster).behaviour)
+
+
 def pipeline_fixable(
     inventory: Inventory, pairs: Iterable[tuple[ObjectKey, ObjectKey]]
 ) -> set[tuple[ObjectKey, ObjectKey]]:

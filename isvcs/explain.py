@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import matching
 from inventory.parsed import Inventory
-from matching import BLOCKED, WAITING, IsvcOutcome
+from matching import BLOCKED, SILENT, WAITING, IsvcOutcome
 
 from .services import IsvcVerdict
 
@@ -23,6 +23,12 @@ GROUPS = (
         "OME waits for these services' Sharded models to become Ready and checks again every 5 s.",
     ),
     (
+        "silent",
+        "Admitted, silently not deployed",
+        "OME admitted these and chose a runtime, then found no model of the kind each asks for (or a BaseModel "
+        "shadows it): it creates no workload and records no event; only its log says so.",
+    ),
+    (
         "changed",
         "Decided differently today",
         "OME decided one thing when the service was first seen; today it would decide another.",
@@ -32,13 +38,13 @@ GROUPS = (
 
 
 def group_of(verdict: IsvcVerdict) -> str:
-    if verdict.verdict in (BLOCKED, WAITING):
+    if verdict.verdict in (BLOCKED, WAITING, SILENT):
         return verdict.verdict
     return "changed" if verdict.drift is not None else "unchanged"
 
 
 def verdict_label(verdict: str) -> str:
-    """The words for a verdict (selected, named, advisory, blocked, waiting), as today's column says them."""
+    """The words for a verdict (selected, named, advisory, blocked, waiting, silent), as today's column says them."""
     return IsvcOutcome(verdict=verdict, behaviour="").label
 
 

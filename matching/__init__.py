@@ -2,9 +2,11 @@
 
 The public functions are a contract that other tools call; keep names and return shapes.
 Verdicts follow one OME's behaviour, chosen per call with `behaviour=` (a profile of
-`BEHAVIOURS` or its name, default `DEFAULT_BEHAVIOUR`): "17b77eda" is OME at commit
-17b77edad23bae262e0c9adb7f12039397a5d33d (spec sections 1-9); the newest adds spec section
-10's U1-U9. `OME_BEHAVIOUR` describes the default profile.
+`BEHAVIOURS`, its name or a release name of `RELEASES`, default `DEFAULT_BEHAVIOUR`):
+"17b77eda" is OME at commit 17b77edad23bae262e0c9adb7f12039397a5d33d (spec sections 1-9);
+"v1.3", the default, adds spec section 10's behaviours as OME's documentation describes them
+(10.7); proposals (`Behaviour.proposal`) are upstream pull requests and branches. `OME_BEHAVIOUR`
+describes the default profile.
 
 `__all__` is the library that other tools call (docs/cli.md lists it); the command line's own
 helpers (its options, exit codes and printing) stay in `matching.cli*` and `matching.reporting`.
@@ -20,6 +22,8 @@ from .behaviour import (
     CHANGES,
     DEFAULT_BEHAVIOUR,
     NEWEST_BEHAVIOUR,
+    RELEASED,
+    RELEASES,
     Behaviour,
     BehaviourInput,
     as_behaviour,
@@ -42,12 +46,14 @@ from .isvc import (
     BLOCKED,
     NAMED,
     SELECTED,
+    SILENT,
     WAITING,
     IsvcOutcome,
     evaluate_isvc,
     invalid_isvc,
-    isvc_still_matches,
 )
+from .isvc_config import pvc_namespace_denial
+from .isvc_lookup import isvc_still_matches
 from .jsonpatch import json_patch
 from .keys import KeyReference, key_dict, key_path, key_text, parse_key_reference
 from .nearmiss import Miss, NearMiss, near_miss, near_misses
@@ -96,8 +102,11 @@ __all__ = [
     "NAMED_COMPONENTS",
     "NEWEST_BEHAVIOUR",
     "OME_BEHAVIOUR",
+    "RELEASED",
+    "RELEASES",
     "REPORT_FORMATS",
     "SELECTED",
+    "SILENT",
     "WAITING",
     "Admission",
     "Behaviour",
@@ -184,6 +193,7 @@ __all__ = [
     "pipeline_from_model_index",
     "pipeline_patch",
     "propose_fixes",
+    "pvc_namespace_denial",
     "read_checked",
     "read_documents",
     "read_objects",

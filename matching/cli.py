@@ -9,6 +9,8 @@ written. `--behaviour` picks the OME whose rules judge them.
 `ome-compat diff BASE_PATH HEAD_PATH`: see `cli_diff`. `python -m matching` is the same command.
 
 `ome-compat check --policy FILE... TREE...`: see `cli_policy`.
+
+`ome-compat upgrade TREE... --to NAME`: see `cli_upgrade`.
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ import sys
 from collections.abc import Sequence
 
 from ._version import __version__
-from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR
+from .behaviour import BEHAVIOURS
 from .cli_diff import add_diff_command
 from .cli_policy import add_check_command
+from .cli_upgrade import add_upgrade_command
 from .crd import as_applied
 from .errors import ManifestError
 from .files import read_documents
 from .parse import parse_object
+from .reporting import add_behaviour_option
 from .select import select, validate
 from .types import InferenceService, Model, Runtime
 
@@ -107,7 +111,8 @@ def explain(args: argparse.Namespace) -> int:
         return 0
     defaults = "files as written (--raw)" if args.raw else "CRD defaults applied, as on a cluster"
     profile = BEHAVIOURS[args.behaviour]
-    print(f"OME: profile {profile.name} (commit {profile.commit[:8]}); {defaults}")
+    origin = f"proposal {profile.commit}" if profile.proposal else f"commit {profile.commit[:8]}"
+    print(f"OME: profile {profile.name} ({origin}); {defaults}")
     print(f"Model: {model.kind} {model.name} (namespace: {selection.namespace or '-'})")
     if named:
         error = result["namedRuntime"]["error"]  # type: ignore[index]
@@ -162,16 +167,11 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "ome-compat") -> int:
         "Equal, the InferenceService's reference kinds) and without namespace default; scores then differ from "
         "the dashboard's (section 1.2 of the spec)",
     )
-    command.add_argument(
-        "--behaviour",
-        metavar="NAME",
-        choices=sorted(BEHAVIOURS),
-        default=DEFAULT_BEHAVIOUR,
-        help=f"the OME whose rules judge the files: {', '.join(BEHAVIOURS)} (default {DEFAULT_BEHAVIOUR}, the newest)",
-    )
+    add_behaviour_option(command)
     command.set_defaults(run=explain)
     add_diff_command(commands)
     add_check_command(commands)
+    add_upgrade_command(commands)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))

@@ -7,11 +7,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .cli_policy import add_policy_option, emit_with_policies, policy_section, read_labeled_tree, refuse_inadmissible
 from .diff import diff
 from .policy import PolicyError
-from .reporting import EXIT_BAD_INPUT, add_lenient_option, add_report_options, emit, fail_on_of
+from .reporting import EXIT_BAD_INPUT, add_behaviour_option, add_lenient_option, add_report_options, emit, fail_on_of
 from .tree import TreeError
 
 
@@ -21,13 +20,7 @@ def add_diff_command(commands: argparse._SubParsersAction) -> None:  # type: ign
     )
     command.add_argument("base", metavar="BASE_PATH")
     command.add_argument("head", metavar="HEAD_PATH")
-    command.add_argument(
-        "--behaviour",
-        metavar="NAME",
-        default=DEFAULT_BEHAVIOUR,
-        help=f"the OME behaviour profile that judges both trees (default {DEFAULT_BEHAVIOUR}): "
-        + "; ".join(f"{name}: {profile.summary}" for name, profile in BEHAVIOURS.items()),
-    )
+    add_behaviour_option(command)
     add_lenient_option(command)
     add_report_options(command)
     add_policy_option(command)
@@ -37,8 +30,6 @@ def add_diff_command(commands: argparse._SubParsersAction) -> None:  # type: ign
 def run_diff(args: argparse.Namespace) -> int:
     try:
         fail_on_of(args)
-        if args.behaviour not in BEHAVIOURS:
-            raise ValueError(f"--behaviour: unknown profile {args.behaviour!r}; known: {', '.join(BEHAVIOURS)}")
         trees = []
         for label, path in (("BASE_PATH", args.base), ("HEAD_PATH", args.head)):
             try:

@@ -14,13 +14,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .admit import refused_apply
-from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .diff import changed_objects
 from .keys import key_text
 from .policy import Labels, PolicyError, PolicySection, Verdicts, evaluate, exit_code, labels_of, load_policies, render
 from .policy.types import Assertion
 from .report import Section, verdict
-from .reporting import EXIT_BAD_INPUT, add_format_options, add_lenient_option, fail_on_of
+from .reporting import EXIT_BAD_INPUT, add_behaviour_option, add_format_options, add_lenient_option, fail_on_of
 from .reporting import render as render_diff
 from .tree import Objects, TreeError, read_checked, tree_of
 from .types import ObjectKey
@@ -53,7 +52,7 @@ def add_check_command(commands: argparse._SubParsersAction) -> None:  # type: ig
         "(`check --policy P1.yaml P2.yaml TREE`)",
     )
     add_policy_option(command, required=True)
-    command.add_argument("--behaviour", metavar="NAME", default=DEFAULT_BEHAVIOUR, choices=sorted(BEHAVIOURS))
+    add_behaviour_option(command)
     add_lenient_option(command)
     add_format_options(command)
     command.set_defaults(run=run_check)

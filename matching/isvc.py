@@ -16,6 +16,10 @@ Each rule follows the chosen behaviour profile (`matching.behaviour`):
   verdict `advisory`; blocking are: runtime not found, an inheritance chain that does not
   resolve, disabled, a model without a format, a Sharded model. Older OME blocks every failure.
 - Otherwise OME auto-selects with the service's accelerator classes and deployment modes.
+- v1.3 (`matching.isvc_config`): the webhook refuses a pvc:// ClusterBaseModel of another
+  namespace (verdict `blocked`, failure pvc-namespace, no event); only the model-config step
+  honours the kind, so a service OME would deploy gets verdict `silent` when it finds no model of
+  that kind (wrong-kind) or a BaseModel shadows the ClusterBaseModel asked for (shadowed).
 
 The objects come as a `Grid` (its models and runtimes, by key, and its behaviour) and the
 keys of malformed objects with their errors.
@@ -29,12 +33,12 @@ from dataclasses import dataclass, field
 from . import reasons
 from .behaviour import DEFAULT_BEHAVIOUR, BehaviourInput, as_behaviour
 from .grid import Grid
-from .isvc_hints import no_runtime_fix, pipeline_fix
+from .isvc_config import model_config_failure, pvc_claim_namespace, pvc_namespace_denial
+from .isvc_hints import kind_hint, no_runtime_fix, pipeline_fix
 from .isvc_lookup import (
     IsvcObjects,
     model_lookup,
     named_runtime_lookup,
-    needs_isvc_checks,
     select_for,
     webhook_model_lookup,
 )
@@ -42,9 +46,8 @@ from .keys import key_text
 from .named import lookup_order
 from .readiness import sharded_wait
 from .rules import SHARDED
-from .select import check, model_error, validate_found
+from .select import model_error, validate_found
 from .types import (
-    BASE_MODEL,
     InferenceService,
     Model,
     ObjectKey,
@@ -61,6 +64,9 @@ BLOCKED = "blocked"
 """OME does not deploy: no model, no runtime, a disabled one, an invalid model, …"""
 WAITING = "waiting"
 """Newer OME waits for the service's Sharded model to become Ready and checks again (U3w)."""
+SILENT = "silent"
+"""v1.3 admits the service and chooses a runtime, then its model-config step finds no model of the
+requested kind (or a BaseModel shadows it) and OME does nothing, with no event (U7c)."""
 
 LABELS = {
     SELECTED: "auto-selected",
@@ -68,6 +74,7 @@ LABELS = {
     ADVISORY: "used anyway (advisory)",
     BLOCKED: "blocking",
     WAITING: "waiting for the model",
+    SILENT: "admitted, silently not deployed",
 }
 
 Event = tuple[str, str]
@@ -84,12 +91,14 @@ _REFUSED_REFERENCE_FIXES = {
 class IsvcOutcome:
     """One InferenceService under one OME (`behaviour`, a profile name).
 
-    `verdict`: selected | named | advisory | blocked | waiting (`label` in words). `failure`
-    (blocked only): invalid-manifest, no-model, unsupported-group, unsupported-kind,
-    model-not-found, model-invalid, model-disabled, runtime-not-found, runtime-chain,
-    runtime-disabled, incompatible, sharded, no-runtime. `error`: OME's exact text
-    (ValidateRuntime, SelectRuntime or the model lookup; for `waiting`, why the model is not
-    ready); `event`: the Event OME records. `webhook_model`: the model the admission webhook
+    `verdict`: selected | named | advisory | blocked | waiting | silent (`label` in words).
+    `failure` (blocked): invalid-manifest, no-model, unsupported-group, unsupported-kind,
+    model-not-found, model-invalid, model-disabled, pvc-namespace (the admission webhook refuses
+    it: no event), runtime-not-found, runtime-chain, runtime-disabled, incompatible, sharded,
+    no-runtime; (silent): wrong-kind, shadowed. `error`: OME's exact text (ValidateRuntime,
+    SelectRuntime, the model lookup or the webhook; for `waiting`, why the model is not ready;
+    for `silent`, the controller's log line, or for shadowed what happens); `event`: the Event
+    OME records (for `silent` none about the failure). `webhook_model`: the model the admission webhook
     finds (namespace first, whatever the kind). `fix`: a short hint.
     """
 
@@ -112,8 +121,8 @@ class IsvcOutcome:
 
     @property
     def ok(self) -> bool:
-        """Whether OME deploys the service now."""
-        return self.verdict not in (BLOCKED, WAITING)
+        """Whether OME deploys the service now (as asked: `silent` is not ok)."""
+        return self.verdict not in (BLOCKED, WAITING, SILENT)
 
 
 @dataclass
@@ -133,31 +142,6 @@ class _Draft:
     def block(self, failure: str, error: str, event: Event | None, fix: str | None = None) -> _Draft:
         self.verdict, self.failure, self.error, self.event, self.fix = BLOCKED, failure, error, event, fix
         return self
-
-
-# --------------------------------------------------------------------------------------------
-# Hints
-
-
-def _kind_notes(isvc: InferenceService, draft: _Draft) -> None:
-    """U7: flag a model reference whose kind makes the controller resolve it differently from
-    the admission webhook."""
-    if draft.model == draft.webhook_model or not isvc.model_name or draft.failure in _REFUSED_REFERENCE_FIXES:
-        return
-    name = isvc.model_name
-    if draft.webhook_model is not None and draft.webhook_model[0] == BASE_MODEL:
-        found = "" if draft.model is not None else " (which does not exist)"
-        draft.notes.append(
-            f"BaseModel {isvc.namespace}/{name} is referenced without kind: BaseModel: the admission webhook and "
-            f"older OME use it, this OME's controller looks only for the ClusterBaseModel {name}{found}"
-        )
-        draft.fix = "set spec.model.kind: BaseModel"
-    elif draft.model is None and draft.webhook_model is not None:
-        draft.notes.append(
-            f"spec.model.kind is {isvc.model_kind}, but only {key_text(draft.webhook_model)} exists: this OME's "
-            "controller does not fall back to the other scope"
-        )
-        draft.fix = f"set spec.model.kind: {draft.webhook_model[0]}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -303,6 +287,27 @@ def _waiting(spec_model: str, message: str, draft: _Draft) -> _Draft:
     return draft
 
 
+def _refused_pvc(objects: IsvcObjects, isvc: InferenceService, draft: _Draft) -> bool:
+    """The admission webhook refuses a pvc:// ClusterBaseModel of another namespace: never created."""
+    model = objects.grid.models.get(draft.webhook_model) if draft.webhook_model else None
+    denial = None if model is None else pvc_namespace_denial(model, isvc.namespace, behaviour=objects.behaviour)
+    if model is not None and denial is not None:
+        claim = pvc_claim_namespace(model.storage_uri)
+        fix = f"move the InferenceService to namespace {claim} or replicate the PVC into namespace {isvc.namespace}"
+        draft.block("pvc-namespace", denial, None, fix)
+    return denial is not None
+
+
+def _model_config(objects: IsvcObjects, isvc: InferenceService, draft: _Draft) -> None:
+    """U7c: the model-config step of a service OME otherwise deploys."""
+    if draft.verdict not in (SELECTED, NAMED, ADVISORY) or draft.model is None:
+        return
+    found = model_config_failure(isvc, draft.model, objects.exists)
+    if found is not None:
+        draft.verdict, draft.failure, draft.error, draft.fix = SILENT, found.failure, found.error, found.fix
+        draft.notes.append(found.note)
+
+
 def _evaluate(objects: IsvcObjects, isvc: InferenceService, *, pinned: bool = False) -> _Draft:
     """One service under the objects' OME behaviour."""
     draft = _Draft()
@@ -310,6 +315,8 @@ def _evaluate(objects: IsvcObjects, isvc: InferenceService, *, pinned: bool = Fa
     if not spec_model:
         return _without_model(objects, isvc, draft)
     draft.webhook_model = webhook_model_lookup(objects, isvc)
+    if _refused_pvc(objects, isvc, draft):
+        return draft
     model_key, lookup_error, failure = model_lookup(objects, isvc)
     draft.model = model_key
     if model_key is None:
@@ -358,8 +365,12 @@ def evaluate_isvc(
         grid = Grid(grid.models.values(), grid.runtimes.values(), grid.isvcs.values(), behaviour=behaviour)
     objects = IsvcObjects(grid, invalid or {})
     draft = _evaluate(objects, isvc, pinned=isvc.pinned if pinned is None else pinned)
-    if objects.behaviour.has("U7"):
-        _kind_notes(isvc, draft)
+    hint = kind_hint(isvc, draft.model, draft.webhook_model) if objects.behaviour.has("U7") else None
+    if hint is not None and draft.failure not in _REFUSED_REFERENCE_FIXES:
+        draft.notes.append(hint[0])
+        draft.fix = hint[1]
+    if objects.behaviour.has("U7c"):
+        _model_config(objects, isvc, draft)
     return IsvcOutcome(
         verdict=draft.verdict,
         behaviour=objects.behaviour.name,
@@ -385,16 +396,3 @@ def invalid_isvc(error: str, *, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR) -
         error=error,
         fix="fix the InferenceService manifest",
     )
-
-
-def isvc_still_matches(grid: Grid, isvc: InferenceService, model_key: ObjectKey | None, runtime_key: ObjectKey) -> bool:
-    """Whether OME would still accept the runtime for the service's model today."""
-    runtime = grid.runtimes.get(runtime_key)
-    if model_key is None or model_key not in grid.models or runtime is None:
-        return False
-    model = grid.models[model_key]
-    if model_error(model) is not None:
-        return False
-    if not needs_isvc_checks(isvc):
-        return not runtime.is_disabled and grid.verdict(model_key, runtime_key)[0]
-    return check(model, runtime, isvc, behaviour=grid.behaviour).compatible

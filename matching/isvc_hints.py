@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from .behaviour import Behaviour
 from .candidates import runtime_could_match
 from .isvc_lookup import IsvcObjects, needs_isvc_checks
+from .keys import key_text
 from .patches import pipeline_patch
 from .results import Selection
 from .select import check
-from .types import SERVING_RUNTIME, InferenceService, Model, ObjectKey, Runtime
+from .types import BASE_MODEL, SERVING_RUNTIME, InferenceService, Model, ObjectKey, Runtime
 
 
 def pipeline_fix(model: Model, runtime: Runtime, behaviour: Behaviour) -> str | None:
@@ -62,3 +63,27 @@ def no_runtime_fix(
         if runtime.is_disabled and check(model, enabled, behaviour=objects.behaviour).compatible:
             return f"enable runtime {runtime.name} (it is disabled) or add a runtime for the model"
     return "no runtime in scope matches the model: see the excluded runtimes in OME's error"
+
+
+def kind_hint(
+    isvc: InferenceService, model: ObjectKey | None, webhook_model: ObjectKey | None
+) -> tuple[str, str] | None:
+    """U7: (note, fix) for a model reference whose kind makes the controller resolve it
+    differently from the admission webhook, or None."""
+    name = isvc.model_name
+    if model == webhook_model or not name or webhook_model is None:
+        return None
+    if webhook_model[0] == BASE_MODEL:
+        found = "" if model is not None else " (which does not exist)"
+        return (
+            f"BaseModel {isvc.namespace}/{name} is referenced without kind: BaseModel: the admission webhook and "
+            f"older OME use it, this OME's controller looks only for the ClusterBaseModel {name}{found}",
+            "set spec.model.kind: BaseModel",
+        )
+    if model is None:
+        return (
+            f"spec.model.kind is {isvc.model_kind}, but only {key_text(webhook_model)} exists: this OME's "
+            "controller does not fall back to the other scope",
+            f"set spec.model.kind: {webhook_model[0]}",
+        )
+    return None

@@ -11,7 +11,7 @@ from .behaviour import Behaviour
 from .grid import Grid
 from .named import NamedLookup, find_named
 from .results import Selection
-from .select import select
+from .select import check, model_error, select
 from .types import (
     BASE_MODEL,
     CLUSTER_BASE_MODEL,
@@ -99,3 +99,16 @@ def select_for(objects: IsvcObjects, model_key: ObjectKey, isvc: InferenceServic
         return objects.grid.select(model_key, isvc.namespace)
     model = objects.grid.models[model_key]
     return select(model, objects.in_scope(isvc.namespace), isvc, behaviour=objects.behaviour)
+
+
+def isvc_still_matches(grid: Grid, isvc: InferenceService, model_key: ObjectKey | None, runtime_key: ObjectKey) -> bool:
+    """Whether OME would still accept the runtime for the service's model today."""
+    runtime = grid.runtimes.get(runtime_key)
+    if model_key is None or model_key not in grid.models or runtime is None:
+        return False
+    model = grid.models[model_key]
+    if model_error(model) is not None:
+        return False
+    if not needs_isvc_checks(isvc):
+        return not runtime.is_disabled and grid.verdict(model_key, runtime_key)[0]
+    return check(model, runtime, isvc, behaviour=grid.behaviour).compatible

@@ -251,3 +251,23 @@ def same_priority(entry_name: str, existing: str, runtime: str, namespace: str |
     if namespace is None:
         return f"{text} in the clusterservingruntimes {existing} and {runtime}"
     return f"{text} in the servingruntimes {existing} and {runtime} in namespace {namespace}"
+
+
+def model_config_not_found(kind: str) -> str:
+    """The controller's log line when the model-config step finds no model of the service's
+    `spec.model.kind` (v1.3, U7c; exact words from ome-docs
+    `src/lib/content/guides/troubleshoot/troubleshoot-an-inferenceservice.md`, "An
+    InferenceService that serves a BaseModel gets no pods"). OME records no event."""
+    return f"Failed to get referenced {kind}"
+
+
+def pvc_namespace(model: str, claim_namespace: str, namespace: str) -> str:
+    """The InferenceService webhook's denial for a pvc:// ClusterBaseModel of another namespace
+    (`validateClusterBaseModelPVCNamespace`, ome-projects/ome
+    `pkg/webhook/admission/isvc/inference_service_validation.go` at 58a57f25; Go's %q quotes)."""
+    return (
+        f'ClusterBaseModel "{model}" references PVC in namespace "{claim_namespace}", but InferenceService is in '
+        f'namespace "{namespace}"; Kubernetes does not allow pods to mount PVCs from another namespace. '
+        f'Either move the InferenceService to namespace "{claim_namespace}" or replicate the PVC into namespace '
+        f'"{namespace}".'
+    )

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
+from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR, as_behaviour, behaviour_names
 from .diff_results import CONDITIONS
 from .junit import junit_report
 from .report import Section, Verdict, json_report, markdown_report, parse_conditions, text_report, verdict
@@ -59,6 +60,27 @@ def add_lenient_option(command: argparse.ArgumentParser) -> None:
         action="store_true",
         help="report fields OME's CRD schemas do not declare, wrong types and values outside an enum as "
         "warnings, not errors (for trees that carry fields of another OME version)",
+    )
+
+
+def profile_name(text: str) -> str:
+    """The `--behaviour` value: the profile named, or the one a release name resolves to."""
+    try:
+        return as_behaviour(text).name
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"unknown profile {text!r}; known: {behaviour_names()}") from None
+
+
+def add_behaviour_option(command: argparse.ArgumentParser) -> None:
+    """--behaviour NAME: a profile or a release name (`v1.2.2`), default DEFAULT_BEHAVIOUR."""
+    command.add_argument(
+        "--behaviour",
+        metavar="NAME",
+        type=profile_name,
+        default=DEFAULT_BEHAVIOUR,
+        help=f"the OME whose rules judge the files, a profile or a release (default {DEFAULT_BEHAVIOUR}): "
+        + "; ".join(f"{name}: {profile.summary}" for name, profile in BEHAVIOURS.items())
+        + f"; releases: {behaviour_names()}",
     )
 
 

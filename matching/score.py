@@ -30,9 +30,13 @@ def skipped_by_scorer(model: Model, entry: Entry, behaviour: Behaviour) -> bool:
 def entry_score(model: Model, entry: Entry, priority: int, behaviour: BehaviourInput = DEFAULT_BEHAVIOUR) -> int:
     """CalculateFormatScore: format and framework names and versions only (4.1).
 
-    Unlike the matcher, a version on one side only still counts as matched.
+    Unlike the matcher, a version on one side only still counts as matched. Under proposal
+    ome#603 (P603) a matching entry scores its priority: "CalculateScore returns the
+    best-matching format's priority; the old Weight x Priority math is removed" (the pull
+    request's description, ome-projects/ome#603).
     """
-    if skipped_by_scorer(model, entry, as_behaviour(behaviour)):
+    profile = as_behaviour(behaviour)
+    if skipped_by_scorer(model, entry, profile):
         return 0
     if entry.format is not None:
         if entry.format.name != model.format.name:
@@ -50,6 +54,8 @@ def entry_score(model: Model, entry: Entry, priority: int, behaviour: BehaviourI
         framework_matched = True
     elif entry.framework is not None or model.framework is not None:
         return 0
+    if profile.has("P603"):
+        return priority if entry.format is not None else 0
     score = 0
     if entry.format is not None:
         score = _int64(score + _int64((entry.format.weight or DEFAULT_FORMAT_WEIGHT) * priority))
@@ -91,7 +97,7 @@ def score_terms(model: Model, entry: Entry, behaviour: BehaviourInput = DEFAULT_
         return ScoreTerms((), priority, 0)
     total = entry_score(model, entry, priority, behaviour)
     weights: list[tuple[str, int]] = []
-    if total != 0:
+    if total != 0 and not behaviour.has("P603"):
         if entry.format is not None:
             weights.append(("format", entry.format.weight or DEFAULT_FORMAT_WEIGHT))
         if entry.framework is not None and model.framework is not None:
@@ -107,6 +113,8 @@ def score_breakdown(model: Model, entry: Entry, behaviour: BehaviourInput = DEFA
     terms = score_terms(model, entry, behaviour)
     if terms.result == 0:
         return "0 (format or framework does not score)"
+    if behaviour.has("P603"):
+        return f"{terms.result} (the priority: proposal ome#603 drops the weights)"
     values = [str(weight) for _name, weight in terms.weights]
     weights = values[0] if len(values) == 1 else f"({' + '.join(values)})"
     return f"{weights} x {terms.priority} = {terms.result}"

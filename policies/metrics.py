@@ -20,10 +20,11 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from access.scope import Scope
 from inventory.models import Cluster
 from isvcs.models import InferenceServiceVerdict
+from matching import SILENT
 
 from .models import AssertionState, Delivery
 
-ISVC_STATES = ("deployable", "blocked", "at-risk")
+ISVC_STATES = ("deployable", "blocked", "at-risk", "silent")
 
 
 def _assertion_families(clusters: Sequence[Cluster]) -> Iterator[Metric]:
@@ -58,6 +59,8 @@ def _assertion_families(clusters: Sequence[Cluster]) -> Iterator[Metric]:
 
 
 def _isvc_state(first: str, current: str) -> str:
+    if current == SILENT:
+        return SILENT
     if current != "blocked":
         return "deployable"
     return "blocked" if first == "blocked" else "at-risk"
@@ -66,7 +69,8 @@ def _isvc_state(first: str, current: str) -> str:
 def _isvc_family(clusters: Sequence[Cluster]) -> Metric:
     family = GaugeMetricFamily(
         "ome_inferenceservices",
-        "InferenceServices by state: deployable, blocked (OME refused it), at-risk (OME deployed it, would refuse it now).",
+        "InferenceServices by state: deployable, blocked (OME refused it), at-risk (OME deployed it, would refuse it "
+        "now), silent (OME admitted it and does nothing: no model of the kind it asks for).",
         labels=["cluster", "state"],
     )
     counts: Counter[tuple[int, str]] = Counter()

@@ -11,7 +11,7 @@ from access.current import scope_of
 from access.scope import Scope
 from core.web import poll_seconds, read_access, scope_namespace, scope_token
 from inventory.models import Resource
-from inventory.parsed import pipeline_plan
+from inventory.parsed import pipeline_plan, unusable_from
 from inventory.selectors import model_or_404, runtime_or_404
 
 from ..cells import MATCH_STATUSES, ranked_of
@@ -56,6 +56,7 @@ def cell(request: HttpRequest, model_id: int, runtime_id: int, scope: str) -> Ht
         "entries": [] if trace is None else list(zip(trace.check.entries, trace.breakdown, strict=True)),
         "row_ranked": [] if found is None else ranked_of(found.row.compatible),
         "plan": plan,
+        "unusable": unusable_from(model, namespace),
         "version": matrix_version(cluster),
         "poll_seconds": poll_seconds(),
     }

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_safe
 from access.current import scope_of
 from core.web import poll_seconds, read_access, scope_namespace, scope_token
 from inventory.models import Kind
+from inventory.parsed import unusable_from
 from inventory.selectors import field_managers, model_or_404
 
 from ..rankings import model_isvcs, model_ranking, model_rows, parsed_object
@@ -84,6 +85,7 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
         "namespace": namespace,
         "scope": scope_token(namespace),
         "ranking": model_ranking(cluster, row, resource, namespace),
+        "unusable": unusable_from(resource, namespace),
         "pipeline_fields": pipeline_fields,
         "provenance_note": provenance_note,
         "isvcs": model_isvcs(cluster, resource, scope=scope),

@@ -32,7 +32,9 @@ def upgrade(request: HttpRequest) -> HttpResponse:
         "cluster": cluster,
         "clusters": clusters,
         "report": report,
-        "profiles": list(matching.BEHAVIOURS.values()),
+        "profiles": [profile for profile in matching.BEHAVIOURS.values() if not profile.proposal],
+        "proposals": [profile for profile in matching.BEHAVIOURS.values() if profile.proposal],
+        "releases": matching.RELEASES,
         "may_set_version": scope.may_admin(cluster.name) or request.user.has_perm(RESYNC_PERMISSION),
     }
     return render(request, "matrix/upgrade.html", context)

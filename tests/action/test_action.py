@@ -78,6 +78,7 @@ def test_the_action_comments_annotates_and_writes_sarif_then_updates_its_comment
         f"::error file={HEAD_FILE},line={line},title=OME%3A lost-runtime::ClusterBaseModel qwen-image-pvc: "
     )
     assert "ome-compat: pull-request comment created" in failing.stdout
+    assert "::warning title=OME version not given::judged as OME v1.3, the default" in failing.stdout
     (comment,) = first
     assert comment["body"].startswith(action_run.MARKER)
     assert "❌ OME runtime selection: FAILED: lost-runtime (1)" in comment["body"]
@@ -161,6 +162,18 @@ def test_a_finding_caused_by_a_deleted_object_is_annotated_without_a_file(tmp_pa
     (error,) = [line for line in found if line.startswith("::error ")]
     assert error.startswith("::error title=OME%3A lost-runtime::ClusterBaseModel qwen-image-pvc: ")
     assert error.endswith(f" (was at {base / HEAD_FILE}:{line} in the base tree)")
+
+
+def test_a_release_named_in_the_input_judges_and_the_annotation_says_which_ome(tmp_path: Path, capsys: Any) -> None:
+    base, head, _line = write_trees(tmp_path)
+    assert matching_main(["diff", str(base), str(head), "--json", "--behaviour", "v1.2.2"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    inputs = action_run.Inputs.from_env({"INPUT_BASE": str(base), "INPUT_BEHAVIOUR": "v1.2.2"})
+
+    assert {section["behaviour"] for section in report["sections"]} == {"17b77eda"}
+    assert action_run.judged_by(report, inputs) == (
+        "::notice title=OME 17b77eda::judged as OME 17b77eda (behaviour: v1.2.2)"
+    )
 
 
 def test_a_comment_that_only_quotes_the_marker_is_not_taken_over() -> None:

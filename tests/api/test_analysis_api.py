@@ -19,7 +19,7 @@ spec:
   modelFramework: {name: diffusers, version: "0.34.0.dev0"}
   modelArchitecture: QwenImagePipeline
   diffusionPipeline: {className: QwenImagePipeline, transformer: {library: diffusers}}
-  storage: {storageUri: "pvc://ome:qwen-image-models/Qwen-Image"}
+  storage: {storageUri: "pvc://research:qwen-image-models/Qwen-Image"}
 """
 
 
@@ -28,7 +28,7 @@ def test_whatif_shows_the_pick_moving_to_the_pipeline_runtime(demo: Cluster, api
 
     assert response.status_code == 200, response.json()
     body = response.json()
-    assert body["ome"]["profile"] == "078c923f"  # the demo cluster is judged by the newest OME
+    assert body["ome"]["profile"] == "v1.3"  # the demo cluster is judged by the newest OME
     picks = {(row["namespace"], row["new_selected"]["name"]) for row in body["rows"] if row["pick_changed"]}
     assert ("_cluster", "srt-qwen-image-pipeline") in picks
 

@@ -66,4 +66,4 @@ def test_a_generated_client_fetches_the_cells_of_one_model_as_typed_objects(
     assert "_cluster" in {cell.namespace for cell in page.results}
     assert all(isinstance(cell.status, models.CellStatusEnum) for cell in page.results)
     assert "excluded" in {cell.status.value for cell in page.results}
-    assert (page.ome.name, page.build.cluster) == ("078c923f", demo.name)
+    assert (page.ome.name, page.build.cluster) == ("v1.3", demo.name)

@@ -43,7 +43,7 @@ spec:
   modelFormat: {{name: diffusers, version: "0.34.0.dev0"}}
   modelArchitecture: QwenImagePipeline
   diffusionPipeline: {{className: QwenImagePipeline, transformer: {{library: diffusers}}}}
-  storage: {{storageUri: "pvc://ome:qwen-image-models/Qwen-Image"}}
+  storage: {{storageUri: "pvc://research:qwen-image-models/Qwen-Image"}}
 """
 # Fails on the demo before and after WHATIF, so every field of a failure has a value to check.
 UNSERVED_POLICY = f"""

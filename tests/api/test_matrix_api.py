@@ -60,7 +60,7 @@ def test_a_cells_page_names_the_ome_behaviour_and_the_build(api: APIClient, demo
         "profile": matching.NEWEST_BEHAVIOUR,
         "source": "registration",
         "version": "",
-        "why": "a manifest snapshot registered without an OME version: judged by the newest profile, 078c923f",
+        "why": "a manifest snapshot registered without an OME version: judged by the newest profile, v1.3",
         "version_known": False,
     }
     assert body["build"]["id"] == build.pk

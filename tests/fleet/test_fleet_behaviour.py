@@ -40,5 +40,5 @@ def test_each_clusters_pick_comes_from_its_own_profile_and_the_profile_explains_
     assert row.cells["newer"][0] is not None
     reasons = fleet.reasons(row)
     assert reasons == [
-        "OME behaviour differs (legacy: OME profile 17b77eda (17b77eda); newer: OME profile 078c923f (078c923f))"
+        "OME behaviour differs (legacy: OME profile 17b77eda (17b77eda); newer: OME profile v1.3 (a543351b))"
     ]

@@ -22,7 +22,7 @@ from isvcs.services import (
     isvc_verdicts,
     isvc_verdicts_refresh,
 )
-from matching import ADVISORY, BLOCKED, NAMED, SELECTED, WAITING
+from matching import ADVISORY, BLOCKED, NAMED, SELECTED, SILENT, WAITING
 from tests.support.inventory import inventory_from_objects
 from tests.support.manifests import llama_model as model
 from whatif.parse import normalise
@@ -267,22 +267,41 @@ def evaluate(
     return verdict
 
 
-def test_a_base_model_referenced_with_the_default_kind_is_not_found_by_newer_ome() -> None:
+# v1.3: ome-docs src/lib/content/guides/troubleshoot/troubleshoot-an-inferenceservice.md, "An
+# InferenceService that serves a BaseModel gets no pods" (the kind defaults to ClusterBaseModel;
+# the webhook admits it; no event or condition; the log says `Failed to get referenced
+# ClusterBaseModel`), and concepts/models/base-models.md (a BaseModel shadows a same-named
+# ClusterBaseModel). The strict-kind proposal (078c923f, 485b7933's reconciliation.go) blocks.
+STRICT = "078c923f"
+
+
+def test_a_base_model_referenced_with_the_default_kind_is_silently_not_deployed_by_v13() -> None:
     verdict = evaluate(model("llama", namespace="team"), runtime("rt"), isvc(model_ref={"name": "llama"}))
 
-    assert (verdict.verdict, verdict.failure) == (BLOCKED, "model-not-found")
-    assert verdict.error == "No BaseModel or ClusterBaseModel with the name: llama"
-    assert verdict.event == ("ModelReconcileError", verdict.error)
+    assert (verdict.verdict, verdict.failure, verdict.event) == (SILENT, "wrong-kind", None)
+    assert verdict.error == "Failed to get referenced ClusterBaseModel"
+    assert verdict.runtime == ("ClusterServingRuntime", "", "rt")
     assert verdict.webhook_model == ("BaseModel", "team", "llama")
     assert verdict.fix == "set spec.model.kind: BaseModel"
-    assert "referenced without kind: BaseModel" in verdict.notes[0]
     older = evaluate(
         model("llama", namespace="team"), runtime("rt"), isvc(model_ref={"name": "llama"}), behaviour="17b77eda"
     )
     assert (older.verdict, older.error, older.notes) == (SELECTED, None, ())
 
 
-def test_with_both_kinds_the_kind_decides_and_older_ome_takes_the_base_model() -> None:
+def test_the_strict_kind_proposal_does_not_find_it() -> None:
+    verdict = evaluate(
+        model("llama", namespace="team"), runtime("rt"), isvc(model_ref={"name": "llama"}), behaviour=STRICT
+    )
+
+    assert (verdict.verdict, verdict.failure) == (BLOCKED, "model-not-found")
+    assert verdict.error == "No BaseModel or ClusterBaseModel with the name: llama"
+    assert verdict.event == ("ModelReconcileError", verdict.error)
+    assert verdict.fix == "set spec.model.kind: BaseModel"
+    assert "referenced without kind: BaseModel" in verdict.notes[0]
+
+
+def test_with_both_kinds_v13_takes_the_base_model_the_proposal_the_kind() -> None:
     objects = (
         model("llama", namespace="team"),
         model("llama", modelFramework={"name": "transformers", "version": "4.40.0"}),
@@ -290,16 +309,17 @@ def test_with_both_kinds_the_kind_decides_and_older_ome_takes_the_base_model() -
         isvc(model_ref={"name": "llama", "kind": "ClusterBaseModel"}),
     )
     verdict = evaluate(*objects)
+    strict = evaluate(*objects, behaviour=STRICT)
     older = evaluate(*objects, behaviour="17b77eda")
 
-    assert verdict.model == ("ClusterBaseModel", "", "llama")
-    assert verdict.failure == "no-runtime"
+    assert (verdict.verdict, verdict.failure, verdict.model) == (SILENT, "shadowed", ("BaseModel", "team", "llama"))
+    assert (strict.model, strict.failure) == (("ClusterBaseModel", "", "llama"), "no-runtime")
+    assert strict.notes
     assert (older.verdict, older.model) == (SELECTED, ("BaseModel", "team", "llama"))
-    assert verdict.notes
 
 
-def test_an_unsupported_model_kind() -> None:
-    verdict = evaluate(model("llama"), isvc(model_ref={"name": "llama", "kind": "Model"}))
+def test_an_unsupported_model_kind_under_the_proposal() -> None:
+    verdict = evaluate(model("llama"), isvc(model_ref={"name": "llama", "kind": "Model"}), behaviour=STRICT)
 
     assert (verdict.failure, verdict.error) == ("unsupported-kind", 'unsupported Model kind "Model"')
 

@@ -24,17 +24,39 @@ UPSTREAM_MATCHER_TEST = "sgl-project/ome pkg/runtimeselector/matcher_test.go@078
 
 
 def test_the_profiles_and_the_default() -> None:
-    assert set(matching.BEHAVIOURS) == {OLD, NEW}
-    assert matching.DEFAULT_BEHAVIOUR == NEW
+    assert set(matching.BEHAVIOURS) == {OLD, NEW, "078c923f", "pr603", "pr594"}
+    assert matching.DEFAULT_BEHAVIOUR == NEW == "v1.3"
     assert matching.BEHAVIOURS[NEW].to_dict() == matching.OME_BEHAVIOUR
     assert matching.BEHAVIOURS[OLD].commit == "17b77edad23bae262e0c9adb7f12039397a5d33d"
     assert matching.BEHAVIOURS[OLD].changes == frozenset()
-    assert {"U1", "U2", "U3", "U3s", "U4", "U5", "U7", "U9", "modes"} <= matching.BEHAVIOURS[NEW].changes
+    assert {"U1", "U2", "U3", "U3s", "U4", "U5", "U7c", "U9", "PVC", "modes"} <= matching.BEHAVIOURS[NEW].changes
+    assert "U7" not in matching.BEHAVIOURS[NEW].changes  # spec 10.7: U7 is the 485b7933 proposal
     assert matching.changes_between(OLD, NEW)[:4] == ["U1", "U2", "U3", "U3s"]
 
 
+def test_proposals_are_flagged_and_never_the_default_or_a_release() -> None:
+    proposals = {name for name, profile in matching.BEHAVIOURS.items() if profile.proposal}
+    assert proposals == {"078c923f", "pr603", "pr594"}
+    assert matching.DEFAULT_BEHAVIOUR not in proposals
+    assert matching.NEWEST_BEHAVIOUR not in proposals
+    assert not proposals & set(matching.RELEASES.values())
+    assert matching.RELEASED == (OLD, NEW)
+    assert "485b7933" in matching.BEHAVIOURS["078c923f"].summary
+    assert matching.changes_between(NEW, "078c923f") == ["U7", "U7c", "PVC"]
+    assert matching.changes_between(NEW, "pr603") == ["P603"]
+    assert matching.changes_between(NEW, "pr594") == ["P594"]
+
+
+def test_release_names_resolve_to_their_profiles() -> None:
+    # ome-docs src/lib/content/getting-started/install.md: "The commands install v1.2.2, the
+    # latest release. The features marked Since v1.3 ... are in main but not yet in a release."
+    assert matching.as_behaviour("v1.2.2").name == OLD
+    assert matching.as_behaviour("v0.1.5").name == OLD
+    assert matching.as_behaviour("v1.3").name == NEW
+
+
 def test_an_unknown_profile_name_is_a_clear_error(k) -> None:
-    with pytest.raises(ValueError, match="unknown OME behaviour 'v9': expected one of 17b77eda, 078c923f"):
+    with pytest.raises(ValueError, match=r"unknown OME behaviour 'v9': expected one of 17b77eda, v1\.3, 078c923f"):
         matching.check(k.llama(), k.csr("rt", k.llama_entry()), behaviour="v9")
 
 

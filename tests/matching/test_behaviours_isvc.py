@@ -122,6 +122,8 @@ def test_u5_auto_selection_with_no_matching_runtime_blocks_under_both(k) -> None
 # ome-projects/ome pkg/controller/v1beta1/inferenceservice/utils/model_reference_test.go at
 # 485b79330645e549899bf5bbe65599e8092db0e9.
 
+# U7 is the strict-kind proposal's rule (485b7933, profile 078c923f), not v1.3's (spec 10.7).
+STRICT = "078c923f"
 NAMESPACED = ("BaseModel", "models", "same-name")
 CLUSTER = ("ClusterBaseModel", "", "same-name")
 
@@ -145,7 +147,7 @@ def test_u7_the_model_reference_uses_its_explicit_scope(k, reference, wanted, er
     ]
     svc = service(k, namespace="models", model={"name": "same-name", **reference})
 
-    newer = outcome(*both, svc)
+    newer = outcome(*both, svc, behaviour=STRICT)
     older = outcome(*both, svc, behaviour=OLD)
 
     assert (newer.model, newer.error if wanted is None else None) == (wanted, error)
@@ -158,7 +160,7 @@ def test_u7_an_explicit_kind_does_not_fall_back(k, kind, local) -> None:
     only = k.model("model", namespace="models" if local else None, modelFormat=k.ref("x"))
     svc = service(k, namespace="models", model={"name": "model", "kind": kind})
 
-    result = outcome(only, svc)
+    result = outcome(only, svc, behaviour=STRICT)
 
     missing = (kind == "BaseModel" and not local) or (kind == "ClusterBaseModel" and local)
     assert (result.failure == "model-not-found") is missing

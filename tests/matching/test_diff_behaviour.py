@@ -34,7 +34,7 @@ def test_the_default_profile_judges_both_trees_and_is_named(tmp_path: Path) -> N
 
     assert result.returncode == 1, result.stderr
     found = section(result)
-    assert found["behaviour"] == matching.DEFAULT_BEHAVIOUR == "078c923f"
+    assert found["behaviour"] == matching.DEFAULT_BEHAVIOUR == "v1.3"
     (row,) = found["rows"]  # type: ignore[misc]
     assert (row["oldPick"]["name"], row["newPick"]["name"]) == ("vllm", "half")
     assert json.loads(result.stdout)["found"] == {"pick-changed": 1}
@@ -75,7 +75,7 @@ def test_an_unknown_profile_is_bad_input_naming_the_option(tmp_path: Path) -> No
     result = run(*trees(tmp_path), "--behaviour", "v9")
 
     assert result.returncode == 2
-    assert result.stderr.startswith("--behaviour: unknown profile 'v9'; known: 17b77eda, 078c923f")
+    assert "--behaviour: unknown profile 'v9'; known: 17b77eda, v1.3, 078c923f" in result.stderr
     assert result.stdout == ""
 
 
@@ -92,5 +92,5 @@ def test_trees_judged_by_different_profiles_are_not_compared(tmp_path: Path) -> 
     old = matching.read_tree([base], behaviour="17b77eda")
     new = matching.read_tree([head])
 
-    with pytest.raises(ValueError, match=r"^diff: BASE is judged by OME 17b77eda, HEAD by OME 078c923f$"):
+    with pytest.raises(ValueError, match=r"^diff: BASE is judged by OME 17b77eda, HEAD by OME v1.3$"):
         matching.diff(old, new)

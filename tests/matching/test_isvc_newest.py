@@ -1,4 +1,4 @@
-"""The newest OME profile (078c923f) at the InferenceService level: the seven results of issue
+"""The newer OME profiles (v1.3, and the strict-kind proposal 078c923f) at the InferenceService level: the seven results of issue
 26, each with the upstream code or Go test its expectation comes from (cited at each test).
 The 17b77eda profile is unchanged by them, as its conformance tests show."""
 
@@ -15,6 +15,9 @@ import matching
 from .strategies import runtimes
 
 OLD, NEW = "17b77eda", matching.NEWEST_BEHAVIOUR
+# Items 5 and 6 are the strict-kind proposal's (485b7933, profile 078c923f); v1.3 looks the model
+# up namespace-first whatever the kind (spec 10.7; its own rules: tests/matching/test_isvc_v13.py).
+STRICT = "078c923f"
 CHILD = ("ClusterServingRuntime", "", "rt-child")
 
 
@@ -187,7 +190,7 @@ def test_17b77eda_does_not_wait_for_a_sharded_model(k) -> None:
 def test_a_foreign_api_group_is_refused_before_an_unknown_kind(k) -> None:
     service = k.isvc("svc", model={"name": "m", "kind": "OtherKind", "apiGroup": "other.io"})
 
-    result = outcome(safetensors(k), service)
+    result = outcome(safetensors(k), service, behaviour=STRICT)
 
     assert (result.verdict, result.failure) == (matching.BLOCKED, "unsupported-group")
     assert result.event == ("ModelReconcileError", 'unsupported Model API group "other.io"')
@@ -211,7 +214,7 @@ def test_a_refused_model_reference_is_fixed_in_the_refused_field_not_by_scope(k,
     # The model exists; no kind reaches it while ModelReferenceKind refuses the reference.
     service = k.isvc("svc", model={"name": "m", **reference})
 
-    result = outcome(safetensors(k), service)
+    result = outcome(safetensors(k), service, behaviour=STRICT)
 
     assert (result.fix, result.notes) == (fix, ())
 
@@ -226,7 +229,7 @@ def test_a_refused_model_reference_is_fixed_in_the_refused_field_not_by_scope(k,
 def test_kind_base_model_without_the_base_model_is_the_api_servers_not_found(k) -> None:
     service = k.isvc("svc", model={"name": "model", "kind": "BaseModel"})
 
-    result = outcome(k.model("model", modelFormat=k.ref("safetensors")), service)
+    result = outcome(k.model("model", modelFormat=k.ref("safetensors")), service, behaviour=STRICT)
 
     assert (result.verdict, result.failure, result.model) == (matching.BLOCKED, "model-not-found", None)
     assert result.event == ("ModelReconcileError", 'basemodels.ome.io "model" not found')
@@ -237,7 +240,7 @@ def test_kind_cluster_base_model_without_it_keeps_the_old_text(k) -> None:
     # falls through to goerrors.New("No BaseModel or ClusterBaseModel with the name: " + name).
     service = k.isvc("svc", namespace="team", model={"name": "model", "kind": "ClusterBaseModel"})
 
-    result = outcome(k.model("model", namespace="team", modelFormat=k.ref("safetensors")), service)
+    result = outcome(k.model("model", namespace="team", modelFormat=k.ref("safetensors")), service, behaviour=STRICT)
 
     assert result.error == "No BaseModel or ClusterBaseModel with the name: model"
 
@@ -245,14 +248,14 @@ def test_kind_cluster_base_model_without_it_keeps_the_old_text(k) -> None:
 # --- The upgrade diff names each behaviour --------------------------------------------------------
 
 
-def _upgrade(*objects: dict[str, Any]) -> list[matching.Difference]:
+def _upgrade(*objects: dict[str, Any], to: str = NEW) -> list[matching.Difference]:
     grid = matching.grid(
         [o for o in objects if "BaseModel" in o["kind"]],
         [o for o in objects if "ServingRuntime" in o["kind"]],
         [o for o in objects if o["kind"] == "InferenceService"],
         behaviour=OLD,
     )
-    return [item for item in matching.behaviour_diff(grid, NEW) if item.subject == "isvc" and item.field == "verdict"]
+    return [item for item in matching.behaviour_diff(grid, to) if item.subject == "isvc" and item.field == "verdict"]
 
 
 def test_the_upgrade_diff_says_why_a_service_now_waits_for_its_model(k) -> None:
@@ -285,7 +288,7 @@ def test_the_upgrade_diff_blames_the_model_reference_for_items_5_and_6(k, refere
     auto = {"modelFormat": k.ref("safetensors"), "autoSelect": True}
     service = k.isvc("svc", namespace="team", model={"name": "m", **reference})
 
-    (item,) = _upgrade(safetensors(k), k.csr("rt", auto), service)
+    (item,) = _upgrade(safetensors(k), k.csr("rt", auto), service, to=STRICT)
 
     assert (item.before, item.after, item.causes) == (matching.SELECTED, matching.BLOCKED, ("U7",))
     assert words in item.explanation

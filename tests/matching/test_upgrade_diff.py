@@ -70,6 +70,10 @@ def test_a_sharded_model_loses_its_runtime_and_score(k) -> None:
 
 
 def test_an_inference_service_that_names_a_base_model_without_its_kind(k) -> None:
+    # ome-docs src/lib/content/guides/troubleshoot/troubleshoot-an-inferenceservice.md, "An
+    # InferenceService that serves a BaseModel gets no pods": the kind defaults to
+    # ClusterBaseModel, the webhook admits the service, OME records no event and logs
+    # `Failed to get referenced ClusterBaseModel`.
     model_obj = k.llama("llama", namespace="team")
     service = matching.with_crd_defaults(k.isvc(model={"name": "llama"}))  # kind defaults to ClusterBaseModel
 
@@ -79,9 +83,23 @@ def test_an_inference_service_that_names_a_base_model_without_its_kind(k) -> Non
     assert (verdict.isvc, verdict.before, verdict.after, verdict.causes) == (
         ("InferenceService", "team", "svc"),
         "selected",
-        "blocked",
-        ("U7",),
+        "silent",
+        ("U7c",),
     )
+    assert "only the model-config step honours spec.model.kind" in verdict.explanation
+    assert found[("isvc", "error")].after == "Failed to get referenced ClusterBaseModel"
+
+
+def test_under_the_strict_kind_proposal_the_same_service_is_blocked(k) -> None:
+    # ome-projects/ome utils/reconciliation.go at 485b7933 (spec U7): kind ClusterBaseModel looks
+    # only for the ClusterBaseModel and fails with the old text and a ModelReconcileError.
+    model_obj = k.llama("llama", namespace="team")
+    service = matching.with_crd_defaults(k.isvc(model={"name": "llama"}))
+
+    found = by_field(diff([model_obj, k.sr("rt", k.llama_entry()), service], other="078c923f"))
+
+    verdict = found[("isvc", "verdict")]
+    assert (verdict.before, verdict.after, verdict.causes) == ("selected", "blocked", ("U7",))
     assert "spec.model.kind decides where the model is looked up" in verdict.explanation
     assert found[("isvc", "error")].after == "No BaseModel or ClusterBaseModel with the name: llama"
 

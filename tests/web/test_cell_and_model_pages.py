@@ -112,7 +112,7 @@ def test_the_model_page_shows_metadata_pipeline_rankings_exclusions_services_and
 
     html = response.content.decode()
     assert response.status_code == 200
-    assert "<code>pvc://ome:qwen-image-models/Qwen-Image</code>" in html
+    assert "<code>pvc://research:qwen-image-models/Qwen-Image</code>" in html
     assert "<dt>Architecture</dt><dd>QwenImagePipeline</dd>" in html
     assert 'id="no-pipeline"' in html
     assert "OME records none for <code>pvc://</code> models" in html
@@ -210,3 +210,31 @@ def test_the_model_page_lists_the_cell_history(client: Client, cluster: Cluster,
         in history
     )
     assert "ClusterBaseModel qwen-image-pvc changed (spec.diffusionPipeline)" in history
+
+
+def test_a_cell_of_a_namespace_that_cannot_mount_the_models_claim_says_it_is_unusable_there(
+    client: Client, seed_model: Resource, cluster: Cluster
+) -> None:
+    # The seed model is on pvc://research:...: v1.3's webhook refuses it to services of other
+    # namespaces (validateClusterBaseModelPVCNamespace, ome-projects/ome
+    # pkg/webhook/admission/isvc/inference_service_validation.go at 58a57f25).
+    runtime = Resource.objects.get(cluster=cluster, kind="ClusterServingRuntime", name=CATALOG_RUNTIME)
+
+    elsewhere = client.get(cell_url(seed_model, runtime, "team-a")).content.decode()
+    at_home = client.get(cell_url(seed_model, runtime, "research")).content.decode()
+
+    assert 'id="unusable-here"' in elsewhere
+    assert "Unusable from namespace team-a" in elsewhere
+    assert (
+        "ClusterBaseModel &quot;qwen-image-pvc&quot; references PVC in namespace &quot;research&quot;, but "
+        "InferenceService is in namespace &quot;team-a&quot;"
+    ) in elsewhere
+    assert 'id="unusable-here"' not in at_home
+
+
+def test_the_model_pages_namespace_tab_says_where_the_model_is_unusable(client: Client, seed_model: Resource) -> None:
+    elsewhere = client.get(reverse("matrix:model", args=[seed_model.pk]), {"namespace": "team-b"}).content.decode()
+    at_home = client.get(reverse("matrix:model", args=[seed_model.pk]), {"namespace": "research"}).content.decode()
+
+    assert "Unusable from namespace team-b" in elsewhere
+    assert 'id="unusable-here"' not in at_home

@@ -76,3 +76,12 @@ def test_the_sync_page_and_the_clusters_api_say_which_profile_judges_each_cluste
     listed = body["results"] if isinstance(body, dict) else body
     [demo] = [item for item in listed if item["name"] == cluster.name]
     assert (demo["ome"]["profile"], demo["ome"]["source"]) == (matching.NEWEST_BEHAVIOUR, "registration")
+
+
+def test_the_page_compares_with_an_upstream_proposal_and_says_it_is_one(client: Client, cluster: Cluster) -> None:
+    html = client.get("/matrix/upgrade/", {"cluster": cluster.name, "to": "pr603"}).content.decode()
+
+    assert '<optgroup label="Upstream proposals (not released)">' in html
+    assert '<option value="pr603" selected>pr603: ome-projects/ome#603</option>' in html
+    assert 'id="proposal-note"' in html
+    assert "<dt>P603</dt>" in html

@@ -62,7 +62,7 @@ def test_a_changed_runtime_on_the_demo_cluster_excludes_a_model_with_the_reason(
     code, out, err = whatif("--cluster", "demo", broken_e5(tmp_path / "pr"), "--fail-on", "new-exclusion")
 
     assert code == 1, err
-    assert out.startswith("== cluster demo\nJudged as OME 078c923f.\nobjects 0 added, 1 changed, 0 removed;")
+    assert out.startswith("== cluster demo\nJudged as OME v1.3.\nobjects 0 added, 1 changed, 0 removed;")
     assert (
         f"ClusterBaseModel {E5_MODEL} (same in every namespace): ClusterServingRuntime vllm-e5-mistral-7b-instruct: "
         "compatible (2) -> "

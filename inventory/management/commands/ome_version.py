@@ -19,7 +19,9 @@ class Command(BaseCommand):
         parser.add_argument("cluster", help="the cluster's name")
         action = parser.add_mutually_exclusive_group()
         action.add_argument(
-            "--set", metavar="VERSION", help="a release tag (v0.1.5) or a behaviour profile name (17b77eda, 078c923f)"
+            "--set",
+            metavar="VERSION",
+            help="a release tag (v1.2.2, v1.3.1) or a behaviour profile name (17b77eda, v1.3, or a proposal such as pr603)",
         )
         action.add_argument("--clear", action="store_true", help="drop the administrator's version: detection decides")
         action.add_argument(

@@ -49,8 +49,12 @@ def refresh(cluster: Cluster) -> Any:
     [
         ("v0.1.3", "17b77eda"),
         ("v0.1.5", "17b77eda"),
-        ("v0.1.6", matching.NEWEST_BEHAVIOUR),
+        # ome-docs getting-started/install.md: v1.2.2 is "the latest release", without the
+        # features marked "since v1.3" (docs/inferenceservices.md, OME versions).
+        ("v0.1.6", "17b77eda"),
+        ("v1.2.2", "17b77eda"),
         ("v1.3.0", matching.NEWEST_BEHAVIOUR),
+        ("v1.3.2", "v1.3"),
     ],
 )
 def test_the_controller_image_tag_decides_the_profile(
@@ -125,7 +129,7 @@ def test_nothing_readable_is_said_and_judged_by_the_newest(fake: FakeKubeAPI, cl
 
 
 def test_the_administrator_wins_over_detection(fake: FakeKubeAPI, cluster: Cluster) -> None:
-    fake.serve_deployment("ome", "ome-controller-manager", IMAGE.format(tag="v0.2.0"))
+    fake.serve_deployment("ome", "ome-controller-manager", IMAGE.format(tag="v1.3.1"))
     refresh(cluster)
 
     judgement = ome_version_set_admin(cluster, "v0.1.4")
@@ -133,6 +137,13 @@ def test_the_administrator_wins_over_detection(fake: FakeKubeAPI, cluster: Clust
     assert judgement.why == "OME v0.1.4 set by an administrator: profile 17b77eda"
     assert refresh(cluster).behaviour.name == "17b77eda"  # detection does not override it
     assert ome_version_set_admin(cluster, "").behaviour.name == matching.NEWEST_BEHAVIOUR
+
+
+def test_release_names_and_proposals_resolve_but_a_proposal_is_never_detected() -> None:
+    assert profile_for("v1.2.2").name == "17b77eda"
+    assert profile_for("v1.3").name == "v1.3"
+    assert profile_for("pr603").proposal  # an administrator may name one
+    assert not any(profile_for(tag).proposal for tag in ("v0.1.0", "v1.2.2", "v1.3.0", "v9.0.0"))
 
 
 def test_a_version_that_is_no_release_and_no_profile_is_refused() -> None:
