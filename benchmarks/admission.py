@@ -13,7 +13,6 @@ Run: `python -m benchmarks.admission [--models N --runtimes N --requests N]`.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import statistics
 import time
@@ -76,9 +75,9 @@ def measure(cluster, token: str, limit: int) -> None:  # type: ignore[no-untyped
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--models", type=int, default=2_000)
-    parser.add_argument("--runtimes", type=int, default=200)
+    from benchmarks.matrix import demo_and_synthetic, size_parser
+
+    parser = size_parser(__doc__, models=2_000, runtimes=200)
     parser.add_argument("--requests", type=int, default=40, help="requests per kind")
     args = parser.parse_args()
     print(f"database: {setup_django()}")
@@ -87,25 +86,12 @@ def main() -> None:
 
     from access.models import EVERY_CLUSTER, Grant, Role
     from access.tokens import api_token_create
-    from benchmarks.matrix import store
-    from benchmarks.synthetic import synthetic_models, synthetic_runtimes
-    from inventory.services import ClusterSpec, cluster_register, manifests_load, parse_cluster_setting
-    from matrix.services import matrix_rebuild
 
     user = User.objects.create_user("kube-apiserver")
     Grant.objects.create(user=user, role=Role.VIEWER, cluster=EVERY_CLUSTER, namespace="")
     token = api_token_create(user, name="webhook")[1]
-
-    demo = cluster_register(parse_cluster_setting("demo=manifests:catalog/runtimes,demo")[0])
-    manifests_load(demo, demo.manifests, prune=True)
-    matrix_rebuild(demo)
-    measure(demo, token, args.requests)
-
-    cluster = cluster_register(ClusterSpec("synthetic", "manifests"))
-    runtimes = synthetic_runtimes(args.runtimes)
-    store(cluster, runtimes + synthetic_models(args.models, runtimes, signatures=args.models // 5))
-    matrix_rebuild(cluster)
-    measure(cluster, token, args.requests)
+    for cluster in demo_and_synthetic(args.models, args.runtimes):
+        measure(cluster, token, args.requests)
 
 
 if __name__ == "__main__":
