@@ -128,9 +128,11 @@ def whatif_warnings(inventory: Inventory, result: WhatIfResult) -> list[str]:
         row.model for row in result.rows if row.old_outcome not in ("selected", None) and row.new_outcome == "selected"
     }
     if lost:
-        warnings.append(f"{_plural(len(lost), 'model')} lose their only runtime: {_names(lost)}")
+        verb = "loses its" if len(lost) == 1 else "lose their"
+        warnings.append(f"{_plural(len(lost), 'model')} {verb} only runtime: {_names(lost)}")
     if gained:
-        warnings.append(f"{_plural(len(gained), 'model')} gain a runtime: {_names(gained)}")
+        verb = "gains" if len(gained) == 1 else "gain"
+        warnings.append(f"{_plural(len(gained), 'model')} {verb} a runtime: {_names(gained)}")
     return warnings
 
 
