@@ -133,3 +133,10 @@ class TokenGroupsNoticeMiddleware:
             if notice:
                 response[GROUPS_NOTICE_HEADER] = notice
         return response
+
+
+class BearerApiTokenAuthentication(ApiTokenAuthentication):
+    """The same tokens sent as `Authorization: Bearer <key>`, which is what a kubeconfig's
+    `token` sends: the API server calls the admission webhook with one (docs/admission.md)."""
+
+    keyword = "Bearer"

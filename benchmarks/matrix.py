@@ -32,6 +32,32 @@ def store(cluster, objects):  # type: ignore[no-untyped-def]
         snapshot_apply(cluster, kind, items, prune=True)
 
 
+def size_parser(description: str | None, *, models: int, runtimes: int) -> argparse.ArgumentParser:
+    """The options of a benchmark over demo_and_synthetic: the synthetic cluster's size."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--models", type=int, default=models)
+    parser.add_argument("--runtimes", type=int, default=runtimes)
+    return parser
+
+
+def demo_and_synthetic(models: int, runtimes: int):  # type: ignore[no-untyped-def]
+    """The bundled demo, then a synthetic cluster of `models` x `runtimes`, each stored with its
+    matrix built; yielded one at a time, so that each is measured before the next is made."""
+    from benchmarks.synthetic import synthetic_models, synthetic_runtimes
+    from inventory.services import ClusterSpec, cluster_register, manifests_load, parse_cluster_setting
+    from matrix.services import matrix_rebuild
+
+    demo = cluster_register(parse_cluster_setting("demo=manifests:catalog/runtimes,demo")[0])
+    manifests_load(demo, demo.manifests, prune=True)
+    matrix_rebuild(demo)
+    yield demo
+    cluster = cluster_register(ClusterSpec("synthetic", "manifests"))
+    made = synthetic_runtimes(runtimes)
+    store(cluster, made + synthetic_models(models, made, signatures=models // 5))
+    matrix_rebuild(cluster)
+    yield cluster
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--models", type=int, default=10_000)

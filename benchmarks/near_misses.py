@@ -8,7 +8,6 @@ Run: `python -m benchmarks.near_misses [--models N --runtimes N --sample N]`.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
@@ -60,28 +59,16 @@ def report(name: str, figures: dict[str, float]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--models", type=int, default=5_000)
-    parser.add_argument("--runtimes", type=int, default=500)
+    from benchmarks.matrix import demo_and_synthetic, size_parser
+
+    parser = size_parser(__doc__, models=5_000, runtimes=500)
     parser.add_argument("--sample", type=int, default=20)
     args = parser.parse_args()
     print(f"database: {setup_django()}")
 
-    from benchmarks.matrix import store
-    from benchmarks.synthetic import synthetic_models, synthetic_runtimes
-    from inventory.services import ClusterSpec, cluster_register, manifests_load, parse_cluster_setting
-    from matrix.services import matrix_rebuild
-
-    demo = cluster_register(parse_cluster_setting("demo=manifests:catalog/runtimes,demo")[0])
-    manifests_load(demo, demo.manifests, prune=True)
-    matrix_rebuild(demo)
-    report("bundled demo", measure(demo, args.sample))
-
-    cluster = cluster_register(ClusterSpec("synthetic", "manifests"))
-    runtimes = synthetic_runtimes(args.runtimes)
-    store(cluster, runtimes + synthetic_models(args.models, runtimes, signatures=args.models // 5))
-    matrix_rebuild(cluster)
-    report(f"synthetic {args.models} x {args.runtimes}", measure(cluster, args.sample))
+    for cluster in demo_and_synthetic(args.models, args.runtimes):
+        name = "bundled demo" if cluster.name == "demo" else f"synthetic {args.models} x {args.runtimes}"
+        report(name, measure(cluster, args.sample))
 
 
 if __name__ == "__main__":

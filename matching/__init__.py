@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from . import reasons
 from ._version import __version__
+from .admit import Admission, admit_runtime
 from .behaviour import (
     BEHAVIOURS,
     CHANGES,
@@ -111,6 +112,7 @@ __all__ = [
     "SELECTED",
     "SILENT",
     "WAITING",
+    "Admission",
     "Behaviour",
     "BehaviourInput",
     "CandidateIndex",
@@ -155,6 +157,7 @@ __all__ = [
     "TreeError",
     "Verdict",
     "__version__",
+    "admit_runtime",
     "as_applied",
     "as_behaviour",
     "behaviour_diff",

@@ -46,9 +46,15 @@ CHANGES: dict[str, str] = {
     "P594": "proposal ome#594: the runtime webhook refuses an auto-select runtime that overlaps another of "
     "equal priority",
     "modes": "the valid deployment modes changed",
+    "A1": 'the runtime admission webhook refuses a runtime marked ome.io/runtime-profile: "true" without '
+    "disabled: true, and one whose ome.io/inherit-from chain does not resolve, before it lets disabled "
+    "runtimes through",
+    "A2": "the runtime admission webhook refuses different priorities for one model format within a runtime "
+    "even when no other runtime of its scope exists",
 }
 
 INHERIT_FROM_ANNOTATION = "ome.io/inherit-from"
+RUNTIME_PROFILE_ANNOTATION = "ome.io/runtime-profile"
 INHERIT_MAX_DEPTH = 5
 
 
@@ -107,7 +113,9 @@ OME_17B77EDA = Behaviour(
     releases=("v0.1.5", "v1.2.2"),
 )
 
-_NEWER = frozenset({"U1", "U2", "U3", "U3s", "U3w", "U4", "U5", "U6", "U8", "U9", "modes"})
+# A1 and A2: the runtime webhook of the newer sigs.k8s.io/ome module (validateProfileMarker, the
+# chain check, ValidatePriority outside the loop), which ome-docs' runtime-inheritance.md describes.
+_NEWER = frozenset({"U1", "U2", "U3", "U3s", "U3w", "U4", "U5", "U6", "U8", "U9", "modes", "A1", "A2"})
 # pkg/constants/constants.go (sgl-project/ome), DeploymentModeType.IsValid.
 _NEWER_MODES = frozenset({"RawDeployment", "MultiNode", "VirtualDeployment", "OMENative"})
 

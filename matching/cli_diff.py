@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .cli_policy import add_policy_option, emit_with_policies, policy_section, read_labeled_tree
+from .cli_policy import add_policy_option, emit_with_policies, policy_section, read_labeled_tree, refuse_inadmissible
 from .diff import diff
 from .policy import PolicyError
 from .reporting import EXIT_BAD_INPUT, add_behaviour_option, add_lenient_option, add_report_options, emit, fail_on_of
@@ -42,6 +42,13 @@ def run_diff(args: argparse.Namespace) -> int:
             raise TreeError(
                 [f"neither {args.base} nor {args.head} holds an OME object (BaseModel, ServingRuntime, ...)"]
             )
+        base, head = trees[0][0], trees[1][0]
+        try:
+            refuse_inadmissible(
+                head, [key for key, runtime in head.runtimes.items() if base.runtimes.get(key) != runtime]
+            )
+        except TreeError as error:
+            raise TreeError([f"HEAD_PATH {line}" for line in error.problems]) from None
         title = f"{args.base} -> {args.head}"
         sections = [(title, diff(trees[0][0], trees[1][0]))]
         if args.policy:

@@ -10,16 +10,19 @@ import argparse
 import json
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from .admit import refused_apply
 from .diff import changed_objects
+from .keys import key_text
 from .policy import Labels, PolicyError, PolicySection, Verdicts, evaluate, exit_code, labels_of, load_policies, render
 from .policy.types import Assertion
 from .report import Section, verdict
 from .reporting import EXIT_BAD_INPUT, add_behaviour_option, add_format_options, add_lenient_option, fail_on_of
 from .reporting import render as render_diff
 from .tree import Objects, TreeError, read_checked, tree_of
+from .types import ObjectKey
 
 
 def add_policy_option(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
@@ -62,6 +65,20 @@ def read_labeled_tree(paths: Sequence[str], *, behaviour: str, lenient: bool = F
     return tree_of(found, warnings, behaviour=behaviour), labels_of((obj, value) for _origin, obj, value in found)
 
 
+def refuse_inadmissible(objects: Objects, keys: Iterable[ObjectKey]) -> None:
+    """TreeError for the runtimes of `keys` OME's runtime webhook would refuse when the tree is
+    applied, one line each naming the document, the object and the field, with the API
+    server's words (matching.admit_runtime)."""
+    refused = refused_apply(objects.runtimes, keys, behaviour=objects.behaviour)
+    lines = []
+    for runtime, admission in refused:
+        origin = objects.origins.get(runtime.key)
+        where = f"{origin.where}: " if origin is not None else ""
+        lines.append(f"{where}{key_text(runtime.key)}: {admission.refusals[0].field}: {admission.denial}")
+    if lines:
+        raise TreeError(lines)
+
+
 def _assertions(paths: Sequence[str]) -> list[Assertion]:
     return [assertion for policy in load_policies(paths) for assertion in policy.assertions]
 
@@ -79,6 +96,7 @@ def run_check(args: argparse.Namespace) -> int:
         _split_tree(args)
         assertions = _assertions(args.policy)
         objects, labels = read_labeled_tree(args.tree, behaviour=args.behaviour, lenient=args.lenient)
+        refuse_inadmissible(objects, objects.runtimes)
         for warning in objects.warnings:
             print(warning, file=sys.stderr)
         outcomes = evaluate(assertions, Verdicts(objects), cluster=args.cluster, labels=labels)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from .behaviour import INHERIT_FROM_ANNOTATION
+from .behaviour import INHERIT_FROM_ANNOTATION, RUNTIME_PROFILE_ANNOTATION
 from .dedicated import dedication
 from .errors import ManifestError
 from .sizes import SizeRange
@@ -243,6 +243,8 @@ def _entry(reader: _Reader, value: object, path: str) -> Entry:
         auto_select=reader.boolean(data.get("autoSelect"), f"{path}.autoSelect"),
         priority=reader.integer(data.get("priority"), f"{path}.priority", bits=32),
         cache_providers=reader.string_list(data.get("modelCacheProviders"), f"{path}.modelCacheProviders"),
+        name=reader.string(data.get("name"), f"{path}.name") or "",
+        version=reader.string(data.get("version"), f"{path}.version"),
     )
 
 
@@ -274,6 +276,7 @@ def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
         raise reader.fail("spec.supportedModelFormats", f"expected a list, got {_type_name(formats)}")
     accelerators = reader.mapping(spec.get("acceleratorRequirements"), "spec.acceleratorRequirements") or {}
     created = reader.string(reader.metadata.get("creationTimestamp"), "metadata.creationTimestamp")
+    annotations = reader.annotations(reader.metadata.get("annotations"), "metadata.annotations")
     return Runtime(
         kind=reader.kind,
         namespace=reader.namespace,
@@ -289,10 +292,9 @@ def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
         engine_mode=_deployment_mode(reader, spec.get("engineConfig"), "spec.engineConfig"),
         decoder_mode=_deployment_mode(reader, spec.get("decoderConfig"), "spec.decoderConfig"),
         created=created or "",
-        inherit_from=reader.annotations(reader.metadata.get("annotations"), "metadata.annotations").get(
-            INHERIT_FROM_ANNOTATION
-        )
-        or None,
+        inherit_from=annotations.get(INHERIT_FROM_ANNOTATION) or None,
+        profile=annotations.get(RUNTIME_PROFILE_ANNOTATION) == "true",
+        protocols=reader.string_list(spec.get("protocolVersions"), "spec.protocolVersions"),
         dedication=dedication(obj),
     )
 

@@ -232,6 +232,27 @@ def inheritance_too_deep(depth: int, chain: Iterable[str]) -> str:
     return f"inheritance chain exceeds max depth {depth} (chain: [{' '.join(chain)}])"
 
 
+# The runtime admission webhook's denial texts (spec 7.3; `pkg/webhook/admission/servingruntime/`
+# of ome-projects/ome at 17b77eda and of the newer sigs.k8s.io/ome module, with
+# `validateProfileMarker` and the `pkg/validation` priority check).
+RUNTIME_PROFILE_NOT_DISABLED = 'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true'
+
+
+def unknown_accelerator_classes(classes: Iterable[str]) -> str:
+    return f"unknown accelerator classes referenced in AcceleratorRequirements: [{' '.join(classes)}]"
+
+
+def different_priorities(entry_name: str, kind: str, runtime: str) -> str:
+    return f"different priorities assigned for the model format {entry_name} under the {kind.lower()} {runtime}"
+
+
+def same_priority(entry_name: str, existing: str, runtime: str, namespace: str | None) -> str:
+    text = f"same priority assigned for the model format {entry_name}"
+    if namespace is None:
+        return f"{text} in the clusterservingruntimes {existing} and {runtime}"
+    return f"{text} in the servingruntimes {existing} and {runtime} in namespace {namespace}"
+
+
 def model_config_not_found(kind: str) -> str:
     """The controller's log line when the model-config step finds no model of the service's
     `spec.model.kind` (v1.3, U7c; exact words from ome-docs

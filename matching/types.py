@@ -152,6 +152,10 @@ class Entry:
     auto_select: bool | None = None
     priority: int | None = None
     cache_providers: tuple[str, ...] = ()
+    name: str = ""
+    """The deprecated entry `name` (a Go string: "" when absent); only the runtime webhook reads it."""
+    version: str | None = None
+    """The deprecated entry-level `version`; only the runtime webhook reads it."""
 
     @property
     def effective_priority(self) -> int:
@@ -176,6 +180,10 @@ class Runtime:
     """The parent named by the `ome.io/inherit-from` annotation (spec U9)."""
     dedication: Dedication | None = None
     """Why its runners serve one model (dedicated.py); None for a generic runtime."""
+    profile: bool = False
+    """Marked `ome.io/runtime-profile: "true"`: a runtime meant only to be inherited from."""
+    protocols: tuple[str, ...] = ()
+    """`spec.protocolVersions`; only the runtime webhook's priority check reads them."""
 
     @property
     def key(self) -> ObjectKey:

@@ -15,6 +15,7 @@ import lint.api
 import matrix.api
 import patches.api
 import policies.api
+import whatif.admission_api
 import whatif.api
 import whatif.check_api
 
@@ -26,7 +27,16 @@ router.registry.extend(inventory.api.router.registry)
 router.registry.extend(access.api.router.registry)
 router.registry.extend(matrix.api.router.registry)
 router.registry.extend(patches.api.router.registry)
-_VIEW_APIS = (matrix.api, whatif.api, lint.api, isvcs.api, whatif.check_api, fleet.api, policies.api)
+_VIEW_APIS = (
+    matrix.api,
+    whatif.api,
+    lint.api,
+    isvcs.api,
+    whatif.check_api,
+    whatif.admission_api,
+    fleet.api,
+    policies.api,
+)
 router.APIRootView.extra_endpoints = {key: name for api in _VIEW_APIS for key, name in api.ROOT_ENDPOINTS.items()}
 api_urls = [*(pattern for api in _VIEW_APIS for pattern in api.urlpatterns), *router.urls]
 

@@ -29,6 +29,7 @@ RUNS = {
         "viewed page revalidated (304)",
     ),
     "export_memory": (TINY, "json, reasons"),
+    "admission": ([*TINY, "--requests", "3"], "p95"),
     "many_clusters": (["--clusters", "2", "--models", "8", "--runtimes", "4", "--changes", "2"], "p95"),
     "scale_out": (
         # Its own waits end within --timeout each (a third of it for the restarted worker's share).

@@ -25,7 +25,7 @@ from matching import Diff, ObjectKey, Objects
 from .errors import WhatIfError
 from .overlay import replaced_inventory
 from .parse import checked, read_documents, refuse
-from .services import keep_creation_time, refuse_unreadable
+from .services import keep_creation_time, refuse_inadmissible, refuse_unreadable
 
 Item = tuple[Mapping[str, Any], matching.Model | matching.Runtime | matching.InferenceService]
 """(object as applied, parsed value) of one manifest."""
@@ -126,6 +126,7 @@ def check_views(
         held = set(inventory.models) | set(inventory.runtimes) | set(inventory.isvcs) | set(inventory.invalid)
         deletions = sorted(held - set(changes))
     head = replaced_inventory(inventory, changes, deletions)
+    refuse_inadmissible(inventory, head)
     return _objects(inventory, base_pinned), _objects(head, pinned - set(deletions))
 
 

@@ -26,6 +26,7 @@ from .results import MAX_ERROR_TEXTS, ObjectChange, RowDiff, ValueWarning, WhatI
 
 __all__ = [
     "keep_creation_time",
+    "refuse_inadmissible",
     "refuse_unreadable",
     "stored_in",
     "whatif",
@@ -68,6 +69,19 @@ def _read_input(
     if not changes and not deleted:
         raise WhatIfError("nothing to evaluate: give at least one manifest or deletion")
     return changes, deleted, warnings
+
+
+def refuse_inadmissible(old: Inventory, new: Inventory) -> None:
+    """WhatIfError, as the API server would answer, for the first runtime new or changed in `new`
+    that OME's runtime webhook refuses where `new`'s runtimes stand (matching.admit_runtime,
+    under the cluster's OME)."""
+    runtimes = list(new.runtimes.values())
+    for key, runtime in sorted(new.runtimes.items()):
+        if old.runtimes.get(key) == runtime:
+            continue
+        admission = matching.admit_runtime(runtime, runtimes, behaviour=new.behaviour)
+        if admission.denial is not None:
+            raise WhatIfError(admission.denial, obj=key_text(key), field=admission.refusals[0].field)
 
 
 def _object_changes(
@@ -170,16 +184,20 @@ def whatif_inventory(
     lenient: bool = False,
     whole: bool = True,
     old_rows: Rows | None = None,
+    admit: bool = False,
 ) -> WhatIfResult:
     """The what-if over an Inventory (see `whatif`); `inventory` is not modified. `stored`
     looks up the cluster's version of an object (see whatif.parse); `explain=False` leaves
     out OME's error texts (which list every runtime in scope with its reason); `lenient`
     demotes schema errors to warnings; `whole=False`: the inventory is the part of the cluster
     a reader reads, so the result names no namespaces as all that were compared. `old_rows`
-    keeps the rows of `inventory` computed here for the next what-if over the same inventory."""
+    keeps the rows of `inventory` computed here for the next what-if over the same inventory.
+    `admit`: a runtime OME's runtime webhook would refuse raises WhatIfError (refuse_inadmissible)."""
     changes, deleted, warnings = _read_input(inventory, documents, deletions, stored, lenient)
     objects = _object_changes(inventory, changes, deleted)
     new = replaced_inventory(inventory, changes, deleted)
+    if admit:
+        refuse_inadmissible(inventory, new)
     changed_keys = [change.key for change in objects if change.action != "unchanged"]
     models = affected_models(inventory, new, changed_keys)
     changed_runtimes = [key for key in changed_keys if key[0] in RUNTIME_KINDS]
@@ -206,7 +224,9 @@ def whatif(
     lists allowed; at most OME_WHATIF_MAX_BYTES, default 1 MiB), a mapping, or a list of
     mappings/texts: BaseModels, ClusterBaseModels, ServingRuntimes and ClusterServingRuntimes
     only. `deletions`: keys (see `parse_key`) of objects of the cluster. `lenient`: schema
-    errors (fields of another OME version) become warnings. Raises WhatIfError.
+    errors (fields of another OME version) become warnings. A runtime OME's own runtime webhook
+    would refuse is refused the same way (WhatIfError naming the object and field). Raises
+    WhatIfError.
     """
     result = whatif_inventory(
         inventory_for(cluster, scope=scope),
@@ -216,6 +236,7 @@ def whatif(
         stored=stored_in(cluster, scope=scope),
         lenient=lenient,
         whole=scope.reads_whole(cluster.name),
+        admit=True,
     )
     refuse_unreadable(cluster, [change.key for change in result.objects], scope=scope)
     return result

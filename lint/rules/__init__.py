@@ -6,7 +6,8 @@ concerns and a message. The checks, by family:
 - `rows`: what OME picks today (`shadowed`, `matches-no-model`);
 - `scorer`: the scorer quirks that give surprising winners (Q1, Q2, Q3, Q16, `zero-score`);
 - `pipelines`: the diffusionPipeline risks of the seed page;
-- `static`: what a runtime's values alone make unmatchable or risky.
+- `static`: what a runtime's values alone make unmatchable or risky;
+- `admission`: runtimes OME's own runtime webhook would refuse as they stand (`webhook-refuses`).
 
 The rows are read once (`selections`); only pairs the rows single out are checked one by one.
 The findings are then grouped by root cause (`groups`), each group with a fix where one can be
@@ -18,6 +19,7 @@ from __future__ import annotations
 from inventory.parsed import Inventory
 from matching import CandidateIndex
 
+from .admission import webhook_refusals
 from .fixes import Fix
 from .groups import FindingGroup, group_findings
 from .pipelines import pipeline_missing_on_model, pipeline_would_exclude
@@ -37,6 +39,7 @@ def lint_inventory(inventory: Inventory, *, cluster_name: str = "") -> LintRepor
     findings: list[Finding] = []
     for runtime in inventory.runtimes.values():
         findings += runtime_findings(runtime)
+    findings += webhook_refusals(inventory)
     findings += shadowed(indexed)
     candidates = CandidateIndex(inventory.models)
     findings += matches_nothing(indexed, candidates)

@@ -110,6 +110,8 @@ DRIVES: dict[str, tuple[Drive, ...]] = {
     "inventory:ome-version": (Drive("/sync/{cluster}/ome-version/"),),
     "history": (*BY_QUERY, Drive(f"/history/?cluster={HOME}&patch={{id}}", Names(PatchAttempt))),
     "api:cluster-detail": (Drive("/api/v1/clusters/{cluster}/"),),
+    # The admission webhook's endpoint, per cluster; POST only (an empty body is no AdmissionReview).
+    "api:admission": (Drive("/api/v1/admission/{cluster}/", method="post"),),
     "api:sync-state-detail": (Drive("/api/v1/sync-states/{id}/", Names(apps.get_model("inventory", "SyncState"))),),
     "api:model-detail": (Drive("/api/v1/models/{id}/", MODELS),),
     "api:runtime-detail": (Drive("/api/v1/runtimes/{id}/", RUNTIMES),),

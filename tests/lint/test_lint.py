@@ -286,3 +286,56 @@ def test_runtime_checks(spec: dict[str, Any], code: str, severity: str, text: st
     finding = only(report.by_code(code), key("rt"))
     assert finding.severity == severity
     assert text in finding.message
+
+
+# ------------------------------------------------------------------------------------------
+# `webhook-refuses`: runtimes OME's runtime webhook would refuse as they stand
+
+
+def test_a_broken_chain_and_an_enabled_profile_are_reported_with_omes_texts() -> None:
+    """Texts from ome-docs `concepts/runtimes/runtime-inheritance.md`, "What admission checks":
+    the parent was deleted after the child was admitted; a profile lost its disabled: true."""
+    child = {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "ServingRuntime",
+        "metadata": {
+            "name": "sglang-llama-3-2-3b",
+            "namespace": "llama-demo",
+            "annotations": {"ome.io/inherit-from": "sglang-profile"},
+        },
+        "spec": {
+            "supportedModelFormats": [
+                {"modelFormat": {"name": "safetensors"}, "modelFramework": {"name": "transformers"}}
+            ]
+        },
+    }
+    profile = {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "ClusterServingRuntime",
+        "metadata": {"name": "other-profile", "annotations": {"ome.io/runtime-profile": "true"}},
+        "spec": {
+            "supportedModelFormats": [
+                {"modelFormat": {"name": "safetensors"}, "modelFramework": {"name": "transformers"}}
+            ]
+        },
+    }
+
+    found = {
+        tuple(f.runtimes[0]): f
+        for f in lint_inventory(inventory_from_objects([child, profile, model("llama")])).by_code("webhook-refuses")
+    }
+
+    assert found[("ServingRuntime", "llama-demo", "sglang-llama-3-2-3b")].details["errors"] == [
+        'inherit-from parent "sglang-profile" not found (chain so far: [sglang-llama-3-2-3b])'
+    ]
+    assert found[("ClusterServingRuntime", "", "other-profile")].details["errors"] == [
+        'runtimes carrying ome.io/runtime-profile="true" must also set spec.disabled: true'
+    ]
+    assert all(finding.severity == "warning" for finding in found.values())
+    old = lint_inventory(inventory_from_objects([child, profile, model("llama")], behaviour="17b77eda"))
+    assert old.by_code("webhook-refuses") == []
+
+
+@pytest.mark.django_db
+def test_the_demo_has_no_runtime_omes_webhook_would_refuse(report: LintReport) -> None:
+    assert report.by_code("webhook-refuses") == []

@@ -13,6 +13,7 @@ chart sets to the release's."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from functools import cache
@@ -46,8 +47,9 @@ KUSTOMIZE_FOLDERS = [
 ]
 # Kinds of the Prometheus Operator's CRDs, which Kubernetes' own schemas do not describe: the
 # PrometheusRule's rules are checked by promtool instead (tests/policies/test_alerts.py), and the
-# chart's is the component's object (test_the_chart_renders_the_objects_of_its_kustomize_trees).
-CUSTOM_KINDS = {"PrometheusRule"}
+# chart's is the component's object (test_the_chart_renders_the_objects_of_its_kustomize_trees);
+# cert-manager's Issuer and Certificate (the admission webhook's TLS) are compared the same way.
+CUSTOM_KINDS = {"PrometheusRule", "Issuer", "Certificate"}
 
 pytestmark = pytest.mark.slow
 
@@ -289,3 +291,92 @@ def test_a_network_policy_limits_egress_to_dns_the_api_servers_database_redis_an
         ([{"podSelector": {"matchLabels": {"app": "redis"}}}], [("TCP", 6379)]),
         ([{"ipBlock": {"cidr": "203.0.113.10/32"}}], [("TCP", 443), ("TCP", 8443)]),
     ]
+
+
+# ------------------------------------------------------------------------------------------
+# The admission webhook (docs/admission.md): off by default; with cert-manager it renders the
+# objects of deploy/ plus the component deploy/admission/ as an overlay outside deploy/ includes it.
+
+ADMISSION_VALUES = ["ci/admission-values.yaml"]
+
+
+def admission_overlay(tmp_path: Path) -> list[dict[str, Any]]:
+    deploy = Path(os.path.relpath(ROOT / "deploy", tmp_path))
+    (tmp_path / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "namespace": NAMESPACE,
+                "resources": [str(deploy)],
+                "components": [str(deploy / "admission")],
+                "images": [{"name": "ome-compat", "newName": "registry.example.com/ome-compat", "newTag": "0.1.0"}],
+            }
+        )
+    )
+    return documents(run(tool("kubectl"), "kustomize", tmp_path))
+
+
+def test_the_admission_webhook_is_off_by_default() -> None:
+    assert not [doc for doc in helm_template([]) if "admission" in doc["metadata"]["name"]]
+
+
+def test_the_chart_renders_the_admission_component_s_objects(tmp_path: Path) -> None:
+    expected = [without_hash_names(doc) for doc in admission_overlay(tmp_path)]
+    expected = [doc for doc in expected if identity(doc) != ("Namespace", "", NAMESPACE)]
+
+    rendered = [without_checksums(doc) for doc in helm_template(ADMISSION_VALUES)]
+
+    assert by_identity(rendered) == by_identity(expected)
+    assert "1 chart(s) linted, 0 chart(s) failed" in run(
+        tool("helm"), "lint", "--strict", CHART, "--values", CHART / ADMISSION_VALUES[0]
+    )
+
+
+def test_the_admission_webhook_never_blocks_and_reaches_its_endpoint() -> None:
+    found = by_identity(helm_template(ADMISSION_VALUES, "admission.cluster=prod", "admission.timeoutSeconds=3"))
+    (webhook,) = found[("ValidatingWebhookConfiguration", "", "ome-compat-admission")]["webhooks"]
+    service = found[("Service", NAMESPACE, "ome-compat-admission")]
+    container = found[("Deployment", NAMESPACE, "ome-compat-admission")]["spec"]["template"]["spec"]["containers"][0]
+
+    assert (webhook["failurePolicy"], webhook["sideEffects"], webhook["timeoutSeconds"]) == ("Ignore", "None", 3)
+    assert webhook["clientConfig"]["service"] == {
+        "name": "ome-compat-admission",
+        "namespace": NAMESPACE,
+        "path": "/api/v1/admission/prod/",
+        "port": 443,
+    }
+    assert webhook["rules"][0]["resources"] == [
+        "servingruntimes",
+        "clusterservingruntimes",
+        "basemodels",
+        "clusterbasemodels",
+    ]
+    assert service["spec"]["ports"] == [{"name": "https", "port": 443, "targetPort": "https"}]
+    assert container["ports"] == [{"name": "https", "containerPort": 8443}]
+    assert {"name": "ALLOWED_HOSTS", "value": f"ome-compat-admission.{NAMESPACE}.svc"} in container["env"]
+    assert container["command"][container["command"].index("--timeout") + 1] == "3"
+    for doc in found.values():
+        if doc["kind"] not in CUSTOM_KINDS:
+            kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+
+
+def test_admission_tls_from_a_provided_secret_needs_its_ca() -> None:
+    sets = ("admission.enabled=true", "admission.tls.certManager=false", "admission.tls.secretName=my-tls")
+    failed = subprocess.run(
+        [tool("helm"), "template", "x", CHART, *[arg for value in sets for arg in ("--set", value)]],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert failed.returncode != 0
+    assert "admission.tls.caBundle" in failed.stderr
+
+    found = by_identity(helm_template([], *sets, "admission.tls.caBundle=Q0E="))
+    (webhook,) = found[("ValidatingWebhookConfiguration", "", "ome-compat-admission")]["webhooks"]
+    volumes = found[("Deployment", NAMESPACE, "ome-compat-admission")]["spec"]["template"]["spec"]["volumes"]
+
+    assert webhook["clientConfig"]["caBundle"] == "Q0E="
+    assert {"name": "tls", "secret": {"secretName": "my-tls", "defaultMode": 0o440}} in volumes
+    assert not [doc for doc in found.values() if doc["kind"] in ("Issuer", "Certificate")]
+    assert "annotations" not in found[("ValidatingWebhookConfiguration", "", "ome-compat-admission")]["metadata"]
