@@ -122,6 +122,7 @@ ALLOWED: dict[str, str] = {
         "_release",
         "live_clusters_count",
         "watch_lease_renew",
+        "watch_leases_renew",
         "watch_leases_hand_over",
         "watches_claim_idle",
     ),
@@ -155,9 +156,9 @@ ALLOWED: dict[str, str] = {
     **_each(
         "inventory/parsed.py",
         "load_inventory parses a whole cluster; readers get a readable part (inventory.parsed.inventory_for; lint and isvcs selectors filter by scope)",
-        "_bodies",
         "_catch_up",
         "_full_load",
+        "_place_all",
         "cluster_state",
     ),
     **_each(
@@ -225,6 +226,7 @@ ALLOWED: dict[str, str] = {
         "inventory/locks.py",
         "the lock order: every writer of a cluster locks its row first, for the system",
         "cluster_write_lock",
+        "cluster_write_lock_or_skip",
     ),
     **_each(
         "lint/proving.py",

@@ -16,7 +16,9 @@ from policies.notify import Event, deliveries_create
 from policies.webhooks import webhook_deliver
 from tests.support.webhook_receiver import WebhookReceiver, running_receiver
 
-EVENT = Event("assertion", "c1", ("team-a",), {"type": "assertion.failing", "cluster": "c1", "causes": [], "failures": []})
+EVENT = Event(
+    "assertion", "c1", ("team-a",), {"type": "assertion.failing", "cluster": "c1", "causes": [], "failures": []}
+)
 
 
 @pytest.mark.parametrize(
