@@ -36,12 +36,13 @@ _NAMESPACE = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 def pvc_claim_namespace(storage_uri: str | None) -> str | None:
     """The namespace of a `pvc://{namespace}:{claim}/{sub-path}` URI, as OME's
     ParsePVCStorageURI reads it; None for other URIs, for `pvc://{claim}/{sub-path}` and for
-    URIs it refuses (no sub-path, no claim, an invalid namespace), which the webhook lets pass."""
+    URIs it refuses (no sub-path, no claim, a colon in the claim, an invalid namespace: ome
+    `pkg/utils/storage/storage.go`), which the webhook lets pass."""
     if storage_uri is None or not storage_uri.startswith(PVC_PREFIX):
         return None
     first, slash, sub_path = storage_uri.removeprefix(PVC_PREFIX).partition("/")
     namespace, colon, claim = first.partition(":")
-    if not slash or not sub_path or not colon or not claim or _NAMESPACE.fullmatch(namespace) is None:
+    if not (slash and sub_path and colon and claim) or ":" in claim or _NAMESPACE.fullmatch(namespace) is None:
         return None
     return namespace
 

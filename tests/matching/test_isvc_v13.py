@@ -152,6 +152,7 @@ def test_the_webhook_refuses_a_cluster_base_model_on_another_namespaces_claim(k)
         "pvc://weights/m",  # no namespace in the URI
         "pvc://models:weights",  # ParsePVCStorageURI refuses it (no sub-path): the webhook lets it pass
         "pvc://Models:weights/m",  # not a namespace (isValidNamespace): refused by the parser, passed
+        "pvc://models:weights:v2/m",  # "multiple colons not allowed in namespace:pvc-name": refused, passed
         "hf://models:weights/m",
     ],
 )
