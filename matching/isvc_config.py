@@ -36,12 +36,13 @@ _NAMESPACE = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 def pvc_claim_namespace(storage_uri: str | None) -> str | None:
     """The namespace of a `pvc://{namespace}:{claim}/{sub-path}` URI, as OME's
     ParsePVCStorageURI reads it; None for other URIs, for `pvc://{claim}/{sub-path}` and for
-    URIs it refuses (no sub-path, no claim, an invalid namespace), which the webhook lets pass."""
+    URIs it refuses (no sub-path, no claim, a colon in the claim, an invalid namespace: ome
+    `pkg/utils/storage/storage.go`), which the webhook lets pass."""
     if storage_uri is None or not storage_uri.startswith(PVC_PREFIX):
         return None
     first, slash, sub_path = storage_uri.removeprefix(PVC_PREFIX).partition("/")
     namespace, colon, claim = first.partition(":")
-    if not slash or not sub_path or not colon or not claim or _NAMESPACE.fullmatch(namespace) is None:
+    if not (slash and sub_path and colon and claim) or ":" in claim or _NAMESPACE.fullmatch(namespace) is None:
         return None
     return namespace
 
@@ -72,20 +73,22 @@ def model_config_failure(
     isvc: InferenceService, found: ObjectKey, exists: Callable[[ObjectKey], bool]
 ) -> ConfigFailure | None:
     """U7c: what the model-config step makes of the service whose model selection found
-    namespace-first (`found`); `exists` says whether a model is in the cluster."""
+    namespace-first (`found`); `exists` says whether a model is in the cluster. The step looks
+    up a BaseModel for kind `BaseModel` and a ClusterBaseModel for any other kind
+    (`getBaseModelSpec`, ome `reconcilers/modelconfig/modelconfig_reconciler.go`)."""
     name, namespace = isvc.model_name or "", isvc.namespace
-    kind = isvc.model_kind or CLUSTER_BASE_MODEL
+    kind = BASE_MODEL if isvc.model_kind == BASE_MODEL else CLUSTER_BASE_MODEL
     wanted: ObjectKey = (BASE_MODEL, namespace, name) if kind == BASE_MODEL else (CLUSTER_BASE_MODEL, "", name)
-    if kind not in (BASE_MODEL, CLUSTER_BASE_MODEL) or wanted == found:
+    if wanted == found:
         return None
     if not exists(wanted):
         return ConfigFailure(
             "wrong-kind",
             reasons.model_config_not_found(kind),
             f"set spec.model.kind: {found[0]}",
-            f"spec.model.kind is {kind}, but only {key_text(found)} exists: OME admits the service and chooses a "
-            f"runtime for {key_text(found)}, then creates no workload and records no event; only the controller's "
-            f"log says {reasons.model_config_not_found(kind)}",
+            f"spec.model.kind is {isvc.model_kind or CLUSTER_BASE_MODEL}, but only {key_text(found)} exists: OME "
+            f"admits the service and chooses a runtime for {key_text(found)}, then creates no workload and records "
+            f"no event; only the controller's log says {reasons.model_config_not_found(kind)}",
         )
     return ConfigFailure(
         "shadowed",

@@ -26,7 +26,7 @@ from inventory.selectors import resources_visible
 from whatif.check import Item, check_views
 
 from .models import AssertionState, PickSnapshot, Policy, PolicyBaseline
-from .notify import Event, assertion_event, events_deliver, pick_events
+from .notify import Event, assertion_event, events_deliver, failure_records, pick_events
 from .services import assertions_enabled
 
 logger = logging.getLogger(__name__)
@@ -61,10 +61,6 @@ def _baseline(cluster: Cluster, policy: Policy, verdicts: matching.policy.Verdic
         cluster=cluster, policy=policy, version=policy.version, defaults={"data": verdicts.baseline().to_dict()}
     )
     return matching.policy.baseline_from_dict(stored.data)
-
-
-def failure_records(outcome: matching.policy.Outcome) -> list[dict[str, Any]]:
-    return [{**failure.to_dict(), "keys": [list(key) for key in failure.objects]} for failure in outcome.failures]
 
 
 def _outcomes(cluster: Cluster, verdicts: matching.policy.Verdicts) -> list[tuple[Policy, matching.policy.Outcome]]:

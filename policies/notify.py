@@ -52,6 +52,12 @@ def _stamp(moment: datetime) -> str:
     return moment.isoformat(timespec="seconds")
 
 
+def failure_records(outcome: matching.policy.Outcome) -> list[dict[str, Any]]:
+    """The outcome's failures as stored and put in events: with the `keys` of their objects,
+    which say who may read them (policies.visibility) and are never sent."""
+    return [{**failure.to_dict(), "keys": [list(key) for key in failure.objects]} for failure in outcome.failures]
+
+
 def assertion_event(cluster: Cluster, state: AssertionState, outcome: matching.policy.Outcome) -> Event:
     assertion = outcome.assertion
     namespaces = sorted({failure.namespace for failure in outcome.failures}) or [""]
@@ -62,7 +68,7 @@ def assertion_event(cluster: Cluster, state: AssertionState, outcome: matching.p
         "since": _stamp(state.since),
         "inventoryVersion": state.inventory_version,
         "causes": [_cause(item) for item in state.causes],
-        "failures": [failure.to_dict() for failure in outcome.failures],
+        "failures": failure_records(outcome),
     }
     covered = tuple(assertion.scope.namespaces)
     return Event("assertion", cluster.name, tuple(namespaces), payload, assertion.kind, covered)
@@ -107,7 +113,8 @@ def receiver_covers(receiver: Receiver, event: Event) -> bool:
 
 def payload_for(receiver: Receiver, event: Event) -> dict[str, Any]:
     """The event as `receiver` is sent it: the causes and (up to 20) failures of the namespaces
-    its globs cover; `failuresWithheld` counts the failures counted over other namespaces."""
+    its globs cover (their objects too, `keys`, which are not sent); `failuresWithheld` counts
+    the failures counted over other namespaces."""
     readable = readable_by_receiver(receiver.namespaces)
     payload = dict(event.payload)
     causes = payload.get("causes", [])
@@ -115,7 +122,8 @@ def payload_for(receiver: Receiver, event: Event) -> dict[str, Any]:
     if event.kind != "assertion":
         return payload
     shown, withheld = failures_shown(readable, event.assertion_kind, event.assertion_namespaces, payload["failures"])
-    payload |= {"failures": [dict(item) for item in shown[:20]], "failuresTotal": len(shown)}
+    failures = [{key: value for key, value in item.items() if key != "keys"} for item in shown[:20]]
+    payload |= {"failures": failures, "failuresTotal": len(shown)}
     return payload | ({"failuresWithheld": withheld} if withheld else {})
 
 

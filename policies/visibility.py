@@ -74,11 +74,18 @@ def readable_by_receiver(globs_text: str) -> Readable:
 def failures_shown(
     readable: Readable, kind: str, namespaces: Sequence[str], failures: Sequence[Mapping[str, Any]]
 ) -> tuple[list[Mapping[str, Any]], int]:
-    """The failures (dicts with a `namespace`) of an assertion of `kind` scoped to `namespaces`
-    that `readable` reads, and how many counts across namespaces are withheld."""
+    """The failures (dicts with a `namespace` and the `keys` of their objects) of an assertion of
+    `kind` scoped to `namespaces` that `readable` reads, their objects too (a cluster-scope failure
+    may name rows and models of every namespace), and how many counts across namespaces are
+    withheld."""
     if kind in COUNTED_ACROSS_NAMESPACES and not readable.reads_every(namespaces):
         return [], len(failures)
-    return [item for item in failures if readable.reads(str(item.get("namespace", "")))], 0
+    return [item for item in failures if _reads_all(readable, item)], 0
+
+
+def _reads_all(readable: Readable, failure: Mapping[str, Any]) -> bool:
+    keys = failure.get("keys") or ()
+    return readable.reads(str(failure.get("namespace", ""))) and all(readable.reads(str(key[1])) for key in keys)
 
 
 def subscribe_problem(scope: Scope, cluster: str | None, globs_text: str) -> str | None:

@@ -76,6 +76,23 @@ def test_kind_base_model_for_a_cluster_base_model_logs_the_base_model(k) -> None
     assert (result.webhook_model, result.fix) == (CLUSTER, "set spec.model.kind: ClusterBaseModel")
 
 
+def test_any_other_kind_is_looked_up_as_a_cluster_base_model(k) -> None:
+    # ome-projects/ome `pkg/controller/v1beta1/inferenceservice/reconcilers/modelconfig/
+    # modelconfig_reconciler.go`, getBaseModelSpec: `if modelKind == "BaseModel" {...} else {`
+    # Get the ClusterBaseModel, logging "Failed to get referenced ClusterBaseModel" `}`; the CRD's
+    # kind has a default and no enum, and admission ignores the kind.
+    service = k.isvc(model={"name": "m", "kind": "basemodel"})
+
+    result = outcome(model(k, "team"), runtime(k), service)
+
+    assert (result.verdict, result.failure, result.error) == (
+        matching.SILENT,
+        "wrong-kind",
+        "Failed to get referenced ClusterBaseModel",
+    )
+    assert result.fix == "set spec.model.kind: BaseModel"
+
+
 def test_a_named_runtime_is_accepted_then_nothing_happens_either(k) -> None:
     service = k.isvc(model={"name": "m"}, runtime={"name": "rt"})
 
@@ -152,6 +169,7 @@ def test_the_webhook_refuses_a_cluster_base_model_on_another_namespaces_claim(k)
         "pvc://weights/m",  # no namespace in the URI
         "pvc://models:weights",  # ParsePVCStorageURI refuses it (no sub-path): the webhook lets it pass
         "pvc://Models:weights/m",  # not a namespace (isValidNamespace): refused by the parser, passed
+        "pvc://models:weights:v2/m",  # "multiple colons not allowed in namespace:pvc-name": refused, passed
         "hf://models:weights/m",
     ],
 )

@@ -24,10 +24,12 @@ from rest_framework.test import APIClient
 
 from inventory.models import Cluster
 from inventory.services import ClusterSpec, cluster_register, manifests_load
+from matching.policy import Assertion, Failure, Outcome
+from matching.policy import Scope as PolicyScope
 from matrix.services import matrix_rebuild
 from policies.evaluation import policies_evaluate
-from policies.models import Delivery, Receiver
-from policies.notify import Event, payload_for
+from policies.models import AssertionState, Delivery, Receiver
+from policies.notify import Event, assertion_event, payload_for
 from policies.services import policies_load_files
 from policies.visibility import WITHHELD
 from tests.inventory.live.objects import model, runtime
@@ -281,3 +283,30 @@ def test_the_admin_lists_only_the_receivers_its_user_could_have_saved(
     assert "team-star-hook" not in page
     assert "whole-hook" not in page
     assert ("team-a-hook" in log, "team-star-hook" in log, "whole-hook" in log) == (True, False, False)
+
+
+def test_a_receiver_is_not_sent_a_cluster_scope_failure_that_names_another_teams_objects(
+    cluster: Cluster, receivers: dict[str, Receiver]
+) -> None:
+    """notShadowed records a ClusterServingRuntime's failure at cluster scope ("") with the rows
+    it ranks in, of every namespace (matching.policy.evaluate): the Policies page hides it from a
+    team-a reader (its objects are not all readable); its receiver is not sent it either."""
+    shadowed = Assertion("everywhere", "never-shadowed", "notShadowed", "warning", PolicyScope())
+    failures = [
+        Failure("ServingRuntime team-a/a-rt", "ServingRuntime team-a/a-rt matches 1 row(s) but OME never picks it",
+                None, (("ServingRuntime", "team-a", "a-rt"), ("ClusterBaseModel", "", "shared-llama")), "team-a"),
+        Failure("ClusterServingRuntime wide-rt", "ClusterServingRuntime wide-rt matches 2 row(s) but OME never picks it",
+                "ServingRuntime team-b/team-b-rt (score 9) ranks first for BaseModel team-b/secret in team-b",
+                (("ClusterServingRuntime", "", "wide-rt"), ("BaseModel", "team-b", "secret")), ""),
+    ]  # fmt: skip
+    state = AssertionState(since=timezone.now(), inventory_version=1, causes=[])
+    event = assertion_event(cluster, state, Outcome(shadowed, 3, failures))
+
+    payload = payload_for(receivers["team-a-hook"], event)
+
+    assert [item["subject"] for item in payload["failures"]] == ["ServingRuntime team-a/a-rt"]
+    assert payload["failuresTotal"] == 1
+    assert "team-b" not in json.dumps(payload)
+    whole = payload_for(receivers["whole-hook"], event)
+    assert [item["subject"] for item in whole["failures"]] == [failure.subject for failure in failures]
+    assert "keys" not in json.dumps(whole)
