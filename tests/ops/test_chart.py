@@ -47,7 +47,7 @@ KUSTOMIZE_FOLDERS = [
 # Kinds of the Prometheus Operator's CRDs, which Kubernetes' own schemas do not describe: the
 # PrometheusRule's rules are checked by promtool instead (tests/policies/test_alerts.py), and the
 # chart's is the component's object (test_the_chart_renders_the_objects_of_its_kustomize_trees).
-CUSTOM_KINDS = {"PrometheusRule"}
+CUSTOM_KINDS = {"PrometheusRule", "ServiceMonitor"}
 
 pytestmark = pytest.mark.slow
 
@@ -230,10 +230,12 @@ def test_the_alerts_and_the_grafana_dashboard_are_off_by_default_and_each_on_its
     default = kinds()
     rule = ("PrometheusRule", "ome-compat")
     dashboard = ("ConfigMap", "ome-compat-grafana-dashboard")
+    monitor = ("ServiceMonitor", "ome-compat-web")
 
     assert rule not in default
     assert dashboard not in default
-    assert kinds("alerts.enabled=true") - default == {rule}
+    assert kinds("alerts.enabled=true") - default == {rule, monitor}
+    assert kinds("alerts.enabled=true", "alerts.serviceMonitor=false") - default == {rule}
     assert kinds("grafana.dashboard.enabled=true") - default == {dashboard}
 
 
@@ -244,3 +246,80 @@ def test_the_grafana_dashboard_s_sidecar_label_is_a_value() -> None:
     assert config_map["metadata"]["labels"] == {"grafana_dashboard": "1", "dashboards": "ome"}
     dashboard = json.loads(config_map["data"]["ome-compat.json"])
     assert dashboard["uid"] == json.loads((ROOT / "deploy/alerts/grafana-dashboard.json").read_text())["uid"]
+
+
+def monitoring_on(*sets: str) -> dict[tuple[str, str, str], dict[str, Any]]:
+    return by_identity(helm_template(["ci/alerts-values.yaml"], *sets))
+
+
+def test_the_service_monitor_selects_the_web_service_s_metrics_port_with_the_pods_token() -> None:
+    found = monitoring_on("existingSecret=prod-secrets")
+    monitor = found[("ServiceMonitor", NAMESPACE, "ome-compat-web")]
+    service = found[("Service", NAMESPACE, "ome-compat-web")]
+    web = found[("Deployment", NAMESPACE, "ome-compat-web")]["spec"]["template"]
+    (endpoint,) = monitor["spec"]["endpoints"]
+
+    # The selector picks exactly the web Service, in the ServiceMonitor's namespace.
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    selected = [
+        doc
+        for doc in found.values()
+        if doc["kind"] == "Service"
+        and monitor["spec"]["selector"]["matchLabels"].items() <= doc["metadata"].get("labels", {}).items()
+    ]
+    assert selected == [service]
+    # The named port is the Service's, which targets the container port gunicorn serves.
+    (port,) = [port for port in service["spec"]["ports"] if port["name"] == endpoint["port"]]
+    (container,) = web["spec"]["containers"]
+    assert {"name": port["targetPort"], "containerPort": 8000} in container["ports"]
+    assert "0.0.0.0:8000" in container["command"]
+    assert endpoint["path"] == "/metrics"
+    # The bearer is the METRICS_TOKEN key of the Secret the web pods read their settings from.
+    assert endpoint["authorization"] == {
+        "type": "Bearer",
+        "credentials": {"name": "prod-secrets", "key": "METRICS_TOKEN"},
+    }
+    assert {"secretRef": {"name": "prod-secrets"}} in container["envFrom"]
+    assert monitor["metadata"]["namespace"] == service["metadata"]["namespace"]
+
+
+@pytest.mark.django_db
+def test_the_service_monitor_s_scrape_is_answered_and_without_the_token_refused(client: Any, settings: Any) -> None:
+    # The web pod reads METRICS_TOKEN from the Secret's key; Prometheus sends that key's value.
+    secret = {"METRICS_TOKEN": "scrape-me"}
+    settings.DEBUG, settings.METRICS_TOKEN = False, secret["METRICS_TOKEN"]
+    (endpoint,) = monitoring_on()[("ServiceMonitor", NAMESPACE, "ome-compat-web")]["spec"]["endpoints"]
+    credentials = endpoint["authorization"]["credentials"]
+    bearer = f"{endpoint['authorization']['type']} {secret[credentials['key']]}"
+
+    assert client.get(endpoint["path"], HTTP_AUTHORIZATION=bearer).status_code == 200
+    assert client.get(endpoint["path"]).status_code == 401
+
+
+def test_the_rule_and_the_service_monitor_carry_the_labels_prometheus_selects_by() -> None:
+    found = monitoring_on("alerts.labels.release=kube-prometheus-stack")
+
+    for kind, name in (("PrometheusRule", "ome-compat"), ("ServiceMonitor", "ome-compat-web")):
+        assert found[(kind, NAMESPACE, name)]["metadata"]["labels"] == {"release": "kube-prometheus-stack"}
+
+
+def beat_init(docs: dict[tuple[str, str, str], dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    pod = docs[("Deployment", NAMESPACE, "ome-compat-beat")]["spec"]["template"]["spec"]
+    return pod["initContainers"][0], pod["volumes"]
+
+
+def test_the_chart_ships_policy_files_from_values_or_a_config_map() -> None:
+    policy = "apiVersion: ome-compat.io/v1alpha1\nkind: RuntimePolicy\n"
+    found = by_identity(helm_template([], f"policies.files.team-a\\.yaml={policy}"))
+    init, volumes = beat_init(found)
+    mount = {"name": "policies", "mountPath": "/etc/ome/policies", "readOnly": True}
+
+    assert found[("ConfigMap", NAMESPACE, "ome-compat-policies")]["data"] == {"team-a.yaml": policy}
+    assert "load_policies" in init["command"][-1]
+    assert {"name": "POLICY_FILES", "value": "/etc/ome/policies"} in init["env"]
+    assert mount in init["volumeMounts"]
+    assert {"name": "policies", "configMap": {"name": "ome-compat-policies"}} in volumes
+    own = by_identity(helm_template([], "policies.configMap=my-policies"))
+    assert ("ConfigMap", NAMESPACE, "ome-compat-policies") not in own
+    assert {"name": "policies", "configMap": {"name": "my-policies"}} in beat_init(own)[1]
+    assert "env" not in beat_init(by_identity(helm_template([])))[0]
