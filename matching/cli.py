@@ -9,6 +9,8 @@ written. `--behaviour` picks the OME whose rules judge them.
 `ome-compat diff BASE_PATH HEAD_PATH`: see `cli_diff`. `python -m matching` is the same command.
 
 `ome-compat check --policy FILE... TREE...`: see `cli_policy`.
+
+`ome-compat mcp --tree DIR...`: see `cli_mcp`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Sequence
 from ._version import __version__
 from .behaviour import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .cli_diff import add_diff_command
+from .cli_mcp import add_mcp_command
 from .cli_policy import add_check_command
 from .crd import as_applied
 from .errors import ManifestError
@@ -172,6 +175,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "ome-compat") -> int:
     command.set_defaults(run=explain)
     add_diff_command(commands)
     add_check_command(commands)
+    add_mcp_command(commands)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
