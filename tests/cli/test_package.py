@@ -65,8 +65,8 @@ def test_the_wheel_holds_the_typed_library_its_command_and_metadata(wheel: Path)
     assert "License-Expression: Apache-2.0\n" in meta
     # PyYAML only; the MCP SDK only for the `mcp` extra (`ome-compat mcp`, docs/mcp.md).
     assert [line for line in meta.splitlines() if line.startswith("Requires-Dist:")] == [
-        "Requires-Dist: mcp>=2.3; extra == 'mcp'",
         "Requires-Dist: pyyaml>=6",
+        "Requires-Dist: mcp>=2.3; extra == 'mcp'",
     ]
     assert "ome-compat = matching.cli:main" in scripts
 
