@@ -323,3 +323,38 @@ def test_the_chart_ships_policy_files_from_values_or_a_config_map() -> None:
     assert ("ConfigMap", NAMESPACE, "ome-compat-policies") not in own
     assert {"name": "policies", "configMap": {"name": "my-policies"}} in beat_init(own)[1]
     assert "env" not in beat_init(by_identity(helm_template([])))[0]
+
+
+def images(docs: list[dict[str, Any]]) -> set[str]:
+    pods = [
+        doc["spec"]["template"]["spec"]
+        for doc in docs
+        if doc["kind"] in {"Deployment", "StatefulSet", "DaemonSet", "Job"}
+    ]
+    return {
+        container["image"]
+        for pod in pods
+        for part in ("initContainers", "containers")
+        for container in pod.get(part, [])
+    }
+
+
+def test_the_image_list_for_mirroring_is_every_image_the_chart_runs() -> None:
+    listed = set((CHART / "images.txt").read_text().split())
+    rendered = set().union(*(images(helm_template(values)) for values, _folders in VALUE_SETS.values()))
+
+    assert listed == rendered == {f"registry.example.com/ome-compat:{matching.__version__}"}
+
+
+@pytest.mark.parametrize(
+    ("repository", "expected"),
+    [
+        ("registry.example.com/ome-compat", "mirror.internal:5000/ome-compat"),
+        ("localhost/team/ome-compat", "mirror.internal:5000/team/ome-compat"),
+        ("team/ome-compat", "mirror.internal:5000/team/ome-compat"),
+    ],
+)
+def test_global_image_registry_replaces_the_registry_of_every_image(repository: str, expected: str) -> None:
+    docs = helm_template([], "global.imageRegistry=mirror.internal:5000/", f"image.repository={repository}")
+
+    assert images(docs) == {f"{expected}:{matching.__version__}"}

@@ -4,8 +4,14 @@ app.kubernetes.io/name: ome-compat
 app.kubernetes.io/part-of: ome-compat
 {{- end }}
 
+{{/* The image; global.imageRegistry (a mirror) replaces the registry part of image.repository:
+its first segment when that names a host (a dot, a colon, or localhost), as Docker reads it. */}}
 {{- define "ome-compat.image" -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- $repository := .Values.image.repository }}
+{{- with .Values.global.imageRegistry }}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) (regexReplaceAll "^([^/]*[.:][^/]*|localhost)/" $repository "") }}
+{{- end }}
+{{- $repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end }}
 
 {{/* What differs between the six processes besides their values: the command, the init
