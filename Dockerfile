@@ -4,6 +4,8 @@
 # deploy/). Configuration comes from the environment only: see docs/operations.md.
 #
 #   docker build -t ome-compat .
+#   # both architectures (needs qemu-user-static's binfmt handlers; docs/operations.md, "The image"):
+#   podman build --platform linux/amd64,linux/arm64 --manifest ome-compat .
 # The base by digest, not by a tag that moves: a tag names another image each week. Refresh it
 # on purpose with `docker buildx imagetools inspect python:3.11-slim-bookworm` (the index digest).
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm@sha256:a36c24f9cbdf4fd0f52d67f0823eeac19c2028c637cecc392d97f980d4fec56b
@@ -26,6 +28,14 @@ COPY . .
 RUN DEBUG=false SECRET_KEY=collectstatic-only ALLOWED_HOSTS=localhost STATIC_ROOT=/app/staticfiles \
         /venv/bin/python manage.py collectstatic --noinput --verbosity 0 \
     && /venv/bin/python -m compileall -q /app
+# The SBOM: CycloneDX 1.6 JSON of /venv, the image's whole Python environment, written by
+# cyclonedx-bom (its pin is in requirements.txt's development part) from a virtualenv of its own
+# that does not ship, so the tool is not in what it lists. Read it with
+# `podman run --rm ome-compat cat /app/sbom.cdx.json`.
+RUN python -m venv /sbom-tool \
+    && /sbom-tool/bin/pip install --no-cache-dir "$(grep '^cyclonedx-bom==' requirements.txt)" \
+    && /sbom-tool/bin/cyclonedx-py environment /venv/bin/python --pyproject pyproject.toml \
+        --spec-version 1.6 --output-format JSON --output-reproducible --validate --output-file /app/sbom.cdx.json
 
 # ---- runtime: the virtualenv and the app, run by an unprivileged user ----------------------------
 FROM ${PYTHON_IMAGE} AS runtime

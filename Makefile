@@ -1,6 +1,6 @@
 # Set-up and everyday commands. Versions come from requirements.txt only.
 .DEFAULT_GOAL := help
-.PHONY: help venv run up test lint
+.PHONY: help venv run up test lint alert-rules
 
 PYTHON ?= python3
 UV_VERSION := 0.13.8
@@ -16,6 +16,7 @@ help:
 	@echo "make test   create/update .venv and run the whole test suite, on SQLite then on PostgreSQL"
 	@echo "make venv   create/update .venv from requirements.txt"
 	@echo "make lint   ruff check and format, import contracts, unscoped reads, mypy (matching/ --strict)"
+	@echo "make alert-rules  write deploy/alerts/rules.yaml (promtool's rule file) from prometheusrule.yaml"
 
 venv: $(INSTALLED)
 
@@ -84,3 +85,6 @@ lint: $(INSTALLED)
 	$(VENV)/bin/python scripts/check_reads.py
 	$(VENV)/bin/python -m mypy
 	$(VENV)/bin/python -m mypy --strict matching
+
+alert-rules: $(INSTALLED)
+	$(VENV)/bin/python scripts/alert_rules.py

@@ -11,6 +11,7 @@ written. `--behaviour` picks the OME whose rules judge them.
 `ome-compat check --policy FILE... TREE...`: see `cli_policy`.
 
 `ome-compat upgrade TREE... --to NAME`: see `cli_upgrade`.
+`ome-compat mcp --tree DIR...`: see `cli_mcp`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from ._version import __version__
 from .behaviour import BEHAVIOURS
 from .cli_diff import add_diff_command
+from .cli_mcp import add_mcp_command
 from .cli_policy import add_check_command
 from .cli_upgrade import add_upgrade_command
 from .crd import as_applied
@@ -172,6 +174,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "ome-compat") -> int:
     add_diff_command(commands)
     add_check_command(commands)
     add_upgrade_command(commands)
+    add_mcp_command(commands)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))

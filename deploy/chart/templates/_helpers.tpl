@@ -4,13 +4,20 @@ app.kubernetes.io/name: ome-compat
 app.kubernetes.io/part-of: ome-compat
 {{- end }}
 
+{{/* The image; global.imageRegistry (a mirror) replaces the registry part of image.repository:
+its first segment when that names a host (a dot, a colon, or localhost), as Docker reads it. */}}
 {{- define "ome-compat.image" -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- $repository := .Values.image.repository }}
+{{- with .Values.global.imageRegistry }}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) (regexReplaceAll "^([^/]*[.:][^/]*|localhost)/" $repository "") }}
+{{- end }}
+{{- $repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end }}
 
 {{/* What differs between the six processes besides their values: the command, the init
 container (beat's migrates and registers the clusters, the others wait for the schema), and
-the web server's port, probes and scrape annotations; `recreate`: exactly one pod, never two
+the web server's port, probes and scrape annotations; `init.policies`: the init container that
+loads the policy files of values.policies; `recreate`: exactly one pod, never two
 at once (beat). `values` names the process's values. */}}
 {{- define "ome-compat.processes" -}}
 wait: &wait
@@ -55,6 +62,7 @@ beat:
     command: ["sh", "-c", "python manage.py migrate --noinput && python manage.py register_clusters --sync && python manage.py load_policies"]
     resources: {requests: {cpu: 50m, memory: 128Mi}, limits: {memory: 1Gi}}
     kubeconfigs: true
+    policies: true
   grace: 30
   recreate: true
 {{- end }}
@@ -91,4 +99,9 @@ capabilities:
   resources: ["customresourcedefinitions"]
   resourceNames: ["clusterbasemodels.ome.io"]
   verbs: ["get"]
+{{- end }}
+
+{{/* The ConfigMap of RuntimePolicy files beat's init container loads: the chart's (policies.files) or the user's (policies.configMap); empty for none. */}}
+{{- define "ome-compat.policiesConfigMap" -}}
+{{- if .Values.policies.files }}ome-compat-policies{{ else }}{{ .Values.policies.configMap }}{{ end }}
 {{- end }}

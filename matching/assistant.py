@@ -1,0 +1,129 @@
+"""Answers for an assistant about one manifest tree (`ome-compat mcp --tree DIR`, docs/mcp.md):
+the same functions the command line and the dashboard's pages use (select, propose_fixes, diff,
+evaluate_isvc), shaped as JSON-ready dicts. Standard library only, like the rest of matching;
+the MCP transport lives in matching.cli_mcp."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .behaviour import DEFAULT_BEHAVIOUR
+from .crd import as_applied
+from .diff import diff
+from .errors import ManifestError
+from .files import load_text
+from .fixes import propose_fixes
+from .isvc import evaluate_isvc
+from .keys import key_dict, key_text
+from .parse import parse_object
+from .select import select
+from .tree import Found, Objects, is_ome_object, objects_of, read_checked, tree_of
+from .types import Model, ObjectKey
+
+# The nearest fixes an answer lists: the smallest verified ones, as the pages show them.
+FIXES_SHOWN = 3
+# Verdicts of an InferenceService OME will not serve as written.
+NOT_SERVED = ("blocked", "waiting")
+
+
+class AssistantError(ValueError):
+    """A question about an object the tree does not hold, or a pasted manifest that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Tree:
+    """One manifest tree read as a cluster holds it (CRD defaults applied)."""
+
+    found: Found
+    objects: Objects
+
+    @classmethod
+    def read(cls, paths: list[str], *, behaviour: str = DEFAULT_BEHAVIOUR) -> Tree:
+        found, warnings = read_checked(paths)
+        return cls(found, tree_of(found, warnings, behaviour=behaviour))
+
+    def stored(self, key: ObjectKey) -> dict[str, Any]:
+        return next(obj for _origin, obj, value in self.found if value.key == key)
+
+    def model(self, name: str) -> Model:
+        """A model by `name` or `namespace/name` (a ClusterBaseModel has no namespace)."""
+        namespace, _, short = name.rpartition("/")
+        matches = [
+            model
+            for key, model in self.objects.models.items()
+            if key[2] == short and (not namespace or key[1] == namespace)
+        ]
+        if len(matches) != 1:
+            found = "no model" if not matches else "several models (give namespace/name)"
+            raise AssistantError(f"model {name!r}: {found} in the tree")
+        return matches[0]
+
+
+def _selection(tree: Tree, model: Model, namespace: str | None) -> dict[str, Any]:
+    selection = select(model, tree.objects.runtimes.values(), namespace=namespace, behaviour=tree.objects.behaviour)
+    return selection.to_dict() | {"selected": selection.selected, "error": selection.error}
+
+
+def why_no_runtime(tree: Tree, model: str, namespace: str | None = None) -> dict[str, Any]:
+    """OME's selection for a model and, when it gets no runtime, its nearest verified fixes."""
+    found = tree.model(model)
+    answer: dict[str, Any] = {"model": key_dict(found.key), "behaviour": tree.objects.behaviour.name}
+    answer |= _selection(tree, found, namespace)
+    fixes = []
+    if not answer["selected"]:
+        stored = tree.stored(found.key)
+        in_scope = [key for key in sorted(tree.objects.runtimes) if key[1] in ("", answer["namespace"])]
+        for key in in_scope:
+            fixes += [(fix.size, key_text(key), fix.to_dict()) for fix in propose_fixes(stored, tree.stored(key))]
+    answer["fixes"] = [fix for _size, _runtime, fix in sorted(fixes, key=lambda item: item[:2])[:FIXES_SHOWN]]
+    return answer
+
+
+def explain_cell(tree: Tree, model: str, runtime: str, namespace: str | None = None) -> dict[str, Any]:
+    """One cell of the matrix: whether OME picks `runtime` for `model`, or why not."""
+    answer = why_no_runtime(tree, model, namespace)
+    ranks = [match["name"] for match in answer["compatible"]]
+    if runtime in ranks:
+        status, reason = ("selected" if ranks[0] == runtime else "compatible"), None
+    elif runtime in answer["manualOnly"]:
+        status, reason = "manual-only", answer["manualOnly"][runtime]
+    elif runtime in answer["excluded"]:
+        status, reason = "excluded", answer["excluded"][runtime]
+    else:
+        raise AssistantError(f"runtime {runtime!r}: not in scope of model {model!r} in the tree")
+    return {"model": answer["model"], "runtime": runtime, "status": status, "reason": reason, "fixes": answer["fixes"]}
+
+
+def what_if(tree: Tree, manifest: str) -> dict[str, Any]:
+    """What OME would decide differently once the pasted OME objects are applied over the tree."""
+    try:
+        documents = [obj for obj, _positions in load_text(manifest)]
+    except ValueError as error:
+        raise AssistantError(f"manifest: not YAML or JSON ({error})") from None
+    pasted = []
+    for index, obj in enumerate(documents, start=1):
+        if not isinstance(obj, dict) or not is_ome_object(obj):
+            continue
+        try:
+            pasted.append((as_applied(obj), parse_object(as_applied(obj))))
+        except ManifestError as error:
+            raise AssistantError(f"manifest document {index}: {error}") from None
+    if not pasted:
+        raise AssistantError("manifest: no OME object (BaseModel, ServingRuntime, InferenceService, ...)")
+    base = tree.objects
+    head = objects_of([*((obj, value) for _o, obj, value in tree.found), *pasted], behaviour=base.behaviour)
+    return diff(base, replace(head, origins=base.origins)).to_dict()
+
+
+def unserved_isvcs(tree: Tree) -> list[dict[str, Any]]:
+    """The InferenceServices OME will not serve as written: blocked, or waiting on their model."""
+    objects = tree.objects
+    answers = []
+    for key in sorted(objects.isvcs):
+        outcome = evaluate_isvc(objects.grid, objects.isvcs[key], objects.invalid, pinned=key in objects.pinned)
+        if outcome.verdict in NOT_SERVED:
+            answers.append(
+                {"isvc": key_dict(key), "verdict": outcome.verdict, "failure": outcome.failure, "error": outcome.error}
+            )
+    return answers

@@ -1,0 +1,130 @@
+"""`ome-compat mcp --tree DIR`: the MCP server over stdio, driven by the official SDK's own
+client (`mcp.Client`), on the demo's manifest tree. The expectations are OME's: the selection
+error text is OME's SelectRuntime message ("no runtime found to support model ... Excluded
+runtimes: ..."; ome-projects/ome pkg/runtimeselector, as matching.select cites), and a runtime
+whose supportedModelFormats entry matches the model's format, framework and architecture with
+autoSelect is auto-selected (ome-docs content/en/docs/concepts/serving_runtime.md, "Runtime
+Selection")."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+
+from matching.assistant import Tree
+from matching.cli_mcp import tree_server
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = str(ROOT / "demo")
+GEMMA_RUNTIME = """
+apiVersion: ome.io/v1beta1
+kind: ClusterServingRuntime
+metadata:
+  name: srt-gemma
+spec:
+  supportedModelFormats:
+    - modelFormat: {name: safetensors, version: "1.0.0"}
+      modelFramework: {name: transformers, version: "4.38.0.dev0"}
+      modelArchitecture: GemmaForCausalLM
+      autoSelect: true
+      priority: 1
+  engineConfig:
+    runner: {name: ome-container, image: vllm:latest}
+"""
+
+
+def session(server: Any, work: Callable[[Client], Awaitable[Any]]) -> Any:
+    async def run() -> Any:
+        async with Client(server) as client:
+            return await work(client)
+
+    return asyncio.run(run())
+
+
+def in_process() -> Any:
+    return tree_server(Tree.read([DEMO]))
+
+
+def test_a_stdio_session_lists_the_read_only_tools_and_answers_why_gemma_2b_has_no_runtime() -> None:
+    command = StdioServerParameters(
+        command=sys.executable, args=["-m", "matching", "mcp", "--tree", DEMO], cwd=str(ROOT)
+    )
+
+    async def work(client: Client) -> Any:
+        return await client.list_tools(), await client.call_tool("why_no_runtime_for", {"model": "gemma-2b"})
+
+    tools, answer = session(command, work)
+
+    assert {tool.name for tool in tools.tools} == {
+        "why_no_runtime_for",
+        "explain_one_cell",
+        "what_if_applied",
+        "inference_services_not_served",
+    }
+    assert all(tool.annotations and tool.annotations.read_only_hint for tool in tools.tools)
+    found = answer.structured_content
+    assert not answer.is_error
+    assert found["selected"] is None
+    assert found["error"].startswith("no runtime found to support model safetensors with format safetensors")
+    assert (
+        "architecture mismatch (model=GemmaForCausalLM, runtime=QwenImagePipeline)"
+        in found["excluded"]["srt-qwen-image-pipeline"]
+    )
+
+
+def test_one_cell_names_ome_s_reason() -> None:
+    async def work(client: Client) -> Any:
+        return await client.call_tool("explain_one_cell", {"model": "gemma-2b", "runtime": "srt-qwen-image-pipeline"})
+
+    found = session(in_process(), work).structured_content
+
+    assert (found["status"], found["runtime"]) == ("excluded", "srt-qwen-image-pipeline")
+    assert "format name mismatch (model=safetensors, runtime=diffusers)" in found["reason"]
+
+
+def test_the_what_if_of_a_pasted_runtime_gives_gemma_2b_that_runtime_and_changes_nothing() -> None:
+    async def work(client: Client) -> Any:
+        changed = await client.call_tool("what_if_applied", {"manifest": GEMMA_RUNTIME})
+        again = await client.call_tool("why_no_runtime_for", {"model": "gemma-2b"})
+        return changed, again
+
+    changed, again = session(in_process(), work)
+    rows = {row["model"]["name"]: row for row in changed.structured_content["rows"]}
+
+    assert rows["gemma-2b"]["oldOutcome"] == "no-runtime"
+    assert rows["gemma-2b"]["newPick"] == {"kind": "ClusterServingRuntime", "namespace": "", "name": "srt-gemma"}
+    assert again.structured_content["selected"] is None
+
+
+def test_the_services_ome_will_not_serve_carry_ome_s_error() -> None:
+    async def work(client: Client) -> Any:
+        return await client.call_tool("inference_services_not_served", {})
+
+    found = session(in_process(), work).structured_content["result"]
+    by_name = {item["isvc"]["name"]: item for item in found}
+
+    assert by_name["command-r-plus"]["verdict"] == "blocked"
+    assert (
+        by_name["command-r-plus"]["error"]
+        == "invalid model specification: modelFormat.name: model format name is required"
+    )
+
+
+def test_a_question_about_an_object_the_tree_lacks_is_an_error_naming_it() -> None:
+    async def work(client: Client) -> Any:
+        return (
+            await client.call_tool("why_no_runtime_for", {"model": "no-such-model"}),
+            await client.call_tool("what_if_applied", {"manifest": "kind: ConfigMap\n"}),
+        )
+
+    missing, pasted = session(in_process(), work)
+
+    assert missing.is_error
+    assert "model 'no-such-model': no model in the tree" in missing.content[0].text
+    assert pasted.is_error
+    assert "manifest: no OME object" in pasted.content[0].text
