@@ -10,6 +10,13 @@ of them. The newer webhook (the sigs.k8s.io/ome module: `validateProfileMarker` 
 are those of ome-docs `concepts/runtimes/runtime-inheritance.md` ("What admission checks"),
 `reference/matching/runtime-accelerator-class-matching.md` and `runtime-selection-scoring.md`.
 
+Proposal ome#594 (behaviour P594, profile `pr594`; an open issue, not yet code): the webhook
+refuses an enabled runtime whose auto-select entry overlaps an auto-select entry of another
+enabled runtime, of either scope, at the same priority. "Overlap" follows the issue's acceptance
+criteria: the same model format (format, framework, architecture and quantization, compared by
+value) and model size ranges that share a size. Omitted priorities count as OME's default, 1
+(the issue leaves that open). Upstream has no text for it yet: ours says so.
+
 Not ported: checks that do not bear on selection and read fields this library does not hold
 (17b77eda's `invalid configuration: ...` worker checks; the newer scaling-policy and autoscaler
 checks).
@@ -30,8 +37,10 @@ from .behaviour import (
     BehaviourInput,
     as_behaviour,
 )
+from .keys import key_text
 from .named import resolve
 from .parse import as_runtime
+from .sizes import SizeRange
 from .types import Entry, FormatRef, ObjectKey, Runtime
 
 RuntimeInput = Runtime | Mapping[str, Any]
@@ -142,6 +151,43 @@ def _same_priority(runtime: Runtime, existing: Runtime) -> str | None:
     return None
 
 
+def _sizes_overlap(first: SizeRange | None, second: SizeRange | None) -> bool:
+    """Whether two modelSizeRanges share a size (an absent bound is an open end)."""
+    ranges = [found for found in (first, second) if found is not None]
+    lows = [found.min_value for found in ranges if found.min_value is not None]
+    highs = [found.max_value for found in ranges if found.max_value is not None]
+    return not lows or not highs or max(lows) <= min(highs)
+
+
+def _same_format(first: Entry, second: Entry) -> bool:
+    return (first.format, first.framework, first.architecture, first.quantization) == (
+        second.format,
+        second.framework,
+        second.architecture,
+        second.quantization,
+    )
+
+
+def _overlapping_priority(runtime: Runtime, existing: Runtime) -> str | None:
+    """Proposal ome#594 against one other enabled runtime, of either scope."""
+    if (
+        existing.is_disabled
+        or existing.key == runtime.key
+        or not _sizes_overlap(existing.size_range, runtime.size_range)
+    ):
+        return None
+    if not (existing.is_cluster or runtime.is_cluster or existing.namespace == runtime.namespace):
+        return None
+    for old in existing.entries:
+        for new in runtime.entries:
+            both_auto = old.auto_select is True and new.auto_select is True
+            if both_auto and _same_format(old, new) and old.effective_priority == new.effective_priority:
+                return reasons.overlapping_priority(
+                    key_text(existing.key), key_text(runtime.key), new.effective_priority
+                )
+    return None
+
+
 def _scope(runtime: Runtime, runtimes: Iterable[Runtime]) -> list[Runtime]:
     """The runtimes the webhook lists (the stored self included on an update): ClusterServingRuntimes,
     or ServingRuntimes of the namespace, in the API server's (name) order."""
@@ -177,6 +223,11 @@ def _enabled_checks(
     return refusals
 
 
+def _proposal_594(runtime: Runtime, every: list[Runtime]) -> list[Refusal]:
+    overlaps = (_overlapping_priority(runtime, other) for other in sorted(every, key=lambda other: other.key))
+    return [Refusal(FORMATS_FIELD, overlap) for overlap in overlaps if overlap is not None]
+
+
 def admit_runtime(
     runtime: RuntimeInput,
     runtimes: Iterable[RuntimeInput],
@@ -198,6 +249,8 @@ def admit_runtime(
         if classes is None and new.accelerator_classes:
             warnings.append(CLASSES_UNKNOWN)
         refusals.extend(_enabled_checks(new, _scope(new, given), classes, profile))
+        if profile.has("P594"):
+            refusals.extend(_proposal_594(new, given))
     return Admission(new.kind, tuple(refusals), tuple(warnings))
 
 

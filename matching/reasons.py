@@ -253,6 +253,14 @@ def same_priority(entry_name: str, existing: str, runtime: str, namespace: str |
     return f"{text} in the servingruntimes {existing} and {runtime} in namespace {namespace}"
 
 
+def overlapping_priority(existing: str, runtime: str, priority: int) -> str:
+    """Proposal ome#594 has no upstream wording yet; this text is OME Compat's and says so."""
+    return (
+        f"(proposal ome#594, no upstream text yet) auto-select runtimes {existing} and {runtime} overlap "
+        f"on a model format and model size range at the same priority {priority}: give them different priorities"
+    )
+
+
 def model_config_not_found(kind: str) -> str:
     """The controller's log line when the model-config step finds no model of the service's
     `spec.model.kind` (v1.3, U7c; exact words from ome-docs

@@ -278,3 +278,34 @@ def test_diff_refuses_a_head_that_adds_a_broken_chain(tmp_path: Path, capsys: py
     assert main(["diff", str(base), str(head)]) == 2
     assert f"HEAD_PATH {DENIAL}" in capsys.readouterr().err.replace(f"{head}/", "")
     assert main(["diff", str(head), str(head), "--behaviour", OLD]) == 0
+
+
+def test_proposal_594_refuses_overlapping_auto_select_runtimes_of_equal_priority() -> None:
+    """ome-projects/ome#594 (open), acceptance criteria: the ServingRuntime and ClusterServingRuntime
+    webhooks refuse runtimes, even across scopes, that have autoSelect: true and overlap on
+    SupportedModelFormat and ModelSizeRange unless their priorities differ; omitted priorities
+    are handled by the default. v1.3 has no such check."""
+    small = runtime("srt-small", modelSizeRange={"min": "1B", "max": "8B"}, supportedModelFormats=[entry(2)])
+    large = runtime("srt-large", modelSizeRange={"min": "7B", "max": "70B"}, supportedModelFormats=[entry(2)])
+    (refusal,) = matching.admit_runtime(large, [small], behaviour="pr594").errors
+    assert "ome#594" in refusal
+    assert "ClusterServingRuntime srt-small and ClusterServingRuntime srt-large" in refusal
+    assert matching.admit_runtime(large, [small], behaviour="v1.3").allowed
+    apart = runtime("srt-huge", modelSizeRange={"min": "71B"}, supportedModelFormats=[entry(2)])
+    assert (
+        matching.admit_runtime(apart, [small, large], behaviour="pr594").errors
+        == (matching.admit_runtime(apart, [large], behaviour="pr594").errors)
+        == ()
+    )  # 71B and up shares no size with 7B-70B or 1B-8B
+    assert matching.admit_runtime(
+        runtime("srt-large", modelSizeRange={"min": "7B"}, supportedModelFormats=[entry(3)]), [small], behaviour="pr594"
+    ).allowed
+    namespaced = runtime("team", namespace="ns", supportedModelFormats=[entry()])
+    unset = runtime("srt-default", supportedModelFormats=[entry(1)])
+    assert len(matching.admit_runtime(namespaced, [unset], behaviour="pr594").errors) == 1  # across scopes, default 1
+    other_arch = runtime("srt-arch", supportedModelFormats=[entry(2, modelArchitecture="GemmaForCausalLM")])
+    assert matching.admit_runtime(other_arch, [small], behaviour="pr594").allowed
+    manual = runtime("srt-manual", supportedModelFormats=[{**entry(2), "autoSelect": False}])
+    assert matching.admit_runtime(manual, [small], behaviour="pr594").allowed
+    off = runtime("srt-off", disabled=True, supportedModelFormats=[entry(2)])
+    assert matching.admit_runtime(large, [off], behaviour="pr594").allowed
