@@ -37,8 +37,9 @@ class UpgradeReport:
     other: matching.Behaviour
     differences: list[Difference]
     ids: dict[ObjectKey, int]
-    namespaces: tuple[str, ...] = ("",)
-    """Where a cluster-scoped model's selections were compared: cluster scope and each namespace."""
+    namespaces: tuple[str, ...] | None = ("",)
+    """Where a cluster-scoped model's selections were compared: cluster scope and each namespace;
+    None when the reader does not read every namespace, so no row may claim "every namespace"."""
 
     @property
     def changes(self) -> list[tuple[str, str]]:
@@ -55,7 +56,10 @@ class UpgradeReport:
         found = []
         for subject, title in SUBJECTS:
             items = [item for item in self.differences if item.subject == subject]
-            rows = _folded(items, self.namespaces) if subject == "selection" else [(item, 1) for item in items]
+            if subject == "selection" and self.namespaces is not None:
+                rows = _folded(items, self.namespaces)
+            else:
+                rows = [(item, 1) for item in items]
             found.append(
                 (subject, title, len(items), [(item, shown(item.before), shown(item.after), n) for item, n in rows])
             )
@@ -109,8 +113,9 @@ def upgrade_report(cluster: Cluster, to: str | None = None, *, scope: Scope) -> 
     inventory, whose fingerprint names the namespaces read."""
     other = other_behaviour(to)
     inventory = inventory_for(cluster, scope=scope)
+    read = scope.read_namespaces(cluster.name)
     differences = _DIFFS.get(
-        (cluster.pk, other.name, scope.read_namespaces(cluster.name)),
+        (cluster.pk, other.name, read),
         inventory.fingerprint,
         lambda _stale: matching.behaviour_diff(inventory.grid, other, inventory.invalid),
     )
@@ -120,7 +125,7 @@ def upgrade_report(cluster: Cluster, to: str | None = None, *, scope: Scope) -> 
         other=other,
         differences=differences,
         ids=dict(inventory.ids),
-        namespaces=("", *inventory.grid.namespaces),
+        namespaces=("", *inventory.grid.namespaces) if read is None else None,
     )
 
 

@@ -74,8 +74,11 @@ def test_make_up_runs_the_production_processes_through_devrun() -> None:
     assert ".venv/bin/python -m ome_dashboard.devrun --production" in make_dry_run("up")
 
 
-def test_ci_installs_postgresql_when_its_binaries_are_missing() -> None:
-    script = (settings.BASE_DIR / ".ci" / "run").read_text()
+def test_ci_runs_make_test_which_installs_postgresql_first_when_its_binaries_are_missing() -> None:
+    ci = (settings.BASE_DIR / ".ci" / "run").read_text()
+    deps = (settings.BASE_DIR / ".ci" / "test-deps").read_text()
+    recipe = make_dry_run("test")
 
-    assert "missing_packages+=(postgresql)" in script
-    assert script.index("missing_packages+=(postgresql)") < script.index("install_missing_packages\nexec make test")
+    assert ci.rstrip().endswith("exec make test")
+    assert "missing+=(postgresql)" in deps
+    assert recipe.index(".ci/test-deps") < recipe.index("tests.ops.pg")

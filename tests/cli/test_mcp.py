@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +40,15 @@ spec:
 
 
 def session(server: Any, work: Callable[[Client], Awaitable[Any]]) -> Any:
+    """The work's answer, from a client session on its own thread and event loop: Playwright's
+    sync API (the browser tests, in the same pytest worker) leaves a running loop on the main thread."""
+
     async def run() -> Any:
         async with Client(server) as client:
             return await work(client)
 
-    return asyncio.run(run())
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(asyncio.run, run()).result()
 
 
 def in_process() -> Any:
