@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from inventory.api import ClusterQuerySerializer
+from web.api.inventory import ClusterQuerySerializer
 
 from .services import IsvcVerdict, isvc_at_risk
 

@@ -245,7 +245,7 @@ def test_a_pipeline_group_opens_the_models_patches_in_one_what_if(client: Client
 def test_the_groups_are_read_a_page_at_a_time_and_the_pager_keeps_the_filters(
     client: Client, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("lint.views.GROUPS_PER_PAGE", 10)
+    monkeypatch.setattr("web.pages.lint.GROUPS_PER_PAGE", 10)
     report = lint_report_get(cluster, scope=SYSTEM)
     first = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
     pages, keys = re.search(r"Page 1 of (\d+)", first), list(entries(first))
