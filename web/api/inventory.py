@@ -17,11 +17,12 @@ from access.scope import Scope
 from core.api import ScopeField
 from core.redact import redacted
 from inventory import filters, selectors
-from inventory.freshness import FreshnessSerializer, freshness_data
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
 from inventory.ome_release import ome_description
 from inventory.selectors import cluster_choose
 from inventory.services import RegistrationLeavesNoRole, cluster_register, cluster_spec_from_web
+from matrix.freshness import cluster_freshness_data
+from web.api.freshness import FreshnessSerializer
 
 SOURCE_HELP = (
     "`kubeconfig:FILE[#CONTEXT]`: a file of the kubeconfig directory (OME_KUBECONFIG_DIR) and one of "
@@ -99,7 +100,7 @@ class ClusterDetailSerializer(ClusterSerializer):
 
     @extend_schema_field(FreshnessSerializer)
     def get_freshness(self, cluster: Cluster) -> dict[str, Any]:
-        return freshness_data(cluster)
+        return cluster_freshness_data(cluster)
 
 
 class ClusterCreateSerializer(serializers.Serializer):

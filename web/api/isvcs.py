@@ -10,9 +10,9 @@ from rest_framework.views import APIView
 from access.current import scope_of
 from core.api import scope_tokens
 from core.permissions import CanRead
-from inventory.freshness import verdicts_envelope
-from isvcs.filters import IsvcVerdictQuerySerializer
 from isvcs.services import isvc_verdicts
+from web.api.freshness import verdicts_envelope
+from web.api.isvcs_filters import IsvcVerdictQuerySerializer
 from web.api.isvcs_responses import IsvcVerdictListSerializer
 
 

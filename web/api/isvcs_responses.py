@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.schema import ObjectKeySerializer, OmeBehaviourSerializer
-from inventory.freshness import FreshnessSerializer
+from web.api.freshness import FreshnessSerializer
 
 
 class IsvcEventSerializer(serializers.Serializer):

@@ -11,12 +11,12 @@ from rest_framework.views import APIView
 from access.current import scope_of
 from core.api import scope_tokens
 from core.permissions import CanRead, HasPermissionOrReadOnly
-from inventory.freshness import verdicts_envelope
 from inventory.selectors import cluster_choose
 from lint.models import ACKNOWLEDGE_PERMISSION, LintAcknowledgement
 from lint.proving import lint_proofs_request
 from lint.selectors import lint_acknowledgement_list, lint_group_states, lint_report_get
 from lint.services import lint_acknowledge, lint_withdraw
+from web.api.freshness import verdicts_envelope
 from web.api.inventory import ClusterQuerySerializer
 from web.api.lint_responses import AcknowledgementListSerializer, AcknowledgementSerializer, LintReportSerializer
 

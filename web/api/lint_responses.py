@@ -5,8 +5,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.schema import ObjectKeySerializer, OmeBehaviourSerializer, SeverityCountsSerializer
-from inventory.freshness import FreshnessSerializer
 from lint.rules import SEVERITIES
+from web.api.freshness import FreshnessSerializer
 
 
 class LintFindingSerializer(serializers.Serializer):

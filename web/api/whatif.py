@@ -21,9 +21,9 @@ from access.current import scope_of
 from core.api import scope_tokens
 from core.permissions import CanRead
 from core.web import CLUSTER_SCOPE, scope_namespace, scope_token
-from inventory.freshness import verdicts_envelope
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS
 from inventory.selectors import cluster_choose, resources_visible
+from web.api.freshness import verdicts_envelope
 from web.api.whatif_responses import NearMissesSerializer, WhatIfSerializer
 from whatif.errors import WhatIfError, problems_response
 from whatif.fixes import model_near_misses

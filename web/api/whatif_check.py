@@ -29,9 +29,9 @@ from access.scope import Scope
 from core.api import api_keys, scope_tokens
 from core.errors import DomainError
 from core.permissions import CanRead
-from inventory.freshness import verdicts_envelope
 from inventory.models import Cluster
 from inventory.selectors import ClusterChoiceError, cluster_choose, cluster_list
+from web.api.freshness import verdicts_envelope
 from web.api.whatif_responses import CheckReportSerializer
 from whatif.check import Item, check_clusters, items_from_text
 from whatif.errors import WhatIfError, problems_response

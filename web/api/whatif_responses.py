@@ -6,7 +6,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.schema import ObjectKeySerializer, ObjectRefSerializer, OmeBehaviourSerializer, ProblemSerializer
-from inventory.freshness import FreshnessSerializer
+from web.api.freshness import FreshnessSerializer
 
 OUTCOME_HELP = "The row's outcome: selected, no-runtime or invalid; null where the model is absent."
 

@@ -15,9 +15,9 @@ from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind
 from inventory.parsed import inventory_for, pipeline_fixable
 from inventory.selectors import clusters_visible, resources_visible
 from isvcs.explain import GROUPS, error_parts, group_of, verdict_label
-from isvcs.filters import IsvcVerdictQuerySerializer
 from isvcs.services import isvc_at_risk, isvc_verdicts
 from matrix.selectors import matrix_version
+from web.api.isvcs_filters import IsvcVerdictQuerySerializer
 from web.pages.inventory import page_cluster
 
 

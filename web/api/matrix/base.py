@@ -112,7 +112,7 @@ class MatrixPagination(Pagination):
     def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         paged = super().get_paginated_response_schema(schema)
         # The components of core.schema.OmeBehaviourSerializer, serializers.BuildSerializer and
-        # inventory.freshness.FreshnessSerializer.
+        # web.api.freshness.FreshnessSerializer.
         paged["properties"] = {
             "ome": {
                 "allOf": [{"$ref": "#/components/schemas/OmeBehaviour"}],

@@ -13,12 +13,12 @@ from core.api import ScopeField, scope_tokens
 from core.cache import VersionedCache
 from core.schema import ObjectKeySerializer, ObjectRefSerializer, OmeBehaviourSerializer
 from core.web import CLUSTER_SCOPE, scope_token
-from inventory.freshness import FreshnessSerializer
 from inventory.models import Cluster
 from matching import ObjectKey, Selection
 from matrix.cells import Cell
 from matrix.models import CellChange, CellStatus, MatrixBuild
 from matrix.selectors import CellTrace
+from web.api.freshness import FreshnessSerializer
 
 Reasoner = Callable[[Cell], str | None]
 

@@ -15,9 +15,9 @@ import matching
 from access.current import scope_of
 from core.api import scope_tokens
 from core.permissions import CanRead
-from inventory.freshness import verdicts_envelope
 from inventory.ome_release import ome_header
 from matrix.upgrade import upgrade_report
+from web.api.freshness import verdicts_envelope
 from web.api.inventory import ClusterQuerySerializer
 from web.api.matrix.base import OME_HEADER
 from web.api.matrix.serializers import UpgradeSerializer

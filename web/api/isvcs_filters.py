@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from isvcs.services import IsvcVerdict, isvc_at_risk
 from web.api.inventory import ClusterQuerySerializer
-
-from .services import IsvcVerdict, isvc_at_risk
 
 
 class IsvcVerdictQuerySerializer(ClusterQuerySerializer):
