@@ -1,7 +1,8 @@
 """The /api/v1/ root: its router and the root view listing every endpoint.
 
-Each app has its own router (and, for non-resource views, its own url patterns); urls.py
-merges them here. Error bodies and paging are core.api's.
+web.urls registers every resource on this router and lists the API's other views, which the
+root lists too (`extra_endpoints`, derived from those url patterns). Error bodies and paging
+are core.api's.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ API_VERSION = "v1"
 class ApiRootView(routers.APIRootView):
     """The API root: the version, every registered list endpoint, and the schema and docs."""
 
-    # Endpoints that are not router lists (key -> url name in the API's namespace); set by urls.py.
+    # Endpoints that are not router lists (key -> url name in the API's namespace); set by web.urls.
     extra_endpoints: Mapping[str, str] = {}
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
