@@ -23,11 +23,11 @@ from core.cache import VersionedCache
 from inventory.models import Cluster, Resource
 from inventory.parsed import inventory_fingerprint
 from inventory.sync import event_apply
-from lint import views as lint_views
 from lint.models import LintAcknowledgement, LintProofs
 from lint.proving import lint_proofs_refresh
 from lint.selectors import lint_report_get
 from tests.web.conftest import _user
+from web.pages import lint as lint_views
 
 NO_RANGE_KEY = "no-size-range:ClusterServingRuntime srt-deepseek-r1-distill-qwen-14b"
 
