@@ -3,10 +3,10 @@ action)`, which keeps the rows that `scope` may `action` (NetBox's RestrictedQue
 Scope in place of object permissions).
 
 A model that holds a tenant's data (it names a cluster, and maybe a namespace) says where with
-`TENANCY` and takes `RestrictedQuerySet` as its manager; `lint/reads.py`'s check
-(scripts/check_reads.py, `make lint`, tests/test_reads.py) fails the build on a direct read of
-such a model in a view, API, selector or template-tag module that does not go through
-`restrict`, except in the code its allow-list names (sync, matrix builds, the catch-up).
+`TENANCY` and takes `RestrictedQuerySet` as its manager; scripts/check_reads.py (`make lint`,
+tests/access/test_reads.py) fails the build on a read of such a model anywhere in the project's
+packages that does not go through `restrict`, except in the code its allow-list names (sync,
+matrix builds, the catch-up).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lint fixes proven out of requests. After each matrix update (matrix.receivers), and when a
+"""Lint fixes proven out of requests. After each matrix update (lint.receivers), and when a
 page finds no proofs for the inventory it shows, a task on the matrix queue proves every fix of
 the cluster's lint with the what-if (lint.rules.proofs) and stores the proofs for that inventory
 fingerprint (lint.models.LintProofs), with the YAML that each fix's what-if form fills in. The

@@ -17,8 +17,8 @@ Every surface that shows verdicts (the page banner, the API envelopes, /metrics,
   out while it still said "connected"), or the matrix has been behind for too long;
 - `unknown`: nothing to judge yet (a live cluster never listed, or no matrix yet).
 
-A manifest snapshot has no watch: it is as current as its matrix. The apps below `matrix` in the
-import layers (lint, isvcs) show it through inventory.freshness, where matrix.apps plugs it in.
+A manifest snapshot has no watch: it is as current as its matrix. The API's answers carry it
+as `freshness` (web.api.freshness).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from django.db.models import Min
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from inventory.freshness import LAGGING, LIVE, STALE, UNKNOWN
 from inventory.models import Cluster, Kind, Resource, SyncState
 
 from . import pending
@@ -50,6 +49,9 @@ WATCH_LOST, UNREACHABLE, WORKER_DOWN, MATRIX_BEHIND = (
     "worker down",
     "matrix behind",
 )
+
+LIVE, LAGGING, STALE, UNKNOWN = "live", "lagging", "stale", "unknown"
+STATES = (LIVE, LAGGING, STALE, UNKNOWN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,5 +223,5 @@ def cluster_freshness(cluster: Cluster, *, now: datetime | None = None, build: M
 
 
 def cluster_freshness_data(cluster: Cluster) -> dict[str, Any]:
-    """The freshness of one cluster as the API answers it (inventory.freshness.FreshnessSerializer)."""
+    """The freshness of one cluster as the API answers it (web.api.freshness.FreshnessSerializer)."""
     return cluster_freshness(cluster).to_dict()

@@ -1,6 +1,6 @@
 """The matrix history as people read it: cell changes grouped by the change that caused them
 (one patch, one edit of a runtime, one rebuild), newest first, each group with the causing
-objects' changed fields (old and new values). The page (ome_dashboard.history) adds the patch
+objects' changed fields (old and new values). The page (web.pages.history) adds the patch
 audit record that made a group, matched by object and version (`cause_versions`).
 
 One matrix update records its cells with the same `cause` within moments of each other, so

@@ -1,5 +1,5 @@
-"""Inventory changes ask for a (coalesced) matrix update, after their transaction commits; each
-matrix update asks for the proofs of the cluster's lint fixes at the new inventory (lint.proving)."""
+"""Inventory changes ask for a (coalesced) matrix update, after their transaction commits. What
+follows a matrix update is each follower's own receiver of matrix.signals.matrix_updated."""
 
 from __future__ import annotations
 
@@ -7,13 +7,9 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django.dispatch import receiver
 
 from inventory.signals import inventory_changed
-from lint.proving import lint_proofs_request
-
-from .signals import matrix_updated
 
 logger = logging.getLogger(__name__)
 
@@ -30,11 +26,3 @@ def update_matrix(sender: object, cluster_id: int, changes: list[Any], **kwargs:
         matrix_update_request(cluster_id, [change.to_dict() for change in changes])
     except BROKER_ERRORS as error:
         logger.warning("cluster %s: matrix update not queued (%s); the catch-up will apply it", cluster_id, error)
-
-
-@receiver(matrix_updated)
-def prove_lint(sender: object, cluster_id: int, **kwargs: Any) -> None:
-    """Queue the proving of the lint fixes (one task per cluster at a time) once the update
-    commits, behind it on the matrix queue: the lint page shows fixes only once proven."""
-    if settings.LINT_PROVE_ON_UPDATE:
-        transaction.on_commit(lambda: lint_proofs_request(cluster_id))

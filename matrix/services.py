@@ -18,7 +18,6 @@ from core.redact import redact
 from inventory.locks import cluster_write_lock
 from inventory.models import Cluster
 from inventory.parsed import load_inventory
-from isvcs.services import isvc_verdicts_refresh
 from matching import ObjectKey
 
 from .cell_changes import record_build_history
@@ -102,8 +101,7 @@ def matrix_build_finish(build_id: int) -> MatrixBuild:
             status=MatrixBuild.Status.RUNNING
         ).delete()
     matrix_level(build.cluster, build)
-    isvc_verdicts_refresh(build.cluster)
-    matrix_updated.send(sender=None, cluster_id=build.cluster_id, causes=[])
+    matrix_updated.send(sender=None, cluster=build.cluster, cluster_id=build.cluster_id, causes=[])
     build.refresh_from_db()
     return build
 
@@ -148,8 +146,7 @@ def matrix_apply_changes(cluster: Cluster, changes: list[dict[str, Any]]) -> int
         return -1
     written = matrix_level(cluster, build, cause=changes)
     if written is not None:
-        isvc_verdicts_refresh(cluster)
-        matrix_updated.send(sender=None, cluster_id=cluster.pk, causes=changes)
+        matrix_updated.send(sender=None, cluster=cluster, cluster_id=cluster.pk, causes=changes)
     return written
 
 

@@ -101,16 +101,17 @@ INSTALLED_APPS = [
     # startup. The partials loader is configured explicitly below instead.
     "template_partials.apps.SimpleAppConfig",
     "axes",
-    # The project's apps, in the order data flows (ARCHITECTURE.md; `lint-imports` checks it).
+    # The project's apps, from the bottom layer up (docs/architecture.md; `lint-imports` checks it).
     "access",
     "inventory",
+    "matrix",
     "lint",
     "isvcs",
-    "matrix",
     "whatif",
     "fleet",
     "patches",
     "policies",
+    "web",
 ]
 
 MIDDLEWARE = [
@@ -281,7 +282,7 @@ SPECTACULAR_SETTINGS = {
         "KindEnum": "inventory.models.Kind",
         "SeverityEnum": "lint.rules.SEVERITIES",
         "ErrorOrWarningEnum": "core.schema.ERROR_OR_WARNING",
-        "AssertionKindEnum": "policies.responses.ASSERTION_KINDS",
+        "AssertionKindEnum": "web.api.policies_responses.ASSERTION_KINDS",
     },
 }
 

@@ -31,5 +31,5 @@ def patch_records_list(scope: Scope, user: Any) -> QuerySet[PatchAttempt]:
 
 def patch_attempt_list(scope: Scope) -> QuerySet[PatchAttempt]:
     """The attempts on objects of the namespaces (and, for cluster-scoped models, the clusters)
-    the scope reads, newest first. Listing them needs `patches.view_patchattempt` (patches.api)."""
+    the scope reads, newest first. Listing them needs `patches.view_patchattempt` (web.api.patches)."""
     return PatchAttempt.objects.restrict(scope, Action.VIEW).order_by("-created_at", "-pk")

@@ -10,7 +10,7 @@ reports, with file, line and what to do:
 - `get_object_or_404(Model, ...)` / `get_list_or_404(Model, ...)` on such a model;
 - a related manager that reads such rows (`cluster.resources.filter(...)`), in code or in a
   template (`{{ cluster.resources.all }}`);
-- in views, API modules, selectors and template tags (SERVES_READERS), derived data read for
+- in pages, API modules, selectors and template tags (SERVES_READERS), derived data read for
   no reader: `load_inventory(...)` (a reader's comes through `inventory.parsed.inventory_for`)
   and the `SYSTEM` scope.
 
@@ -26,30 +26,21 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = (
-    "access",
-    "core",
-    "fleet",
-    "inventory",
-    "isvcs",
-    "lint",
-    "matrix",
-    "ome_dashboard",
-    "patches",
-    "policies",
-    "whatif",
-)
+# The project's packages: the one list, the import contracts' in pyproject.toml (matching has no models).
+with (ROOT / "pyproject.toml").open("rb") as _file:
+    PACKAGES = tuple(p for p in tomllib.load(_file)["tool"]["importlinter"]["root_packages"] if p != "matching")
 TEMPLATES = ROOT / "templates"
-# Views, API modules, selectors and template tags, and the modules only they call (a model's
+# Pages, API modules, selectors and template tags, and the modules only they call (a model's
 # rankings, the upgrade report, near misses): they answer a reader, so derived data (a parsed inventory, a read
 # for the system) comes through the reader's scope there too.
 SERVES_READERS = re.compile(
-    r"(^|/)(views|api|selectors|templatetags)(/|\.py$)|_api\.py$|^matrix/(rankings|upgrade)\.py$|^whatif/fixes\.py$"
+    r"(^|/)(pages|api|selectors|templatetags)(/|\.py$)|^web/rankings\.py$|^matrix/upgrade\.py$|^whatif/fixes\.py$"
 )
 # Writes that read nothing; `restrict` is the read path itself.
 MANAGER_USES = frozenset({"restrict", "create", "bulk_create"})

@@ -33,9 +33,8 @@ from prometheus_client.registry import Collector
 from access.scope import SYSTEM, Scope, anonymous_scope
 from core.cache import VersionedCache
 from core.db import database_now, one_snapshot
-from inventory.freshness import STATES
 from inventory.models import Cluster, SyncState
-from matrix.freshness import freshness_of
+from matrix.freshness import STATES, freshness_of
 from matrix.models import MatrixAudit, MatrixBuild, MatrixRow
 from matrix.selectors import cell_status_counts, current_build
 from patches.models import PatchAttempt

@@ -35,7 +35,6 @@ from inventory.parsed import Inventory, inventory_for
 from isvcs.models import InferenceServiceVerdict
 from isvcs.services import isvc_verdicts
 from matrix.models import MatrixRow
-from matrix.rankings import parsed_object, runtime_matches
 from matrix.selectors import (
     build_inventory,
     cell_reason,
@@ -49,6 +48,7 @@ from matrix.upgrade import upgrade_report
 from policies.models import AssertionState
 from policies.selectors import assertion_state_list
 from tests.access.world import CLUSTERS, NAMESPACES, build_world
+from web.rankings import parsed_object, runtime_matches
 
 pytestmark = pytest.mark.django_db
 

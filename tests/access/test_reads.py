@@ -56,7 +56,13 @@ def test_every_allowance_names_a_function_not_a_whole_module() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["lint/selectors.py", "matrix/views/pages.py", "policies/api.py", "whatif/check_api.py", "x/templatetags/t.py"],
+    [
+        "lint/selectors.py",
+        "web/pages/matrix.py",
+        "web/api/policies.py",
+        "web/api/matrix/cells.py",
+        "x/templatetags/t.py",
+    ],
 )
 def test_derived_data_read_for_no_reader_is_found_where_readers_are_answered(path: str) -> None:
     source = "def v(request, cluster):\n    return load_inventory(cluster), f(scope=SYSTEM)\n"

@@ -8,9 +8,8 @@ from urllib.parse import urlencode
 import pytest
 from rest_framework.test import APIClient
 
-from inventory.freshness import STATES
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
-from matrix.freshness import cluster_freshness
+from matrix.freshness import STATES, cluster_freshness
 
 pytestmark = pytest.mark.django_db
 

@@ -19,21 +19,9 @@ from django.conf import settings
 
 from ome_dashboard import devrun
 from tests.ops import files
+from tests.support.apps import project_packages
 
-APP_PACKAGES = (
-    "ome_dashboard",
-    "core",
-    "access",
-    "matching",
-    "inventory",
-    "lint",
-    "isvcs",
-    "matrix",
-    "whatif",
-    "fleet",
-    "patches",
-    "policies",
-)
+APP_PACKAGES = project_packages()
 
 
 @pytest.fixture(scope="module")

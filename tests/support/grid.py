@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-from matrix.views.matrix import CELL_CLASS
+from web.pages.matrix import CELL_CLASS
 
 STATUS_OF_CLASS = {letter: status for status, letter in CELL_CLASS.items()}
 

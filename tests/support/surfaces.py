@@ -12,7 +12,7 @@ from typing import Any
 from django.test import Client, override_settings
 from prometheus_client.parser import text_string_to_metric_families
 
-from inventory.freshness import STATES
+from matrix.freshness import STATES
 
 PAGES = ("/matrix/", "/lint/", "/inferenceservices/", "/matrix/upgrade/")
 ANSWERS = ("/api/v1/matrix/lint/", "/api/v1/inference-services/verdicts/", "/api/v1/matrix/upgrade/")

@@ -18,11 +18,11 @@ from access.scope import SYSTEM
 from inventory.filters import ModelFilterSet
 from inventory.models import MODEL_KINDS, Cluster, Resource
 from matrix.filters import CellFilterSet
-from matrix.grid import model_facets
 from matrix.models import MatrixRow
 from matrix.selectors import current_build, rows_visible
 from tests.support.access import grant
 from tests.web.conftest import SEED_MODEL
+from web.grid import model_facets
 
 pytestmark = pytest.mark.django_db
 

@@ -23,11 +23,11 @@ from core.cache import VersionedCache
 from inventory.models import Cluster, Resource
 from inventory.parsed import inventory_fingerprint
 from inventory.sync import event_apply
-from lint import views as lint_views
 from lint.models import LintAcknowledgement, LintProofs
 from lint.proving import lint_proofs_refresh
 from lint.selectors import lint_report_get
 from tests.web.conftest import _user
+from web.pages import lint as lint_views
 
 NO_RANGE_KEY = "no-size-range:ClusterServingRuntime srt-deepseek-r1-distill-qwen-14b"
 
@@ -245,7 +245,7 @@ def test_a_pipeline_group_opens_the_models_patches_in_one_what_if(client: Client
 def test_the_groups_are_read_a_page_at_a_time_and_the_pager_keeps_the_filters(
     client: Client, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("lint.views.GROUPS_PER_PAGE", 10)
+    monkeypatch.setattr("web.pages.lint.GROUPS_PER_PAGE", 10)
     report = lint_report_get(cluster, scope=SYSTEM)
     first = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
     pages, keys = re.search(r"Page 1 of (\d+)", first), list(entries(first))

@@ -14,11 +14,11 @@ from access.scope import SYSTEM
 from inventory.models import Cluster, Resource
 from inventory.sync import event_apply
 from lint.selectors import lint_report_get
-from matrix import grid
 from matrix.models import MatrixBuild, MatrixRow
 from matrix.services import matrix_apply_changes
 from tests.support.grid import grid_cells, grid_models
 from tests.web.conftest import CATALOG_RUNTIME, SEED_MODEL, SEED_RUNTIME
+from web import grid
 
 MATRIX = "/matrix/"
 

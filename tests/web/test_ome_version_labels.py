@@ -14,9 +14,9 @@ from rest_framework.test import APIClient
 import matching
 from inventory.models import Cluster, Kind, SyncState
 from inventory.ome_release import judge, ome_version_set_admin
-from matrix.api.base import build_ome
 from matrix.models import MatrixBuild
 from tests.support.access import grant
+from web.api.matrix.base import build_ome
 
 pytestmark = pytest.mark.django_db
 

@@ -236,7 +236,9 @@ def test_a_resync_needs_a_login_and_the_permission(
     client: Client, cluster: Cluster, viewer: Any, monkeypatch: Any
 ) -> None:
     queued: list[int] = []
-    monkeypatch.setattr("inventory.views.resync_cluster.apply_async", lambda args, **options: queued.append(args[0]))
+    monkeypatch.setattr(
+        "web.pages.inventory.resync_cluster.apply_async", lambda args, **options: queued.append(args[0])
+    )
     url = reverse("inventory:resync", args=["demo"])
 
     anonymous = client.post(url)
@@ -253,7 +255,9 @@ def test_a_resync_is_queued_and_the_page_says_so(
     client: Client, cluster: Cluster, django_user_model: Any, monkeypatch: Any
 ) -> None:
     queued: list[int] = []
-    monkeypatch.setattr("inventory.views.resync_cluster.apply_async", lambda args, **options: queued.append(args[0]))
+    monkeypatch.setattr(
+        "web.pages.inventory.resync_cluster.apply_async", lambda args, **options: queued.append(args[0])
+    )
     operator = django_user_model.objects.create_user("operator")
     operator.user_permissions.add(
         Permission.objects.get(content_type__app_label="inventory", codename="change_cluster")

@@ -11,10 +11,10 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from inventory.models import Cluster, Resource
-from matrix.views.runtime import size_range_text
 from tests.support.grid import grid_cells
 from tests.support.inventory import inventory_from_objects
 from tests.web.conftest import CATALOG_RUNTIME, SEED_MODEL
+from web.pages.runtime import size_range_text
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,61 @@
+"""The add-cluster page's form: a name, a source and one of the choices the page offers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from inventory.kubeconfigs import KubeconfigInvalid
+from inventory.models import Cluster
+from inventory.registration import Choices, spec_of
+from inventory.services import ClusterSpec, RegistrationInvalid, registration_check
+
+SOURCES = [
+    (Cluster.Source.KUBECONFIG.value, "A context of a kubeconfig file"),
+    (Cluster.Source.ARGOCD.value, "An Argo CD cluster Secret"),
+    (Cluster.Source.MANIFESTS.value, "A manifest folder"),
+]
+
+
+class ClusterAddForm(forms.Form):
+    name = forms.SlugField(max_length=63, help_text="Letters, digits and hyphens; how pages and the API name it.")
+    source = forms.ChoiceField(choices=SOURCES, widget=forms.RadioSelect)
+    kubeconfig = forms.ChoiceField(required=False, label="Kubeconfig and context")
+    argocd = forms.ChoiceField(required=False, label="Argo CD cluster Secret")
+    manifests = forms.ChoiceField(required=False, label="Manifest folder")
+
+    def __init__(self, *args: Any, choices: Choices, author: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.choices = choices
+        self.author = author
+        for field in ("kubeconfig", "argocd", "manifests"):
+            self.fields[field].choices = [("", "—"), *getattr(choices, field)]  # type: ignore[attr-defined]
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"]
+        try:
+            registration_check(name, author=self.author)  # as the API and the admin
+        except RegistrationInvalid as error:
+            raise forms.ValidationError(error.message, code=error.code) from None
+        return name
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        source, name = data.get("source"), data.get("name")
+        if not source or not name:
+            return data
+        choice = data.get(source) or ""
+        if not choice:
+            self.add_error(source, "Choose one.")
+            return data
+        try:
+            data["spec"] = spec_of(name, source, choice, self.choices)
+        except (KubeconfigInvalid, ValueError) as error:
+            self.add_error(source, getattr(error, "message", None) or str(error))
+        return data
+
+    @property
+    def spec(self) -> ClusterSpec:
+        spec: ClusterSpec = self.cleaned_data["spec"]
+        return spec
