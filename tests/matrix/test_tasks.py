@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from celery.worker import WorkController
 
@@ -10,8 +12,8 @@ from inventory.services import cluster_register, manifests_load, parse_cluster_s
 from inventory.sync import event_apply
 from matrix.models import MatrixBuild, MatrixRow
 from matrix.selectors import current_build
+from matrix.signals import matrix_updated
 from matrix.tasks import matrix_rebuild_task, matrix_update_task
-from tests.support.processes import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -26,12 +28,25 @@ def demo(settings: object) -> Cluster:
 
 
 def rebuild(cluster: Cluster) -> MatrixBuild:
-    """Run the rebuild task and wait until the chord's callback published the build (the
-    database says so: task results are ignored, CELERY_TASK_IGNORE_RESULT)."""
-    started = matrix_rebuild_task.apply_async((cluster.pk,), ignore_result=False).get(timeout=90)
-    build = MatrixBuild.objects.filter(pk=started["build"])
-    assert wait_until(lambda: not build.filter(status=MatrixBuild.Status.RUNNING).exists(), timeout=120)
-    return build.get()
+    """Run the rebuild task and wait until the chord's callback has finished: published the
+    build and levelled what changed meanwhile, which it announces last (matrix_updated; the
+    worker runs in this process). Waiting for the published status alone would let a change
+    made next be levelled by the callback instead of the task a test runs."""
+    finished = threading.Event()
+
+    def announced(sender: object, cluster_id: int, **kwargs: object) -> None:
+        if cluster_id == cluster.pk:
+            finished.set()
+
+    matrix_updated.connect(announced, weak=False)
+    try:
+        started = matrix_rebuild_task.apply_async((cluster.pk,), ignore_result=False).get(timeout=90)
+        assert finished.wait(timeout=120)
+    finally:
+        matrix_updated.disconnect(announced)
+    build = MatrixBuild.objects.get(pk=started["build"])
+    assert build.status == MatrixBuild.Status.SUCCEEDED
+    return build
 
 
 def test_a_worker_builds_the_matrix_in_chunks_and_publishes_it(demo: Cluster, celery_worker: WorkController) -> None:
