@@ -60,6 +60,7 @@ from .isvc_config import pvc_namespace_denial
 from .isvc_lookup import isvc_still_matches
 from .jsonpatch import json_patch
 from .keys import KeyReference, key_dict, key_path, key_text, parse_key_reference
+from .mcp_tools import INSTRUCTIONS as ASSISTANT_INSTRUCTIONS
 from .mcp_tools import add_tools as add_assistant_tools
 from .nearmiss import Miss, NearMiss, near_miss, near_misses
 from .parse import parse_isvc, parse_model, parse_object, parse_runtime
@@ -96,6 +97,7 @@ OME_BEHAVIOUR: dict[str, object] = BEHAVIOURS[DEFAULT_BEHAVIOUR].to_dict()
 
 __all__ = [
     "ADVISORY",
+    "ASSISTANT_INSTRUCTIONS",
     "BEHAVIOURS",
     "BLOCKED",
     "CHANGES",
