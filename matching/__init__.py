@@ -62,6 +62,7 @@ from .jsonpatch import json_patch
 from .keys import KeyReference, key_dict, key_path, key_text, parse_key_reference
 from .mcp_tools import INSTRUCTIONS as ASSISTANT_INSTRUCTIONS
 from .mcp_tools import add_tools as add_assistant_tools
+from .mcp_tools import read_only as assistant_annotations
 from .nearmiss import Miss, NearMiss, near_miss, near_misses
 from .parse import parse_isvc, parse_model, parse_object, parse_runtime
 from .patches import merge_patch, pipeline_patch
@@ -168,6 +169,7 @@ __all__ = [
     "admit_runtime",
     "as_applied",
     "as_behaviour",
+    "assistant_annotations",
     "behaviour_diff",
     "changes_between",
     "check",

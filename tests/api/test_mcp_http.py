@@ -21,7 +21,14 @@ from inventory.models import Cluster
 from tests.support.access import grant
 from tests.support.demo import stored_demo
 
-TOOLS = {"why_no_runtime_for", "explain_one_cell", "what_if_applied", "inference_services_not_served"}
+TOOLS = {
+    "why_no_runtime_for",
+    "explain_one_cell",
+    "what_if_applied",
+    "inference_services_not_served",
+    "where_can_this_model_run",
+}
+CLUSTER_TOOLS = TOOLS - {"where_can_this_model_run"}
 # A BaseModel of the demo's namespace team-b, and the ServingRuntimes there.
 TEAM_B_MODEL = "team-b/qwen3-30b-a3b-fp8"
 
@@ -44,9 +51,9 @@ def session(url: str, key: str, work: Callable[[Client], Awaitable[Any]]) -> Any
     loop: Playwright's sync API (the browser tests, in the same worker) leaves a running loop."""
 
     async def run() -> Any:
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}) as http:
-            async with Client(streamable_http_client(url, http_client=http)) as client:
-                return await work(client)
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"})
+        async with http, Client(streamable_http_client(url, http_client=http)) as client:
+            return await work(client)
 
     with ThreadPoolExecutor(max_workers=1) as thread:
         return thread.submit(asyncio.run, run()).result()
@@ -71,7 +78,7 @@ def test_a_viewer_s_session_lists_the_read_only_tools_and_answers_why_gemma_2b_h
 
     assert {tool.name for tool in tools.tools} == TOOLS
     assert all(tool.annotations and tool.annotations.read_only_hint for tool in tools.tools)
-    assert all("cluster" in tool.input_schema["required"] for tool in tools.tools)
+    assert all("cluster" in tool.input_schema["required"] for tool in tools.tools if tool.name in CLUSTER_TOOLS)
     found = answer.structured_content
     assert not answer.is_error
     assert found["selected"] is None
@@ -95,18 +102,21 @@ def test_another_team_s_token_answers_nothing_of_team_b(
             await client.call_tool("why_no_runtime_for", {"cluster": "demo", "model": "team-b/no-such-model"}),
             await client.call_tool("inference_services_not_served", {"cluster": "demo"}),
             await client.call_tool("why_no_runtime_for", {"cluster": "demo", "model": "gemma-2b"}),
-            await client.call_tool("what_if_applied", {"cluster": "demo", "manifest": "kind: ConfigMap\n"}),
+            await client.call_tool("where_can_this_model_run", {"model": TEAM_B_MODEL}),
         )
 
     seen_whole = session(url, whole, work)
-    model, missing, unserved, gemma, _pasted = session(url, team_a, work)
+    model, missing, unserved, gemma, fleet = session(url, team_a, work)
 
     assert not seen_whole[0].is_error
     assert "team-b" in json.dumps([answer.model_dump(mode="json") for answer in seen_whole[:3]])
-    assert model.is_error and missing.is_error
+    assert model.is_error
+    assert missing.is_error
     assert model.content[0].text == missing.content[0].text.replace("no-such-model", "qwen3-30b-a3b-fp8")
     assert not gemma.is_error
-    for answer in (model, missing, unserved, gemma):
+    assert not seen_whole[4].is_error
+    assert fleet.is_error  # the fleet is the clusters read whole, as on the fleet page
+    for answer in (model, missing, unserved, gemma, fleet):
         dumped = answer.model_dump(mode="json")
         assert "team-b" not in json.dumps(dumped).replace("team-b/no-such-model", "").replace(TEAM_B_MODEL, "")
 
@@ -126,7 +136,8 @@ def test_a_cluster_the_token_may_not_read_answers_as_one_that_does_not_exist(
 
     hidden, missing = session(f"{live_server.url}/api/v1/mcp/", key, work)
 
-    assert hidden.is_error and missing.is_error
+    assert hidden.is_error
+    assert missing.is_error
     assert hidden.content[0].text == missing.content[0].text.replace("no-such-cluster", "demo")
 
 
@@ -143,3 +154,27 @@ def test_no_token_is_401_and_a_signed_in_session_without_a_token_is_refused(
     assert anonymous.status_code == 401
     assert anonymous["WWW-Authenticate"] == "Bearer"
     assert cookie_only.status_code == 401
+
+
+def test_where_a_model_can_run_names_each_cluster_read_whole_and_its_pick(
+    demo: Cluster, live_server: Any, django_user_model: Any
+) -> None:
+    user = django_user_model.objects.create_user("fleet-viewer")
+    grant(user, "viewer", cluster="demo")
+    key = api_token_create(user, name="assistant")[1]
+
+    async def work(client: Client) -> Any:
+        return (
+            await client.call_tool("where_can_this_model_run", {"model": "gemma-2b"}),
+            await client.call_tool("where_can_this_model_run", {"model": TEAM_B_MODEL}),
+        )
+
+    gemma, team_b = session(f"{live_server.url}/api/v1/mcp/", key, work)
+
+    assert gemma.structured_content["clusters"] == ["demo"]
+    assert {cell["outcome"] for row in gemma.structured_content["rows"] for cell in row["byCluster"].values()} == {
+        "no-runtime"
+    }
+    (row,) = team_b.structured_content["rows"]
+    assert row["byCluster"]["demo"]["outcome"] == "selected"
+    assert row["byCluster"]["demo"]["pick"]["name"] == "sglang-qwen3-moe-fp8-h100"

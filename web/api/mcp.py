@@ -27,6 +27,7 @@ import matching
 from access.current import scope_of
 from access.scope import Scope
 from access.tokens import ApiTokenAuthentication, BearerApiTokenAuthentication
+from fleet.assistant import model_reach
 from inventory.assistant import assistant_tree
 
 CLUSTER = inspect.Parameter(
@@ -35,14 +36,27 @@ CLUSTER = inspect.Parameter(
 
 
 def server_for(scope: Scope) -> Any:
-    """A server whose tools answer within `scope`."""
+    """A server whose tools answer within `scope`: the assistant's tools about one cluster, and
+    where a model can run across the clusters `scope` reads whole."""
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
 
     server = MCPServer("ome-compat", version=matching.__version__, instructions=matching.ASSISTANT_INSTRUCTIONS)
     on_request_thread = sync_to_async(lambda work: work(), thread_sensitive=True)
     matching.add_assistant_tools(
         server, lambda cluster: assistant_tree(cluster, scope=scope), leading=[CLUSTER], run=on_request_thread
     )
+
+    async def where_can_this_model_run(model: str) -> dict[str, Any]:
+        """Where OME would serve a model (`name` or `namespace/name`) across the fleet: in each
+        cluster you may read whole and each namespace, the runtime OME auto-selects, or none,
+        and why the clusters disagree."""
+        found = await on_request_thread(lambda: model_reach(model, scope=scope))
+        if found is None:
+            raise ToolError(f"model {model!r}: no model of that name in the clusters you read whole")
+        return found  # type: ignore[no-any-return]
+
+    server.add_tool(where_can_this_model_run, annotations=matching.assistant_annotations())
     return server
 
 
