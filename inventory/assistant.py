@@ -18,6 +18,10 @@ def assistant_tree(cluster_name: str, *, scope: Scope) -> matching.AssistantTree
         raise matching.AssistantError(f"cluster {cluster_name!r}: no cluster of that name you may read")
     inventory = inventory_for(cluster, scope=scope)
     bodies = dict(resources_visible(scope).filter(cluster=cluster).values_list("id", "obj"))
-    values = {**inventory.models, **inventory.runtimes, **inventory.isvcs}
+    values: dict[matching.ObjectKey, matching.Model | matching.Runtime | matching.InferenceService] = {
+        **inventory.models,
+        **inventory.runtimes,
+        **inventory.isvcs,
+    }
     items = [(bodies[inventory.ids[key]], value) for key, value in values.items() if inventory.ids[key] in bodies]
     return matching.AssistantTree.of(items, behaviour=inventory.behaviour, invalid=inventory.invalid)

@@ -14,6 +14,7 @@ It is not in the OpenAPI document: it speaks JSON-RPC (MCP), not the API's shape
 from __future__ import annotations
 
 import inspect
+from collections.abc import MutableMapping
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
@@ -30,9 +31,8 @@ from access.tokens import ApiTokenAuthentication, BearerApiTokenAuthentication
 from fleet.assistant import model_reach
 from inventory.assistant import assistant_tree
 
-CLUSTER = inspect.Parameter(
-    "cluster", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str
-)  # the cluster's name, before each tool's own arguments
+# The argument every tool about one cluster takes before its own: the cluster's name.
+CLUSTER = inspect.Parameter("cluster", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str)
 
 
 def server_for(scope: Scope) -> Any:
@@ -54,7 +54,7 @@ def server_for(scope: Scope) -> Any:
         found = await on_request_thread(lambda: model_reach(model, scope=scope))
         if found is None:
             raise ToolError(f"model {model!r}: no model of that name in the clusters you read whole")
-        return found  # type: ignore[no-any-return]
+        return found
 
     server.add_tool(where_can_this_model_run, annotations=matching.assistant_annotations())
     return server
@@ -89,12 +89,12 @@ async def exchange(server: Any, scope: dict[str, Any], body: bytes) -> tuple[int
     manager = StreamableHTTPSessionManager(
         server._lowlevel_server, json_response=True, stateless=True, security_settings=security
     )
-    sent: list[dict[str, Any]] = []
+    sent: list[MutableMapping[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": body, "more_body": False}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
 
     async with manager.run():
