@@ -60,8 +60,8 @@ from .isvc_config import pvc_namespace_denial
 from .isvc_lookup import isvc_still_matches
 from .jsonpatch import json_patch
 from .keys import KeyReference, key_dict, key_path, key_text, parse_key_reference
-from .mcp_tools import INSTRUCTIONS as ASSISTANT_INSTRUCTIONS
 from .mcp_tools import add_tools as add_assistant_tools
+from .mcp_tools import new_server as assistant_server
 from .mcp_tools import read_only as assistant_annotations
 from .nearmiss import Miss, NearMiss, near_miss, near_misses
 from .parse import parse_isvc, parse_model, parse_object, parse_runtime
@@ -98,7 +98,6 @@ OME_BEHAVIOUR: dict[str, object] = BEHAVIOURS[DEFAULT_BEHAVIOUR].to_dict()
 
 __all__ = [
     "ADVISORY",
-    "ASSISTANT_INSTRUCTIONS",
     "BEHAVIOURS",
     "BLOCKED",
     "CHANGES",
@@ -170,6 +169,7 @@ __all__ = [
     "as_applied",
     "as_behaviour",
     "assistant_annotations",
+    "assistant_server",
     "behaviour_diff",
     "changes_between",
     "check",

@@ -121,10 +121,15 @@ def add_tools(
         server.add_tool(function, name=tool.name, description=tool.description, annotations=read_only())
 
 
-def tree_server(tree: Tree) -> Any:
-    """An MCPServer whose tools answer about `tree`."""
+def new_server() -> Any:
+    """An MCPServer named and introduced as OME Compat, with no tool yet."""
     from mcp.server.mcpserver import MCPServer
 
-    server = MCPServer("ome-compat", version=__version__, instructions=INSTRUCTIONS)
+    return MCPServer("ome-compat", version=__version__, instructions=INSTRUCTIONS)
+
+
+def tree_server(tree: Tree) -> Any:
+    """An MCPServer whose tools answer about `tree`."""
+    server = new_server()
     add_tools(server, lambda: tree)
     return server

@@ -38,10 +38,9 @@ CLUSTER = inspect.Parameter("cluster", inspect.Parameter.POSITIONAL_OR_KEYWORD, 
 def server_for(scope: Scope) -> Any:
     """A server whose tools answer within `scope`: the assistant's tools about one cluster, and
     where a model can run across the clusters `scope` reads whole."""
-    from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    server = MCPServer("ome-compat", version=matching.__version__, instructions=matching.ASSISTANT_INSTRUCTIONS)
+    server = matching.assistant_server()
     on_request_thread = sync_to_async(lambda work: work(), thread_sensitive=True)
     matching.add_assistant_tools(
         server, lambda cluster: assistant_tree(cluster, scope=scope), leading=[CLUSTER], run=on_request_thread
