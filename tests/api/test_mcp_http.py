@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from access.tokens import api_token_create
 from inventory.models import Cluster
+from tests.cli.test_mcp import GEMMA_RUNTIME
 from tests.support.access import grant
 from tests.support.demo import stored_demo
 
@@ -103,10 +104,11 @@ def test_another_team_s_token_answers_nothing_of_team_b(
             await client.call_tool("inference_services_not_served", {"cluster": "demo"}),
             await client.call_tool("why_no_runtime_for", {"cluster": "demo", "model": "gemma-2b"}),
             await client.call_tool("where_can_this_model_run", {"model": TEAM_B_MODEL}),
+            await client.call_tool("what_if_applied", {"cluster": "demo", "manifest": GEMMA_RUNTIME}),
         )
 
     seen_whole = session(url, whole, work)
-    model, missing, unserved, gemma, fleet = session(url, team_a, work)
+    model, missing, unserved, gemma, fleet, what_if = session(url, team_a, work)
 
     assert not seen_whole[0].is_error
     assert "team-b" in json.dumps([answer.model_dump(mode="json") for answer in seen_whole[:3]])
@@ -116,7 +118,9 @@ def test_another_team_s_token_answers_nothing_of_team_b(
     assert not gemma.is_error
     assert not seen_whole[4].is_error
     assert fleet.is_error  # the fleet is the clusters read whole, as on the fleet page
-    for answer in (model, missing, unserved, gemma, fleet):
+    rows = {row["model"]["name"]: row for row in what_if.structured_content["rows"]}
+    assert rows["gemma-2b"]["newPick"]["name"] == "srt-gemma"
+    for answer in (model, missing, unserved, gemma, fleet, what_if):
         dumped = answer.model_dump(mode="json")
         assert "team-b" not in json.dumps(dumped).replace("team-b/no-such-model", "").replace(TEAM_B_MODEL, "")
 
@@ -167,6 +171,7 @@ def test_where_a_model_can_run_names_each_cluster_read_whole_and_its_pick(
         return (
             await client.call_tool("where_can_this_model_run", {"model": "gemma-2b"}),
             await client.call_tool("where_can_this_model_run", {"model": TEAM_B_MODEL}),
+            await client.call_tool("what_if_applied", {"cluster": "demo", "manifest": GEMMA_RUNTIME}),
         )
 
     gemma, team_b = session(f"{live_server.url}/api/v1/mcp/", key, work)
