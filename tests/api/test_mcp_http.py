@@ -171,7 +171,6 @@ def test_where_a_model_can_run_names_each_cluster_read_whole_and_its_pick(
         return (
             await client.call_tool("where_can_this_model_run", {"model": "gemma-2b"}),
             await client.call_tool("where_can_this_model_run", {"model": TEAM_B_MODEL}),
-            await client.call_tool("what_if_applied", {"cluster": "demo", "manifest": GEMMA_RUNTIME}),
         )
 
     gemma, team_b = session(f"{live_server.url}/api/v1/mcp/", key, work)
