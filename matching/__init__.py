@@ -17,6 +17,8 @@ from __future__ import annotations
 from . import reasons
 from ._version import __version__
 from .admit import Admission, admit_runtime
+from .assistant import AssistantError
+from .assistant import Tree as AssistantTree
 from .behaviour import (
     BEHAVIOURS,
     CHANGES,
@@ -58,6 +60,9 @@ from .isvc_config import pvc_namespace_denial
 from .isvc_lookup import isvc_still_matches
 from .jsonpatch import json_patch
 from .keys import KeyReference, key_dict, key_path, key_text, parse_key_reference
+from .mcp_tools import add_tools as add_assistant_tools
+from .mcp_tools import new_server as assistant_server
+from .mcp_tools import read_only as assistant_annotations
 from .nearmiss import Miss, NearMiss, near_miss, near_misses
 from .parse import parse_isvc, parse_model, parse_object, parse_runtime
 from .patches import merge_patch, pipeline_patch
@@ -113,6 +118,8 @@ __all__ = [
     "SILENT",
     "WAITING",
     "Admission",
+    "AssistantError",
+    "AssistantTree",
     "Behaviour",
     "BehaviourInput",
     "CandidateIndex",
@@ -157,9 +164,12 @@ __all__ = [
     "TreeError",
     "Verdict",
     "__version__",
+    "add_assistant_tools",
     "admit_runtime",
     "as_applied",
     "as_behaviour",
+    "assistant_annotations",
+    "assistant_server",
     "behaviour_diff",
     "changes_between",
     "check",

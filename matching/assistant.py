@@ -1,14 +1,16 @@
-"""Answers for an assistant about one manifest tree (`ome-compat mcp --tree DIR`, docs/mcp.md):
-the same functions the command line and the dashboard's pages use (select, propose_fixes, diff,
+"""Answers for an assistant about a set of OME objects: a manifest tree (`ome-compat mcp --tree
+DIR`) or a reader's part of a dashboard cluster (the MCP endpoint), docs/mcp.md. The same
+functions the command line and the dashboard's pages use (select, propose_fixes, diff,
 evaluate_isvc), shaped as JSON-ready dicts. Standard library only, like the rest of matching;
-the MCP transport lives in matching.cli_mcp."""
+the MCP tools and the stdio transport live in matching.cli_mcp."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .behaviour import DEFAULT_BEHAVIOUR
+from .behaviour import DEFAULT_BEHAVIOUR, BehaviourInput
 from .crd import as_applied
 from .diff import diff
 from .errors import ManifestError
@@ -18,13 +20,16 @@ from .isvc import evaluate_isvc
 from .keys import key_dict, key_text
 from .parse import parse_object
 from .select import select
-from .tree import Found, Objects, is_ome_object, objects_of, read_checked, tree_of
-from .types import Model, ObjectKey
+from .tree import Objects, is_ome_object, objects_of, read_checked, tree_of
+from .types import InferenceService, Model, ObjectKey, Runtime
 
 # The nearest fixes an answer lists: the smallest verified ones, as the pages show them.
 FIXES_SHOWN = 3
 # Verdicts of an InferenceService OME will not serve as written.
 NOT_SERVED = ("blocked", "waiting")
+
+
+Stored = tuple[Mapping[str, Any], Model | Runtime | InferenceService]
 
 
 class AssistantError(ValueError):
@@ -33,18 +38,26 @@ class AssistantError(ValueError):
 
 @dataclass(frozen=True)
 class Tree:
-    """One manifest tree read as a cluster holds it (CRD defaults applied)."""
+    """OME objects as a cluster holds them (CRD defaults applied): each object with its parsed
+    value, and the Objects they make."""
 
-    found: Found
+    items: tuple[Stored, ...]
     objects: Objects
 
     @classmethod
     def read(cls, paths: list[str], *, behaviour: str = DEFAULT_BEHAVIOUR) -> Tree:
+        """A manifest tree's objects."""
         found, warnings = read_checked(paths)
-        return cls(found, tree_of(found, warnings, behaviour=behaviour))
+        return cls(tuple((obj, value) for _origin, obj, value in found), tree_of(found, warnings, behaviour=behaviour))
 
-    def stored(self, key: ObjectKey) -> dict[str, Any]:
-        return next(obj for _origin, obj, value in self.found if value.key == key)
+    @classmethod
+    def of(cls, items: Iterable[Stored], *, behaviour: BehaviourInput, invalid: Mapping[ObjectKey, str]) -> Tree:
+        """Stored objects (a cluster's, as one reader reads them) and the malformed ones' errors."""
+        items = tuple(items)
+        return cls(items, replace(objects_of(items, behaviour=behaviour), invalid=invalid))
+
+    def stored(self, key: ObjectKey) -> Mapping[str, Any]:
+        return next(obj for obj, value in self.items if value.key == key)
 
     def model(self, name: str) -> Model:
         """A model by `name` or `namespace/name` (a ClusterBaseModel has no namespace)."""
@@ -75,7 +88,10 @@ def why_no_runtime(tree: Tree, model: str, namespace: str | None = None) -> dict
         stored = tree.stored(found.key)
         in_scope = [key for key in sorted(tree.objects.runtimes) if key[1] in ("", answer["namespace"])]
         for key in in_scope:
-            fixes += [(fix.size, key_text(key), fix.to_dict()) for fix in propose_fixes(stored, tree.stored(key))]
+            fixes += [
+                (fix.size, key_text(key), fix.to_dict())
+                for fix in propose_fixes(stored, tree.stored(key), tree.objects.behaviour)
+            ]
     answer["fixes"] = [fix for _size, _runtime, fix in sorted(fixes, key=lambda item: item[:2])[:FIXES_SHOWN]]
     return answer
 
@@ -112,7 +128,7 @@ def what_if(tree: Tree, manifest: str) -> dict[str, Any]:
     if not pasted:
         raise AssistantError("manifest: no OME object (BaseModel, ServingRuntime, InferenceService, ...)")
     base = tree.objects
-    head = objects_of([*((obj, value) for _o, obj, value in tree.found), *pasted], behaviour=base.behaviour)
+    head = objects_of([*tree.items, *pasted], behaviour=base.behaviour)
     return diff(base, replace(head, origins=base.origins)).to_dict()
 
 

@@ -16,6 +16,7 @@ from web.api import fleet as fleet_api
 from web.api import inventory as inventory_api
 from web.api import isvcs as isvcs_api
 from web.api import lint as lint_api
+from web.api import mcp as mcp_api
 from web.api import patches as patches_api
 from web.api import policies as policies_api
 from web.api import whatif as whatif_api
@@ -72,6 +73,7 @@ api_views = [
     path("inference-services/verdicts/", isvcs_api.InferenceServiceVerdictsView.as_view(), name="isvc-verdicts"),
     path("whatif/check/", whatif_check.WhatIfCheckView.as_view(), name="whatif-check"),
     path("admission/<slug:cluster>/", whatif_admission.AdmissionView.as_view(), name="admission"),
+    path("mcp/", mcp_api.McpView.as_view(), name="mcp"),
     path("fleet/", fleet_api.FleetView.as_view(), name="fleet"),
     path("fleet/runtimes/", fleet_api.FleetRuntimesView.as_view(), name="fleet-runtimes"),
     path("policies/check/", policies_api.PolicyCheckView.as_view(), name="policies-check"),

@@ -18,7 +18,7 @@ from typing import Any
 from mcp import Client, StdioServerParameters
 
 from matching.assistant import Tree
-from matching.cli_mcp import tree_server
+from matching.mcp_tools import tree_server
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "demo")
