@@ -227,9 +227,9 @@ def _closed(schema: Any) -> Any:
     if not isinstance(schema, dict):
         return schema
     closed = {key: _closed(value) for key, value in schema.items()}
-    if "properties" in schema and "additionalProperties" not in schema:
-        if not schema.get("x-kubernetes-preserve-unknown-fields"):
-            closed["additionalProperties"] = False
+    declared = "properties" in schema and "additionalProperties" not in schema
+    if declared and not schema.get("x-kubernetes-preserve-unknown-fields"):
+        closed["additionalProperties"] = False
     return closed
 
 
