@@ -111,6 +111,7 @@ INSTALLED_APPS = [
     "fleet",
     "patches",
     "policies",
+    "reports",
     "web",
 ]
 
@@ -415,6 +416,7 @@ CELERY_TASK_ROUTES = {
     "matrix.matrix_audit_all": {"queue": "control"},
     "matrix.*": {"queue": "matrix"},
     "policies.policies_evaluate": {"queue": "matrix"},
+    "reports.*": {"queue": "matrix"},
     "lint.*": {"queue": "matrix"},
     "policies.*": {"queue": "control"},
 }
