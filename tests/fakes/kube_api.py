@@ -250,7 +250,7 @@ def _crd_schema(info: KindInfo) -> dict:
     return _SCHEMAS[key]
 
 
-def _check_schema(info: KindInfo, obj: dict) -> None:
+def crd_check(info: KindInfo, obj: dict) -> None:
     """Refuse (422, as an API server does) an object its CRD's schema does not admit."""
     if info.crd is None:
         return
@@ -1389,7 +1389,7 @@ class FakeKubeAPI(_Serving):
         obj = copy.deepcopy(body)
         obj["apiVersion"] = info.api_version
         obj["kind"] = info.kind
-        _check_schema(info, obj)
+        crd_check(info, obj)
         meta = obj.get("metadata") or {}
         obj["metadata"] = meta
         name = meta.get("name")
@@ -1486,7 +1486,7 @@ class FakeKubeAPI(_Serving):
         cur_meta = cur["metadata"]
         result["apiVersion"] = info.api_version
         result["kind"] = info.kind
-        _check_schema(info, result)
+        crd_check(info, result)
         meta = result.get("metadata")
         if not isinstance(meta, dict):
             meta = {}
