@@ -8,6 +8,8 @@ from typing import Any
 
 from celery import shared_task
 
+from access.restrict import Action
+from access.scope import SYSTEM
 from inventory import kube
 from inventory.models import Cluster
 
@@ -18,7 +20,7 @@ logger = logging.getLogger(__name__)
 
 @shared_task(name="reports.reports_write")
 def reports_write_task(cluster_id: int) -> dict[str, Any] | None:
-    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    cluster = Cluster.objects.restrict(SYSTEM, Action.VIEW).filter(pk=cluster_id).first()
     if cluster is None:
         return None
     try:
