@@ -12,7 +12,7 @@ from typing import Any
 
 from kubernetes import client
 
-from . import _CLIENT_ERRORS, CONNECT_TIMEOUT, READ_TIMEOUT, _as_dict, _translated
+from . import _CLIENT_ERRORS, CONNECT_TIMEOUT, READ_TIMEOUT, KubeNotFound, _as_dict, _translated
 
 REPORT_GROUP = "wgpolicyk8s.io"
 REPORT_VERSION = "v1alpha2"
@@ -34,7 +34,10 @@ def reports_list(api: client.CustomObjectsApi, kind: str, *, label_selector: str
                 REPORT_GROUP, REPORT_VERSION, plural, label_selector=label_selector, _request_timeout=_TIMEOUT
             )
     except _CLIENT_ERRORS as error:
-        raise _translated(error, plural=plural, collection=True) from None
+        translated = _translated(error, plural=plural, collection=False)
+        if isinstance(translated, KubeNotFound):
+            raise KubeNotFound(f"the Policy Report CRD {plural}.{REPORT_GROUP} is not installed (404)") from None
+        raise translated from None
     return list(_as_dict(listed).get("items") or [])
 
 

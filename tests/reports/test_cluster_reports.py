@@ -18,6 +18,7 @@ from inventory.models import Cluster
 from matrix.selectors import matrix_version
 from matrix.services import matrix_rebuild
 from reports.services import reports_write
+from reports.tasks import reports_write_task
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.support.celery_worker import running_worker
 from tests.support.manifests import llama_model
@@ -185,3 +186,17 @@ def test_an_opted_out_cluster_is_never_written_after_its_matrix_updates(
 
     assert not [request for request in fake.requests if "wgpolicyk8s.io" in request.path]
     assert fake.objects("PolicyReport") == fake.objects("ClusterPolicyReport") == []
+
+
+@pytest.mark.django_db
+def test_a_cluster_without_the_report_crds_is_told_so_and_nothing_is_written(
+    fake: FakeKubeAPI, tmp_path: Path, settings: Any
+) -> None:
+    settings.MATRIX_UPDATE_ON_CHANGE = False
+    cluster = live_cluster(fake, tmp_path, reports=True)
+    fake.remove_kind("PolicyReport")
+
+    assert reports_write_task(cluster.pk) == {
+        "error": "the Policy Report CRD policyreports.wgpolicyk8s.io is not installed (404)"
+    }
+    assert fake.objects("ClusterPolicyReport") == []
