@@ -104,6 +104,9 @@ def _delete(api: Any, kind: str, namespace: str, report: dict[str, Any], done: R
     name = _where(kind, namespace)
     try:
         report_delete(api, kind, namespace, REPORT_NAME, uid=str(report["metadata"].get("uid") or ""))
-        done.deleted.append(name)
-    except (kube.KubeConflict, kube.KubeNotFound) as error:
+    except kube.KubeNotFound:
+        pass  # deleted since the list: what was wanted
+    except kube.KubeConflict as error:
         done.refused.append(f"{name}: {error.message}")
+        return
+    done.deleted.append(name)
