@@ -39,12 +39,16 @@ class ClusterRegistrationForm(forms.ModelForm):
         return data
 
 
+# What may change on a registered cluster: not its source, which only a registration checks.
+EDITABLE = ["policy_reports"]
+
+
 @admin.register(Cluster)
 class ClusterAdmin(admin.ModelAdmin):
     """Clusters are added through the registration form and never edited here: a changed source
     would skip the registration's check."""
 
-    list_display = ["name", "source", "kubeconfig", "context", "created_at"]
+    list_display = ["name", "source", "kubeconfig", "context", "policy_reports", "created_at"]
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
         if obj is not None:
@@ -61,10 +65,11 @@ class ClusterAdmin(admin.ModelAdmin):
         return ["name", "source"] if obj is None else super().get_fields(request, obj)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return [] if obj is None else [field.name for field in Cluster._meta.fields]
+        return [] if obj is None else [field.name for field in Cluster._meta.fields if field.name not in EDITABLE]
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         if change:
+            obj.save(update_fields=EDITABLE)
             return
         registered = cluster_register(form.spec)
         obj.pk, obj.name = registered.pk, registered.name

@@ -76,6 +76,12 @@ class Cluster(models.Model):
         max_length=128, blank=True, help_text="Release tag or profile name set by an administrator; wins."
     )
 
+    policy_reports = models.BooleanField(
+        default=False,
+        help_text="Write the dashboard's findings into the cluster as PolicyReports after each matrix update "
+        "(docs/reports.md); needs a live cluster and write access to wgpolicyk8s.io reports.",
+    )
+
     TENANCY = Tenancy("name")
     objects = RestrictedQuerySet.as_manager()
 

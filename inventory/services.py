@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,8 @@ class ClusterSpec:
     """NAMESPACE/NAME of the Argo CD cluster Secret (inventory.argocd registers these)."""
     ome_version: str = ""
     """The OME the cluster runs (a release tag or a profile name), if the registration says."""
+    policy_reports: bool | None = None
+    """Whether the cluster gets its findings as PolicyReports (docs/reports.md); None: as it was."""
 
 
 def resolve_path(text: str) -> str:
@@ -160,12 +162,19 @@ def cluster_register(spec: ClusterSpec) -> Cluster:
     }
     if spec.ome_version:
         defaults["ome_version_admin"] = spec.ome_version
+    if spec.policy_reports is not None:
+        defaults["policy_reports"] = spec.policy_reports
     cluster, _ = Cluster.objects.update_or_create(name=spec.name, defaults=defaults)
     return cluster
 
 
 def clusters_register_from_settings() -> list[Cluster]:
-    return [cluster_register(spec) for spec in parse_cluster_setting(settings.OME_CLUSTERS)]
+    """OME_CLUSTERS' clusters; with OME_POLICY_REPORTS set, those it names write PolicyReports
+    and the others do not."""
+    specs = parse_cluster_setting(settings.OME_CLUSTERS)
+    if settings.OME_POLICY_REPORTS:
+        specs = [replace(spec, policy_reports=spec.name in settings.OME_POLICY_REPORTS) for spec in specs]
+    return [cluster_register(spec) for spec in specs]
 
 
 def manifests_load(

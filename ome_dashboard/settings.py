@@ -111,6 +111,7 @@ INSTALLED_APPS = [
     "fleet",
     "patches",
     "policies",
+    "reports",
     "web",
 ]
 
@@ -326,6 +327,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {}
 # `NAME=manifests:PATH[,PATH]`, `NAME=kubeconfig:PATH[#CONTEXT]` or `NAME=in-cluster`, separated
 # by `;`. The default is the bundled demo: OME's catalog runtimes plus the demo folder.
 OME_CLUSTERS: str = env.str("OME_CLUSTERS", default="demo=manifests:catalog/runtimes,demo")
+# The clusters of OME_CLUSTERS that write their findings into themselves as PolicyReports
+# (docs/reports.md), by name. Empty: registering leaves each cluster's choice (admin) as it is.
+OME_POLICY_REPORTS: list[str] = env.list("OME_POLICY_REPORTS", default=[])
 # How often celery beat resyncs every cluster fully (seconds); watches apply changes between.
 OME_RESYNC_INTERVAL: int = env.int("OME_RESYNC_INTERVAL", default=300)
 # The namespace of OME's control plane in every live cluster: its controller Deployment's
@@ -415,6 +419,7 @@ CELERY_TASK_ROUTES = {
     "matrix.matrix_audit_all": {"queue": "control"},
     "matrix.*": {"queue": "matrix"},
     "policies.policies_evaluate": {"queue": "matrix"},
+    "reports.*": {"queue": "matrix"},
     "lint.*": {"queue": "matrix"},
     "policies.*": {"queue": "control"},
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from django import forms
@@ -24,6 +25,11 @@ class ClusterAddForm(forms.Form):
     kubeconfig = forms.ChoiceField(required=False, label="Kubeconfig and context")
     argocd = forms.ChoiceField(required=False, label="Argo CD cluster Secret")
     manifests = forms.ChoiceField(required=False, label="Manifest folder")
+    policy_reports = forms.BooleanField(
+        required=False,
+        label="Write PolicyReports",
+        help_text="After each matrix update, write the findings into the cluster as PolicyReports (live clusters).",
+    )
 
     def __init__(self, *args: Any, choices: Choices, author: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -50,7 +56,8 @@ class ClusterAddForm(forms.Form):
             self.add_error(source, "Choose one.")
             return data
         try:
-            data["spec"] = spec_of(name, source, choice, self.choices)
+            spec = spec_of(name, source, choice, self.choices)
+            data["spec"] = replace(spec, policy_reports=bool(data.get("policy_reports")))
         except (KubeconfigInvalid, ValueError) as error:
             self.add_error(source, getattr(error, "message", None) or str(error))
         return data

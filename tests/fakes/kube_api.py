@@ -1,4 +1,6 @@
-"""A fake Kubernetes API server for the five OME kinds (``ome.io/v1beta1``).
+"""A fake Kubernetes API server for the five OME kinds (``ome.io/v1beta1``), and the Policy Report
+kinds (``wgpolicyk8s.io/v1alpha2``, written objects checked against their CRDs' schemas under
+``crds/`` with jsonschema, imported lazily).
 
 Standard library only (PyYAML is imported lazily, only to read YAML manifests and to write a YAML
 kubeconfig). It is meant to be driven by the REAL ``kubernetes`` client (37.x ``CustomObjectsApi``
@@ -75,10 +77,18 @@ class KindInfo(NamedTuple):
     kind: str
     plural: str
     namespaced: bool
+    group: str = GROUP
+    version: str = VERSION
+    #: the CRD file (under crds/) whose schema every write must satisfy; None: not checked
+    crd: str | None = None
 
     @property
     def singular(self) -> str:
         return self.kind.lower()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}"
 
 
 KINDS: dict[str, KindInfo] = {
@@ -91,7 +101,28 @@ KINDS: dict[str, KindInfo] = {
         KindInfo("InferenceService", "inferenceservices", True),
     )
 }
-_KIND_BY_NAME = {k.kind: k for k in KINDS.values()}
+# The Policy Report kinds OME Compat writes its verdicts as (reports/), checked against their CRDs.
+REPORT_KINDS: dict[str, KindInfo] = {
+    k.plural: k
+    for k in (
+        KindInfo(
+            "PolicyReport", "policyreports", True, "wgpolicyk8s.io", "v1alpha2", "wgpolicyk8s.io_policyreports.yaml"
+        ),
+        KindInfo(
+            "ClusterPolicyReport",
+            "clusterpolicyreports",
+            False,
+            "wgpolicyk8s.io",
+            "v1alpha2",
+            "wgpolicyk8s.io_clusterpolicyreports.yaml",
+        ),
+    )
+}
+# Every kind served; discovery and manifest loading stay with OME's five (KINDS).
+SERVED_KINDS: dict[str, KindInfo] = {**KINDS, **REPORT_KINDS}
+_KIND_BY_NAME = {k.kind: k for k in SERVED_KINDS.values()}
+_GROUP_VERSIONS = {(k.group, k.version) for k in SERVED_KINDS.values()}
+_CRDS = Path(__file__).resolve().parent / "crds"
 
 _REASONS = {
     400: "BadRequest",
@@ -156,7 +187,7 @@ class KubeError(Exception):
 
 
 def _details(info: KindInfo, name: str | None, uid: str | None = None) -> dict:
-    d: dict[str, Any] = {"group": GROUP, "kind": info.plural}
+    d: dict[str, Any] = {"group": info.group, "kind": info.plural}
     if name:
         d["name"] = name
     if uid:
@@ -165,24 +196,70 @@ def _details(info: KindInfo, name: str | None, uid: str | None = None) -> dict:
 
 
 def _not_found(info: KindInfo, name: str) -> KubeError:
-    return KubeError(404, f'{info.plural}.{GROUP} "{name}" not found', "NotFound", _details(info, name))
+    return KubeError(404, f'{info.plural}.{info.group} "{name}" not found', "NotFound", _details(info, name))
 
 
 def _conflict(info: KindInfo, name: str, why: str | None = None) -> KubeError:
     why = why or "the object has been modified; please apply your changes to the latest version and try again"
     return KubeError(
-        409, f'Operation cannot be fulfilled on {info.plural}.{GROUP} "{name}": {why}', "Conflict", _details(info, name)
+        409,
+        f'Operation cannot be fulfilled on {info.plural}.{info.group} "{name}": {why}',
+        "Conflict",
+        _details(info, name),
     )
 
 
 def _invalid(info: KindInfo, name: str, field: str, value: Any, why: str) -> KubeError:
-    msg = f'{info.kind}.{GROUP} "{name}" is invalid: {field}: Invalid value: {json.dumps(value)}: {why}'
+    msg = f'{info.kind}.{info.group} "{name}" is invalid: {field}: Invalid value: {json.dumps(value)}: {why}'
     details = _details(info, name)
     details["kind"] = info.kind
     details["causes"] = [
         {"reason": "FieldValueInvalid", "message": f"Invalid value: {json.dumps(value)}: {why}", "field": field}
     ]
     return KubeError(422, msg, "Invalid", details)
+
+
+def _closed(schema: Any) -> Any:
+    """The schema with every object that declares properties closed to others: an API server
+    with strict field validation (kubectl's default) refuses an undeclared field."""
+    if isinstance(schema, list):
+        return [_closed(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    closed = {key: _closed(value) for key, value in schema.items()}
+    declared = "properties" in schema and "additionalProperties" not in schema
+    if declared and not schema.get("x-kubernetes-preserve-unknown-fields"):
+        closed["additionalProperties"] = False
+    return closed
+
+
+_SCHEMAS: dict[tuple[str, str], dict] = {}
+
+
+def _crd_schema(info: KindInfo) -> dict:
+    """The openAPIV3Schema of the CRD's version the kind is served at (read once)."""
+    key = (info.plural, info.version)
+    if key not in _SCHEMAS:
+        import yaml
+
+        crd = yaml.safe_load((_CRDS / str(info.crd)).read_text())
+        (version,) = [v for v in crd["spec"]["versions"] if v["name"] == info.version]
+        schema = _closed(version["schema"]["openAPIV3Schema"])
+        schema["properties"]["metadata"] = {"type": "object"}
+        _SCHEMAS[key] = schema
+    return _SCHEMAS[key]
+
+
+def crd_check(info: KindInfo, obj: dict) -> None:
+    """Refuse (422, as an API server does) an object its CRD's schema does not admit."""
+    if info.crd is None:
+        return
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(_crd_schema(info)).iter_errors(obj))
+    if error is not None:
+        field = ".".join(str(part) for part in error.absolute_path) or "<root>"
+        raise _invalid(info, (obj.get("metadata") or {}).get("name") or "", field, error.instance, error.message)
 
 
 def parse_bool(value: str | None) -> bool:
@@ -669,9 +746,9 @@ class FakeKubeAPI(_Serving):
 
         self._cond = threading.Condition(threading.RLock())
         self._rv = int(first_resource_version)
-        self._store: dict[str, dict[tuple[str, str], dict]] = {p: {} for p in KINDS}
-        self._log: dict[str, list[_Event]] = {p: [] for p in KINDS}
-        self._log_rvs: dict[str, list[int]] = {p: [] for p in KINDS}
+        self._store: dict[str, dict[tuple[str, str], dict]] = {p: {} for p in SERVED_KINDS}
+        self._log: dict[str, list[_Event]] = {p: [] for p in SERVED_KINDS}
+        self._log_rvs: dict[str, list[int]] = {p: [] for p in SERVED_KINDS}
         self._compacted = 0
         self._removed: set[str] = set()
         self._faults: list[dict] = []
@@ -679,7 +756,7 @@ class FakeKubeAPI(_Serving):
         self._delays: list[dict] = []
         self._drops: list[dict] = []
         self._watches: set[_Watch] = set()
-        self._bookmark_seq: dict[str, int] = dict.fromkeys(KINDS, 0)
+        self._bookmark_seq: dict[str, int] = dict.fromkeys(SERVED_KINDS, 0)
         self._requests: list[RecordedRequest] = []
         self._served: dict[str, tuple[int, dict]] = {}
         self._snapshots: collections.OrderedDict[int, tuple[int, list[dict]]] = collections.OrderedDict()
@@ -1194,12 +1271,12 @@ class FakeKubeAPI(_Serving):
     def _info(kind: str | KindInfo) -> KindInfo:
         if isinstance(kind, KindInfo):
             return kind
-        if kind in KINDS:
-            return KINDS[kind]
+        if kind in SERVED_KINDS:
+            return SERVED_KINDS[kind]
         if kind in _KIND_BY_NAME:
             return _KIND_BY_NAME[kind]
         low = kind.lower()
-        for info in KINDS.values():
+        for info in SERVED_KINDS.values():
             if low in (info.plural, info.singular):
                 return info
         raise KeyError(f"unknown OME kind {kind!r}; known: {sorted(KINDS)}")
@@ -1226,12 +1303,13 @@ class FakeKubeAPI(_Serving):
     def _info_of_obj(self, obj: dict) -> KindInfo:
         if not isinstance(obj, dict) or "kind" not in obj:
             raise ValueError("object needs a 'kind'")
-        av = obj.get("apiVersion", API_VERSION)
-        if av != API_VERSION:
-            raise ValueError(f"apiVersion must be {API_VERSION}, got {av!r}")
         if obj["kind"] not in _KIND_BY_NAME:
             raise ValueError(f"unknown OME kind {obj['kind']!r}")
-        return _KIND_BY_NAME[obj["kind"]]
+        info = _KIND_BY_NAME[obj["kind"]]
+        av = obj.get("apiVersion", info.api_version)
+        if av != info.api_version:
+            raise ValueError(f"apiVersion must be {info.api_version}, got {av!r}")
+        return info
 
     @staticmethod
     def _ns_of_obj(info: KindInfo, obj: dict) -> str | None:
@@ -1253,11 +1331,11 @@ class FakeKubeAPI(_Serving):
         if from_api:
             if "kind" not in obj or not obj.get("kind"):
                 raise KubeError(400, f"Object 'Kind' is missing in '{json.dumps(obj)}'", "BadRequest")
-            if obj.get("apiVersion") != API_VERSION:
+            if obj.get("apiVersion") != info.api_version:
                 raise KubeError(
                     400,
                     f"the API version in the data ({obj.get('apiVersion')}) does not match "
-                    f"the expected API version ({API_VERSION})",
+                    f"the expected API version ({info.api_version})",
                     "BadRequest",
                 )
             if obj["kind"] != info.kind:
@@ -1309,8 +1387,9 @@ class FakeKubeAPI(_Serving):
             raise KubeError(404, NOT_FOUND_PATH, "NotFound")
         body = self._check_body(info, ns, body, url_name=None, from_api=from_api)
         obj = copy.deepcopy(body)
-        obj["apiVersion"] = API_VERSION
+        obj["apiVersion"] = info.api_version
         obj["kind"] = info.kind
+        crd_check(info, obj)
         meta = obj.get("metadata") or {}
         obj["metadata"] = meta
         name = meta.get("name")
@@ -1331,7 +1410,7 @@ class FakeKubeAPI(_Serving):
         key = (ns or "", name)
         if key in self._store[info.plural]:
             raise KubeError(
-                409, f'{info.plural}.{GROUP} "{name}" already exists', "AlreadyExists", _details(info, name)
+                409, f'{info.plural}.{info.group} "{name}" already exists', "AlreadyExists", _details(info, name)
             )
         if from_api:
             obj.pop("status", None)  # status subresource: status is not set on create
@@ -1405,8 +1484,9 @@ class FakeKubeAPI(_Serving):
 
     def _commit_update(self, info: KindInfo, cur: dict, result: dict, *, dry_run: bool = False) -> dict:
         cur_meta = cur["metadata"]
-        result["apiVersion"] = API_VERSION
+        result["apiVersion"] = info.api_version
         result["kind"] = info.kind
+        crd_check(info, result)
         meta = result.get("metadata")
         if not isinstance(meta, dict):
             meta = {}
@@ -1480,7 +1560,7 @@ class FakeKubeAPI(_Serving):
                     405, "the server does not allow this method on the requested resource", "MethodNotAllowed"
                 )
             return r
-        if len(segs) < 4 or segs[:3] != ["apis", GROUP, VERSION]:
+        if len(segs) < 4 or segs[0] != "apis" or (segs[1], segs[2]) not in _GROUP_VERSIONS:
             r.error = KubeError(404, NOT_FOUND_PATH, "NotFound")
             return r
         rest = segs[3:]
@@ -1488,9 +1568,10 @@ class FakeKubeAPI(_Serving):
         if rest[0] == "namespaces" and len(rest) >= 3:
             ns_url, r.ns, rest = True, rest[1], rest[2:]
         plural = rest[0]
-        info = KINDS.get(plural)
+        info = SERVED_KINDS.get(plural)
         if (
             info is None
+            or (info.group, info.version) != (segs[1], segs[2])
             or len(rest) > 3
             or (ns_url and not info.namespaced)
             or (len(rest) > 1 and not ns_url and info.namespaced)
@@ -1534,10 +1615,10 @@ class FakeKubeAPI(_Serving):
             where = f'in the namespace "{r.ns}"' if r.ns else "at the cluster scope"
             msg = {
                 401: "Unauthorized",
-                403: f'{r.info.plural}.{GROUP} is forbidden: User "system:serviceaccount:default:fake" '
-                f'cannot {r.verb} resource "{r.info.plural}" in API group "{GROUP}" {where}',
+                403: f'{r.info.plural}.{r.info.group} is forbidden: User "system:serviceaccount:default:fake" '
+                f'cannot {r.verb} resource "{r.info.plural}" in API group "{r.info.group}" {where}',
                 404: NOT_FOUND_PATH,
-                409: f'Operation cannot be fulfilled on {r.info.plural}.{GROUP} "{r.name or ""}": the '
+                409: f'Operation cannot be fulfilled on {r.info.plural}.{r.info.group} "{r.name or ""}": the '
                 f"object has been modified; please apply your changes to the latest version and try again",
                 410: "too old resource version",
                 429: "Too many requests, please try again later.",
@@ -1764,7 +1845,7 @@ class FakeKubeAPI(_Serving):
                         )
                         gone.append(obj if res.get("kind") == "Status" else res)
                 return 200, {
-                    "apiVersion": API_VERSION,
+                    "apiVersion": info.api_version,
                     "kind": f"{info.kind}List",
                     "metadata": {"resourceVersion": str(self._rv)},
                     "items": gone,
@@ -1817,7 +1898,7 @@ class FakeKubeAPI(_Serving):
             if not query.get("labelSelector") and not query.get("fieldSelector"):
                 meta["remainingItemCount"] = len(rest)
             items = page
-        return {"apiVersion": API_VERSION, "kind": f"{info.kind}List", "metadata": meta, "items": items}
+        return {"apiVersion": info.api_version, "kind": f"{info.kind}List", "metadata": meta, "items": items}
 
     def _patch(
         self, info: KindInfo, r: _Route, headers: Headers, body: Any, raw: bytes, query: dict, dry_run: bool
@@ -2058,7 +2139,7 @@ class FakeKubeAPI(_Serving):
                         "BOOKMARK",
                         {
                             "kind": info.kind,
-                            "apiVersion": API_VERSION,
+                            "apiVersion": info.api_version,
                             "metadata": {"resourceVersion": str(bookmark_rv)},
                         },
                     )

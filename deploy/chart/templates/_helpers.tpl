@@ -99,6 +99,10 @@ capabilities:
   resources: ["customresourcedefinitions"]
   resourceNames: ["clusterbasemodels.ome.io"]
   verbs: ["get"]
+{{- /* The findings written as PolicyReports (reports/, docs/reports.md), only ours changed. */}}
+- apiGroups: ["wgpolicyk8s.io"]
+  resources: ["policyreports", "clusterpolicyreports"]
+  verbs: ["list", "create", "update", "delete"]
 {{- end }}
 
 {{/* The ConfigMap of RuntimePolicy files beat's init container loads: the chart's (policies.files) or the user's (policies.configMap); empty for none. */}}
