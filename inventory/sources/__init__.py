@@ -44,4 +44,4 @@ def source_enum() -> type[models.TextChoices]:
 
 @cache
 def _enum(members: tuple[tuple[str, str, str], ...]) -> type[models.TextChoices]:
-    return models.TextChoices("Source", [(member, (key, label)) for member, key, label in members])  # type: ignore[return-value]
+    return models.TextChoices("Source", [(member, (key, label)) for member, key, label in members])  # type: ignore[call-overload]
