@@ -59,7 +59,7 @@ class _Sources:
 
 class Cluster(models.Model):
     """A cluster to mirror: a live API server (kubeconfig, in-cluster, or an Argo CD cluster
-    Secret on the hub) or a manifest folder.
+    Secret on the hub) or a manifest folder; each source is a module of inventory.sources.
 
     Credentials are referenced by path and context, or by the Secret's namespace and name, only;
     they are never stored here.
