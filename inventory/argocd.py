@@ -19,6 +19,7 @@ from django.utils.text import slugify
 from .kube.argocd import ArgoCluster, cluster_secrets
 from .models import Cluster
 from .services import ClusterSpec, cluster_register
+from .sources.argocd import ArgoCDSource
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ def argocd_clusters_sync() -> Discovery:
     members = cluster_secrets(settings.OME_ARGOCD_NAMESPACE)
     found = Discovery()
     with transaction.atomic():
-        registered = {c.argocd_secret: c for c in Cluster.objects.filter(source=Cluster.Source.ARGOCD)}
+        registered = {c.argocd_secret: c for c in Cluster.objects.filter(source=ArgoCDSource.key)}
         for member in members:
             name = cluster_name(member)
             taken = Cluster.objects.filter(name=name).exclude(argocd_secret=member.secret).exists()
@@ -55,7 +56,7 @@ def argocd_clusters_sync() -> Discovery:
             if previous is not None and previous.name != name:
                 previous.name = name
                 previous.save(update_fields=["name"])
-            cluster_register(ClusterSpec(name, Cluster.Source.ARGOCD, argocd_secret=member.secret))
+            cluster_register(ClusterSpec(name, ArgoCDSource.key, argocd_secret=member.secret))
             (found.kept if previous is not None else found.added).append(name)
         listed = {member.secret for member in members}
         for secret, cluster in registered.items():

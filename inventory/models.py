@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.db import models
 from django.utils import timezone
 
 from access.restrict import RestrictedQuerySet, Tenancy
+
+if TYPE_CHECKING:
+    from .sources.base import ClusterSource
 
 OME_GROUP = "ome.io"
 OME_VERSION = "v1beta1"
@@ -33,22 +37,38 @@ MODEL_KINDS = (Kind.CLUSTER_BASE_MODEL, Kind.BASE_MODEL)
 RUNTIME_KINDS = (Kind.CLUSTER_SERVING_RUNTIME, Kind.SERVING_RUNTIME)
 
 
+# inventory.sources builds on this module (it registers and reads clusters), so the model
+# imports it where it is used, not at the top.
+
+
+def source_choices() -> list[tuple[str, str]]:
+    """The choices of Cluster.source: the registered sources (inventory.sources.SOURCES)."""
+    from .sources import source_choices
+
+    return source_choices()
+
+
+class _Sources:
+    """Cluster.Source: the registered sources as TextChoices (inventory.sources.source_enum)."""
+
+    def __get__(self, instance: object, owner: type) -> type[models.TextChoices]:
+        from .sources import source_enum
+
+        return source_enum()
+
+
 class Cluster(models.Model):
     """A cluster to mirror: a live API server (kubeconfig, in-cluster, or an Argo CD cluster
-    Secret on the hub) or a manifest folder.
+    Secret on the hub) or a manifest folder; each source is a module of inventory.sources.
 
     Credentials are referenced by path and context, or by the Secret's namespace and name, only;
     they are never stored here.
     """
 
-    class Source(models.TextChoices):
-        KUBECONFIG = "kubeconfig"
-        IN_CLUSTER = "in-cluster"
-        MANIFESTS = "manifests"
-        ARGOCD = "argocd", "Argo CD"
+    Source = _Sources()
 
     name = models.SlugField(max_length=63, unique=True)
-    source = models.CharField(max_length=16, choices=Source.choices)
+    source = models.CharField(max_length=16, choices=source_choices)
     kubeconfig = models.CharField(max_length=1024, blank=True, help_text="Path of a kubeconfig file.")
     context = models.CharField(max_length=253, blank=True, help_text="kubeconfig context; empty for the current one.")
     manifests = models.JSONField(default=list, blank=True, help_text="Manifest files or folders, for a snapshot.")
@@ -92,17 +112,18 @@ class Cluster(models.Model):
         return self.name
 
     @property
+    def registered_source(self) -> ClusterSource:
+        """What reads this cluster (inventory.sources): its client, its snapshot, its description."""
+        from .sources import source_of
+
+        return source_of(self.source)
+
+    @property
     def is_live(self) -> bool:
-        return self.source != self.Source.MANIFESTS
+        return self.registered_source.live
 
     def describe_source(self) -> str:
-        if self.source == self.Source.MANIFESTS:
-            return "manifests: " + ", ".join(self.manifests)
-        if self.source == self.Source.IN_CLUSTER:
-            return "in-cluster service account"
-        if self.source == self.Source.ARGOCD:
-            return f"Argo CD cluster Secret {self.argocd_secret}"
-        return f"kubeconfig {self.kubeconfig}" + (f" (context {self.context})" if self.context else "")
+        return self.registered_source.describe(self)
 
 
 class Resource(models.Model):

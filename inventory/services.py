@@ -1,10 +1,12 @@
-"""Registering clusters and loading manifest snapshots; the commands, tasks and API call these."""
+"""Registering clusters and loading manifest snapshots; the commands, tasks and API call these.
+
+ClusterSpec (a registration) is defined with the sources (inventory.sources.base) and used from here."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,37 +15,17 @@ from django.conf import settings
 from access.scope import scope_for_user
 from core.errors import DomainError
 
-from .kubeconfigs import kubeconfig_read
+from .manifests import ManifestSnapshot, read_manifests
 from .models import Cluster, Kind
 from .ome_release import profile_for
-from .sources import ManifestSnapshot, read_manifests
+from .sources import SOURCES, source_of
+from .sources.base import ClusterSpec
 from .sync import ApplyResult, record_list, snapshot_apply
 
 
-@dataclass(frozen=True)
-class ClusterSpec:
-    name: str
-    source: str
-    kubeconfig: str = ""
-    context: str = ""
-    manifests: tuple[str, ...] = ()
-    argocd_secret: str = ""
-    """NAMESPACE/NAME of the Argo CD cluster Secret (inventory.argocd registers these)."""
-    ome_version: str = ""
-    """The OME the cluster runs (a release tag or a profile name), if the registration says."""
-    policy_reports: bool | None = None
-    """Whether the cluster gets its findings as PolicyReports (docs/reports.md); None: as it was."""
-
-
-def resolve_path(text: str) -> str:
-    """A manifest path: relative to the project folder, or absolute."""
-    path = Path(text).expanduser()
-    return str(path if path.is_absolute() else Path(settings.BASE_DIR) / path)
-
-
 def parse_cluster_setting(text: str) -> list[ClusterSpec]:
-    """Parse OME_CLUSTERS: entries separated by `;` or new lines, each one of
-    `NAME=manifests:PATH[,PATH...]`, `NAME=kubeconfig:PATH[#CONTEXT]` or `NAME=in-cluster`.
+    """Parse OME_CLUSTERS: entries separated by `;` or new lines, each `NAME=SOURCE` in a source's
+    syntax (`manifests:PATH[,PATH...]`, `kubeconfig:PATH[#CONTEXT]`, `in-cluster`; inventory.sources).
     `NAME@VERSION=...` also says which OME the cluster runs (a release tag such as v0.1.5, or
     a behaviour profile name); it wins over detection. Manifest paths are relative to the project
     folder; kubeconfig paths to the kubeconfig directory (settings.OME_KUBECONFIG_DIR), checked
@@ -57,22 +39,13 @@ def parse_cluster_setting(text: str) -> list[ClusterSpec]:
         if not sep or not name.strip():
             raise ValueError(f"OME_CLUSTERS entry {entry!r}: expected NAME=SOURCE")
         name, _, ome_version = name.strip().partition("@")
-        source = source.strip()
-        kind, _, argument = source.partition(":")
-        if kind == Cluster.Source.IN_CLUSTER and not argument:
-            specs.append(ClusterSpec(name, kind, ome_version=ome_version))
-        elif kind == Cluster.Source.MANIFESTS and argument:
-            paths = tuple(resolve_path(part) for part in argument.split(",") if part.strip())
-            specs.append(ClusterSpec(name, kind, manifests=paths, ome_version=ome_version))
-        elif kind == Cluster.Source.KUBECONFIG and argument:
-            path, _, context = argument.partition("#")
-            specs.append(
-                ClusterSpec(name, kind, kubeconfig=path.strip(), context=context.strip(), ome_version=ome_version)
-            )
-        else:
-            raise ValueError(
-                f"OME_CLUSTERS entry {entry!r}: the source must be manifests:PATH, kubeconfig:PATH[#CONTEXT] or in-cluster"
-            )
+        key, _, argument = source.strip().partition(":")
+        named = SOURCES.get(key)
+        spec = named.spec_from_setting(name, argument) if named and named.setting_syntax else None
+        if spec is None:
+            syntaxes = [source.setting_syntax for source in SOURCES.values() if source.setting_syntax]
+            raise ValueError(f"OME_CLUSTERS entry {entry!r}: the source must be one of {', '.join(syntaxes)}")
+        specs.append(dataclasses.replace(spec, ome_version=ome_version))
     return specs
 
 
@@ -126,13 +99,13 @@ def cluster_spec_from_web(name: str, source: str, *, author: Any) -> ClusterSpec
     except ValueError:
         # The parser's message quotes the input; the input might hold a secret.
         raise RegistrationInvalid(f"Expected {WEB_SOURCE_HELP}", field="source") from None
-    if spec.source != Cluster.Source.KUBECONFIG:
+    if not source_of(spec.source).api_registrable:
         raise RegistrationInvalid(
             "Only kubeconfig:FILE[#CONTEXT] can be registered here; in-cluster and manifest folders "
             "are registered from OME_CLUSTERS or `manage.py add_cluster`.",
             field="source",
         )
-    kubeconfig_read(spec.kubeconfig, spec.context)
+    source_of(spec.source).cluster_fields(spec)  # the source's own check, as at registration
     return spec
 
 
@@ -142,24 +115,14 @@ def _check_name(name: str) -> None:
 
 
 def cluster_register(spec: ClusterSpec) -> Cluster:
-    """Create the cluster, or update its source; idempotent. A kubeconfig must be a file of the
-    kubeconfig directory defining the context (inventory.kubeconfigs): KubeconfigInvalid else.
-    An OME version in the spec is recorded as the administrator's (it wins over detection);
-    without one, a version set earlier stays."""
+    """Create the cluster, or update its source; idempotent. The source checks its part (a
+    kubeconfig must be a file of the kubeconfig directory defining the context: KubeconfigInvalid
+    else). An OME version in the spec is recorded as the administrator's (it wins over
+    detection); without one, a version set earlier stays."""
     _check_name(spec.name)
     if spec.ome_version:
         profile_for(spec.ome_version)
-    kubeconfig = ""
-    if spec.source == Cluster.Source.KUBECONFIG:
-        path, _ = kubeconfig_read(spec.kubeconfig, spec.context)
-        kubeconfig = str(path)
-    defaults: dict[str, object] = {
-        "source": spec.source,
-        "kubeconfig": kubeconfig,
-        "context": spec.context,
-        "manifests": list(spec.manifests),
-        "argocd_secret": spec.argocd_secret,
-    }
+    defaults: dict[str, object] = {"source": spec.source, **source_of(spec.source).cluster_fields(spec)}
     if spec.ome_version:
         defaults["ome_version_admin"] = spec.ome_version
     if spec.policy_reports is not None:
@@ -173,7 +136,7 @@ def clusters_register_from_settings() -> list[Cluster]:
     and the others do not."""
     specs = parse_cluster_setting(settings.OME_CLUSTERS)
     if settings.OME_POLICY_REPORTS:
-        specs = [replace(spec, policy_reports=spec.name in settings.OME_POLICY_REPORTS) for spec in specs]
+        specs = [dataclasses.replace(spec, policy_reports=spec.name in settings.OME_POLICY_REPORTS) for spec in specs]
     return [cluster_register(spec) for spec in specs]
 
 

@@ -38,6 +38,7 @@ from .live.resync import cluster_resync
 from .models import Cluster, Kind
 from .registration import ConnectionTest, connection_test
 from .services import ClusterSpec
+from .sources import live_source_keys
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +112,7 @@ def resync_all() -> int:
     """Enqueue a resync of every live cluster (beat). A manifest cluster is a snapshot: it is
     reloaded on request only, so a patch applied to its stored objects is not reverted behind
     the user's back."""
-    cluster_ids = list(Cluster.objects.exclude(source=Cluster.Source.MANIFESTS).values_list("pk", flat=True))
+    cluster_ids = list(Cluster.objects.filter(source__in=live_source_keys()).values_list("pk", flat=True))
     for cluster_id in cluster_ids:
         # Not run before the next beat tick: that one enqueues a fresh resync anyway.
         resync_cluster.apply_async((cluster_id,), expires=settings.OME_RESYNC_INTERVAL * 0.9)

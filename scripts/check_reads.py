@@ -204,9 +204,9 @@ ALLOWED: dict[str, str] = {
         "cluster_counts",
     ),
     **_each(
-        "inventory/registration.py",
+        "inventory/sources/argocd.py",
         "a cluster about to be registered: whether its Argo CD Secret has a cluster already, whoever may read that one (the page needs inventory.add_cluster)",
-        "spec_of",
+        "ArgoCDSource.spec_from_page",
     ),
     **_each(
         "inventory/argocd.py",

@@ -1,4 +1,5 @@
-"""The add-cluster page's form: a name, a source and one of the choices the page offers."""
+"""The add-cluster page's form: a name, a source and its field (one per source the page offers,
+named by the source's key, inventory.sources)."""
 
 from __future__ import annotations
 
@@ -8,23 +9,13 @@ from typing import Any
 from django import forms
 
 from inventory.kubeconfigs import KubeconfigInvalid
-from inventory.models import Cluster
-from inventory.registration import Choices, spec_of
+from inventory.registration import Choices, page_sources, spec_of
 from inventory.services import ClusterSpec, RegistrationInvalid, registration_check
-
-SOURCES = [
-    (Cluster.Source.KUBECONFIG.value, "A context of a kubeconfig file"),
-    (Cluster.Source.ARGOCD.value, "An Argo CD cluster Secret"),
-    (Cluster.Source.MANIFESTS.value, "A manifest folder"),
-]
 
 
 class ClusterAddForm(forms.Form):
     name = forms.SlugField(max_length=63, help_text="Letters, digits and hyphens; how pages and the API name it.")
-    source = forms.ChoiceField(choices=SOURCES, widget=forms.RadioSelect)
-    kubeconfig = forms.ChoiceField(required=False, label="Kubeconfig and context")
-    argocd = forms.ChoiceField(required=False, label="Argo CD cluster Secret")
-    manifests = forms.ChoiceField(required=False, label="Manifest folder")
+    source = forms.ChoiceField(widget=forms.RadioSelect)
     policy_reports = forms.BooleanField(
         required=False,
         label="Write PolicyReports",
@@ -35,8 +26,18 @@ class ClusterAddForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.choices = choices
         self.author = author
-        for field in ("kubeconfig", "argocd", "manifests"):
-            self.fields[field].choices = [("", "—"), *getattr(choices, field)]  # type: ignore[attr-defined]
+        self.sources = page_sources()
+        self.fields["source"].choices = [(source.key, source.page_label) for source in self.sources]  # type: ignore[attr-defined]
+        for source in self.sources:
+            self.fields[source.key] = source.form_field(choices.offers[source.key])
+
+    @property
+    def source_fields(self) -> list[tuple[forms.BoundField, str]]:
+        """Each source's field, with what to say beside it when its source offers nothing."""
+        return [
+            (self[source.key], "" if self.choices.offers[source.key].choices else source.none_offered)
+            for source in self.sources
+        ]
 
     def clean_name(self) -> str:
         name: str = self.cleaned_data["name"]

@@ -33,7 +33,7 @@ from ..kube_errors import (
     KubeUnauthorized,
     KubeUnavailable,
 )
-from ..kubeconfigs import KubeconfigInvalid, kubeconfig_read
+from ..kubeconfigs import KubeconfigInvalid
 from ..models import CLUSTER_SCOPED, OME_GROUP, OME_VERSION, PLURALS, Cluster
 
 logger = logging.getLogger(__name__)
@@ -62,36 +62,24 @@ def client_for(cluster: Cluster, *, impersonate: tuple[str, tuple[str, ...]] | N
 
 
 def configuration_for(cluster: Cluster) -> client.Configuration:
-    """The client configuration of one cluster: its kubeconfig file and context, the pod's
-    service account, or the Argo CD cluster Secret read from the hub now (inventory.kube.argocd).
+    """The client configuration of one cluster, from what its source gives (inventory.sources):
+    a kubeconfig in memory (a file's context, an Argo CD cluster Secret read from the hub now)
+    or the pod's service account.
 
     Each call builds a fresh configuration, so several clusters can be used side by side. The
-    kubeconfig is read by inventory.kubeconfigs (directory, size, shape, context), never merged
-    with other files, and no credential is written anywhere.
+    kubeconfig is never merged with other files, and no credential is written anywhere.
     """
     configuration = client.Configuration()
     with configuring(cluster):
-        if cluster.source == Cluster.Source.IN_CLUSTER:
+        found = cluster.registered_source.client_config(cluster)
+        if found.kubeconfig is None:
             config.load_incluster_config(client_configuration=configuration)
-        elif cluster.source == Cluster.Source.KUBECONFIG:
-            path, data = kubeconfig_read(cluster.kubeconfig, cluster.context)
+        else:
             # No persister: a refreshed token must never be written back to the file.
             KubeConfigLoader(
-                config_dict=data, active_context=cluster.context or None, config_base_path=str(path.parent)
+                config_dict=found.kubeconfig, active_context=found.context, config_base_path=found.base_path
             ).load_and_set(configuration)
-        elif cluster.source == Cluster.Source.ARGOCD:
-            KubeConfigLoader(config_dict=argocd_kubeconfig(cluster)).load_and_set(configuration)
-        else:
-            raise KubeConfigError(f"cluster {cluster.name} is a manifest snapshot, not a live cluster")
     return configuration
-
-
-def argocd_kubeconfig(cluster: Cluster) -> dict[str, Any]:
-    """The member cluster's kubeconfig from its Argo CD Secret (imported here: that module
-    builds on this one)."""
-    from .argocd import member_kubeconfig
-
-    return member_kubeconfig(cluster)
 
 
 @contextlib.contextmanager

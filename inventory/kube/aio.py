@@ -23,21 +23,18 @@ from kubernetes.client.exceptions import ApiException as BlockingApiException
 
 from core.redact import redact
 
-from ..kubeconfigs import kubeconfig_read
 from ..models import CLUSTER_SCOPED, OME_GROUP, OME_VERSION, PLURALS, Cluster
 from . import (
     LIST_PAGE_SIZE,
     LIST_RESTARTS,
     READ_TIMEOUT,
     WATCH_READ_MARGIN,
-    KubeConfigError,
     KubeError,
     KubeGone,
     KubeUnavailable,
     ListedPages,
     _translated,
     _with_identity,
-    argocd_kubeconfig,
     configuring,
 )
 
@@ -53,19 +50,15 @@ async def client_for(cluster: Cluster) -> client.CustomObjectsApi:
     with `close()`."""
     configuration = client.Configuration()
     with configuring(cluster):
-        if cluster.source == Cluster.Source.IN_CLUSTER:
+        # The source may read a file or the Argo CD hub: off the event loop.
+        found = await asyncio.to_thread(cluster.registered_source.client_config, cluster)
+        if found.kubeconfig is None:
             config.load_incluster_config(client_configuration=configuration)
-        elif cluster.source == Cluster.Source.KUBECONFIG:
-            path, data = kubeconfig_read(cluster.kubeconfig, cluster.context)
+        else:
             loader = KubeConfigLoader(
-                config_dict=data, active_context=cluster.context or None, config_base_path=str(path.parent)
+                config_dict=found.kubeconfig, active_context=found.context, config_base_path=found.base_path
             )
             await loader.load_and_set(configuration)
-        elif cluster.source == Cluster.Source.ARGOCD:
-            data = await asyncio.to_thread(argocd_kubeconfig, cluster)
-            await KubeConfigLoader(config_dict=data).load_and_set(configuration)
-        else:
-            raise KubeConfigError(f"cluster {cluster.name} is a manifest snapshot, not a live cluster")
     return client.CustomObjectsApi(client.ApiClient(configuration))
 
 

@@ -55,18 +55,21 @@ class ArgoCluster:
 
 
 def hub() -> Cluster:
-    """The hub cluster of settings.OME_ARGOCD_HUB (`in-cluster` or `kubeconfig:PATH[#CONTEXT]`),
-    as an unsaved Cluster for `configuration_for`."""
+    """The hub cluster of settings.OME_ARGOCD_HUB, a live source as OME_CLUSTERS writes it
+    (`in-cluster` or `kubeconfig:PATH[#CONTEXT]`), as an unsaved Cluster for `configuration_for`."""
+    # Imported here: the sources, Argo CD's among them, build on this module.
+    from ..services import parse_cluster_setting
+
     text = settings.OME_ARGOCD_HUB.strip()
-    if text == Cluster.Source.IN_CLUSTER:
-        return Cluster(name="argocd-hub", source=Cluster.Source.IN_CLUSTER)
-    kind, _, argument = text.partition(":")
-    if kind != Cluster.Source.KUBECONFIG or not argument:
-        raise KubeConfigError(f"OME_ARGOCD_HUB {text!r}: expected in-cluster or kubeconfig:PATH[#CONTEXT]")
-    path, _, context = argument.partition("#")
-    return Cluster(
-        name="argocd-hub", source=Cluster.Source.KUBECONFIG, kubeconfig=path.strip(), context=context.strip()
-    )
+    refused = KubeConfigError(f"OME_ARGOCD_HUB {text!r}: expected in-cluster or kubeconfig:PATH[#CONTEXT]")
+    try:
+        [spec] = parse_cluster_setting(f"argocd-hub={text}")
+    except ValueError:
+        raise refused from None
+    found = Cluster(name="argocd-hub", source=spec.source, kubeconfig=spec.kubeconfig, context=spec.context)
+    if not found.is_live:  # a manifest folder has no Secrets to read
+        raise refused
+    return found
 
 
 def _core_api() -> client.CoreV1Api:

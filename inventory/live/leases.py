@@ -24,6 +24,7 @@ from core.db import retried_transaction
 
 from ..locks import cluster_write_lock, cluster_write_lock_or_skip
 from ..models import Cluster, Kind, SyncState
+from ..sources import live_source_keys
 from .shares import HUB_OWNER, hub_owner, hub_tokens, owner_hub
 
 
@@ -150,7 +151,7 @@ def watch_claim_release(claim: WatchClaim) -> None:
 
 
 def live_clusters_count() -> int:
-    return Cluster.objects.exclude(source=Cluster.Source.MANIFESTS).count()
+    return Cluster.objects.filter(source__in=live_source_keys()).count()
 
 
 def watches_claim_idle(
@@ -172,7 +173,7 @@ def watches_claim_idle(
             mine.setdefault(cluster_id, set()).add(kind)
         elif holder is None or alive is None or holder in alive:
             busy.add(cluster_id)
-    live = Cluster.objects.exclude(source=Cluster.Source.MANIFESTS).exclude(pk__in=busy).order_by("pk")
+    live = Cluster.objects.filter(source__in=live_source_keys()).exclude(pk__in=busy).order_by("pk")
     ids = list(live.values_list("pk", flat=True))
     repairs = [pk for pk in ids if pk in mine and len(mine[pk]) < len(Kind.values)]
     new = [pk for pk in ids if pk not in mine][:clusters]

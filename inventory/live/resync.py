@@ -121,12 +121,13 @@ def cluster_resync(cluster: Cluster, *, kinds: Sequence[str] | None = None) -> R
     """A full resync: list every kind (or `kinds`) and store it, pruning what is gone.
 
     A kind that fails gets its error recorded in SyncState; the other kinds go on. A manifest
-    cluster reloads its folders instead.
+    cluster (a snapshot source's) reloads its files instead.
     """
     kinds = list(kinds or Kind.values)
     result = ResyncResult()
     if not cluster.is_live:
-        result.applied, snapshot = manifests_load(cluster, cluster.manifests, prune=True)
+        paths = cluster.registered_source.snapshot_paths(cluster)
+        result.applied, snapshot = manifests_load(cluster, paths, prune=True)
         result.manifest_errors = snapshot.errors
         return result
     try:

@@ -19,6 +19,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from inventory.models import Cluster, Kind, SyncState
+from inventory.sources import live_source_keys
 from matrix.freshness import freshness_of
 
 from .metrics import metrics_scope
@@ -74,7 +75,7 @@ def _sync_ages(now: datetime) -> dict[str, dict[str, Any]]:
     """Per live cluster: seconds since its least recently listed kind was listed (None: a kind
     was never listed), and the kinds whose last sync failed."""
     clusters: dict[str, dict[str, Any]] = {}
-    live = Cluster.objects.exclude(source=Cluster.Source.MANIFESTS).order_by("name")
+    live = Cluster.objects.filter(source__in=live_source_keys()).order_by("name")
     listed: dict[tuple[int, str], datetime | None] = {}
     failing: dict[int, list[str]] = {}
     for state in SyncState.objects.filter(cluster__in=live).only("cluster_id", "kind", "last_list_at", "last_error"):

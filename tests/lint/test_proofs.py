@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 
-from inventory.sources import read_manifests
+from inventory.manifests import read_manifests
 from lint.rules import lint_inventory
 from lint.rules.fixes import Fix
 from lint.rules.proofs import Proof, proofs_json, prove, proven_groups, with_proofs

@@ -18,10 +18,10 @@ from django.core.management import call_command
 
 import matching
 from core.redact import MARK, redact, redact_manifest
+from inventory.manifests import read_manifests
 from inventory.models import Cluster, Resource
 from inventory.records import stored
 from inventory.services import ClusterSpec, cluster_register, manifests_load
-from inventory.sources import read_manifests
 from matrix.services import matrix_rebuild
 from tests.inventory.live.objects import model, runtime
 

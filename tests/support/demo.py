@@ -17,8 +17,8 @@ from typing import Any
 from django.conf import settings
 from django.test import override_settings
 
+from inventory.manifests import read_manifests
 from inventory.models import Cluster, Kind
-from inventory.sources import read_manifests
 from inventory.sync import record_list, snapshot_apply
 from matching.files import manifest_files
 from matrix.services import matrix_rebuild

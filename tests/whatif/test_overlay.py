@@ -9,7 +9,7 @@ from pathlib import Path
 from django.conf import settings
 
 import matching
-from inventory.sources import read_manifests
+from inventory.manifests import read_manifests
 from tests.support.demo import DEMO_FOLDERS
 from tests.support.inventory import inventory_from_objects
 from whatif.overlay import affected_models, replaced_inventory

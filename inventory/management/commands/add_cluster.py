@@ -1,13 +1,12 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from inventory.models import Cluster
-from inventory.services import ClusterSpec, cluster_register
+from inventory.services import cluster_register
+from inventory.sources import SOURCES
 
 
 class Command(BaseCommand):
@@ -15,16 +14,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
-        source = parser.add_mutually_exclusive_group(required=True)
-        source.add_argument(
-            "--kubeconfig",
-            metavar="PATH",
-            help="a kubeconfig file inside the kubeconfig directory (OME_KUBECONFIG_DIR, default kubeconfigs/); "
-            "a relative path starts from the current directory",
-        )
-        source.add_argument("--in-cluster", action="store_true")
-        source.add_argument("--manifests", metavar="DIR", nargs="+")
-        parser.add_argument("--context", default="", help="kubeconfig context (with --kubeconfig)")
+        sources = parser.add_mutually_exclusive_group(required=True)
+        for source in SOURCES.values():
+            source.add_arguments(sources, parser)
         parser.add_argument(
             "--ome-version",
             default="",
@@ -34,14 +26,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["kubeconfig"]:
-            # As any command line does: relative to where it runs (the directory check follows).
-            kubeconfig = str(Path(options["kubeconfig"]).absolute())
-            spec = ClusterSpec(options["name"], Cluster.Source.KUBECONFIG, kubeconfig, options["context"])
-        elif options["in_cluster"]:
-            spec = ClusterSpec(options["name"], Cluster.Source.IN_CLUSTER)
-        else:
-            spec = ClusterSpec(options["name"], Cluster.Source.MANIFESTS, manifests=tuple(options["manifests"]))
+        # argparse leaves exactly one source's option given.
+        spec = next(s for source in SOURCES.values() if (s := source.spec_from_options(options["name"], options)))
         spec = dataclasses.replace(spec, ome_version=options["ome_version"])
         try:
             cluster = cluster_register(spec)

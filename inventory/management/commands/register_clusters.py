@@ -11,6 +11,7 @@ from inventory.kube import KubeError
 from inventory.live.resync import cluster_resync
 from inventory.models import Cluster, Kind
 from inventory.services import clusters_register_from_settings
+from inventory.sources.argocd import ArgoCDSource
 from inventory.sync import record_error
 
 logger = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ class Command(BaseCommand):
             return []
         for problem in found.skipped:
             self.stdout.write(f"Argo CD cluster {problem}")
-        return list(Cluster.objects.filter(source=Cluster.Source.ARGOCD))
+        return list(Cluster.objects.filter(source=ArgoCDSource.key))
 
     def _sync(self, cluster: Cluster) -> None:
         """Sync once. This runs before the long-running processes start (compose's one-shot

@@ -1,0 +1,125 @@
+"""Adding a cluster source is one module: a toy source, defined here and registered for these
+tests only, is offered by the add-cluster page and the `add_cluster` command, registered through
+the page's service, described, and synced by both clients; or refused with its own error on its own field."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Iterator
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from inventory.kube import aio
+from inventory.live.resync import cluster_resync
+from inventory.models import Cluster, Kind, Resource
+from inventory.sources import SOURCES
+from inventory.sources.base import ClientConfig, ClusterSource, ClusterSpec, Offer
+from tests.fakes.kube_api import FakeKubeAPI
+
+SEED = Path(__file__).resolve().parents[2] / "demo/seed"
+
+
+class ToySource(ClusterSource):
+    """A cluster served by one of `servers`, named in the `context` column."""
+
+    key = "toy"
+    member = "TOY"
+    label = "Toy"
+    live = True
+    page_label = "A toy API server"
+    field_label = "Toy API server"
+    none_offered = "no toy API server runs"
+
+    def __init__(self, servers: dict[str, FakeKubeAPI]) -> None:
+        self.servers = servers
+
+    def describe(self, cluster: Cluster) -> str:
+        return f"toy API server {cluster.context}"
+
+    def offer(self) -> Offer:
+        return Offer(choices=[(name, f"{name} at {fake.url}") for name, fake in self.servers.items()])
+
+    def spec_from_page(self, name: str, value: str, offer: Offer) -> ClusterSpec:
+        if value == "stopped":
+            raise ValueError("The toy API server stopped is not running.")
+        return ClusterSpec(name, self.key, context=value)
+
+    def add_arguments(self, sources: argparse._MutuallyExclusiveGroup, parser: argparse.ArgumentParser) -> None:
+        sources.add_argument("--toy", metavar="SERVER")
+
+    def spec_from_options(self, name: str, options: dict[str, Any]) -> ClusterSpec | None:
+        return ClusterSpec(name, self.key, context=options["toy"]) if options["toy"] else None
+
+    def client_config(self, cluster: Cluster) -> ClientConfig:
+        return ClientConfig(self.servers[cluster.context].kubeconfig())
+
+
+@pytest.fixture
+def toy(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeKubeAPI]:
+    fake = FakeKubeAPI(manifests=SEED).start()
+    monkeypatch.setitem(SOURCES, ToySource.key, ToySource({"alpha": fake, "stopped": fake}))
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def admin(django_user_model: Any) -> Client:
+    client = Client()
+    client.force_login(django_user_model.objects.create_superuser(username="root", password="x" * 20))
+    return client
+
+
+@pytest.mark.django_db
+def test_a_toy_source_is_offered_registered_described_and_synced(admin: Client, toy: FakeKubeAPI) -> None:
+    page = admin.get("/clusters/add/").content.decode()
+    form = {"name": "edge", "source": "toy", "toy": "alpha", "confirm": "1"}
+
+    registered = admin.post("/clusters/add/", form)
+    cluster = Cluster.objects.get(name="edge")
+    result = cluster_resync(cluster)
+
+    assert "A toy API server" in page
+    assert f'<option value="alpha">alpha at {toy.url}</option>' in page
+    assert registered.status_code == 302
+    assert (cluster.source, cluster.source == Cluster.Source.TOY, cluster.is_live) == ("toy", True, True)
+    assert "toy API server alpha" in admin.get("/sync/").content.decode()
+    assert result.errors == {}
+    assert Resource.objects.filter(cluster=cluster).count() == sum(c.added for c in result.applied.counts.values()) > 0
+
+
+def test_the_asyncio_client_of_the_watches_reads_a_toy_cluster_too(toy: FakeKubeAPI) -> None:
+    cluster = Cluster(name="edge", source="toy", context="alpha")
+
+    async def listed() -> int:
+        api = await aio.client_for(cluster)
+        try:
+            items, _ = await aio.list_kind(api, Kind.CLUSTER_SERVING_RUNTIME)
+        finally:
+            await aio.close(api)
+        return len(items)
+
+    assert asyncio.run(listed()) == len(toy.objects("clusterservingruntimes")) > 0
+
+
+@pytest.mark.django_db
+def test_a_toy_source_refuses_with_its_own_error_on_its_own_field(admin: Client, toy: FakeKubeAPI) -> None:
+    refused = admin.post("/clusters/add/", {"name": "edge", "source": "toy", "toy": "stopped", "confirm": "1"})
+
+    assert refused.status_code == 400
+    assert refused.context["form"].errors == {"toy": ["The toy API server stopped is not running."]}
+    assert not Cluster.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_add_cluster_command_takes_the_toy_source(toy: FakeKubeAPI) -> None:
+    out = StringIO()
+
+    call_command("add_cluster", "edge", "--toy", "alpha", stdout=out)
+
+    assert out.getvalue().strip() == "cluster edge: toy API server alpha"
