@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 
 from access.current import scope_of
 from core.errors import DomainError
-from core.filtering import FormOnceFilterSet, StrictBooleanFilter
+from core.filtering import StrictBooleanFilter
 from core.web import ALL_NAMESPACES, CLUSTER_TOKEN
 from inventory.filters import ClusterFilter, ListedValueFilter, NamespaceFilter, StorageSchemeFilter
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
@@ -74,7 +74,7 @@ def _resource_choice(kinds: tuple[str, ...], help_text: str, **kwargs: object) -
     return extend_schema_field({"type": "integer", "description": help_text})(choice)
 
 
-class CellFilterSet(FormOnceFilterSet):
+class CellFilterSet(filters.FilterSet):
     """The cells of one cluster's current matrix (the only cluster when `cluster` is not given).
 
     Side-effect free: `.qs` is the rows the filters keep, of every build. Bind it to the query,
@@ -176,7 +176,7 @@ class CellFilterSet(FormOnceFilterSet):
         )
 
 
-class CellChangeFilterSet(FormOnceFilterSet):
+class CellChangeFilterSet(filters.FilterSet):
     """Cell history, newest first. History names objects by kind/namespace/name (they may be
     gone); `model` and `runtime` ids are looked up and matched by that identity."""
 
@@ -211,7 +211,7 @@ class CellChangeFilterSet(FormOnceFilterSet):
         )
 
 
-class MatrixBuildFilterSet(FormOnceFilterSet):
+class MatrixBuildFilterSet(filters.FilterSet):
     cluster = ClusterFilter()
     status = filters.ChoiceFilter(choices=MatrixBuild.Status.choices)
 
