@@ -117,9 +117,9 @@ def main() -> None:
     seed(CLUSTER, args.models, args.runtimes)
     print(f"database: {database}; {args.models:,} models x {args.runtimes:,} runtimes seeded and built in "
           f"{time.perf_counter() - started:.1f} s")  # fmt: skip
-    # The seeded grid is this process's heap, not a web worker's: frozen, as ome_dashboard.wsgi
-    # freezes a worker's start-up, so that a full collection of it is not counted in a request
-    # (it put the near-miss panel's first view at 190-220 ms instead of 105-112).
+    # The seeded grid is this process's heap, which no web worker holds: frozen, so that a full
+    # collection of it is not counted in a request (it put the near-miss panel's first view at
+    # 190-220 ms instead of 105-112).
     gc.collect()
     gc.freeze()
     reader = User.objects.create_user("bench-reader")

@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from .errors import DomainError
-from .web import scope_token
+from .web import namespace_token
 
 
 class ApiError(exceptions.APIException):
@@ -59,11 +59,11 @@ class Pagination(PageNumberPagination):
             raise ApiError(str(error.detail), code="invalid_page", field=self.page_query_param, status=404) from error
 
 
-class ScopeField(serializers.CharField):
+class NamespaceField(serializers.CharField):
     """A namespace in a response: `_cluster` for cluster scope, the token every query takes."""
 
     def to_representation(self, value: Any) -> str:
-        return scope_token(str(value))
+        return namespace_token(str(value))
 
 
 # Fields whose values are Kubernetes objects or parts of one: they keep Kubernetes' own names
@@ -79,24 +79,24 @@ KUBERNETES_FIELDS = frozenset(
 )  # fmt: skip
 
 
-def scope_tokens(data: Any) -> Any:
+def namespace_tokens(data: Any) -> Any:
     """An app's API data with cluster scope as `_cluster`, the token every query takes: each
     `namespace` that is "" and each "" in a `namespaces` list (not inside KUBERNETES_FIELDS)."""
     if isinstance(data, Mapping):
-        return {key: _scope_value(str(key), value) for key, value in data.items()}
+        return {key: _token_value(str(key), value) for key, value in data.items()}
     if isinstance(data, list | tuple):
-        return [scope_tokens(value) for value in data]
+        return [namespace_tokens(value) for value in data]
     return data
 
 
-def _scope_value(key: str, value: Any) -> Any:
+def _token_value(key: str, value: Any) -> Any:
     if key in KUBERNETES_FIELDS:
         return value
     if key == "namespace" and isinstance(value, str):
-        return scope_token(value)
+        return namespace_token(value)
     if key == "namespaces" and isinstance(value, list | tuple):
-        return [scope_token(item) if isinstance(item, str) else item for item in value]
-    return scope_tokens(value)
+        return [namespace_token(item) if isinstance(item, str) else item for item in value]
+    return namespace_tokens(value)
 
 
 def api_keys(data: Any) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from .web import CLUSTER_SCOPE
+from .web import CLUSTER_TOKEN
 
 # The severity of a manifest's problem and of a policy's assertion (matching.Problem,
 # matching.policy.Assertion).
@@ -15,7 +15,7 @@ ERROR_OR_WARNING = ["error", "warning"]
 
 class ObjectKeySerializer(serializers.Serializer):
     kind = serializers.CharField()
-    namespace = serializers.CharField(help_text=f"`{CLUSTER_SCOPE}` for a cluster-scoped kind.")
+    namespace = serializers.CharField(help_text=f"`{CLUSTER_TOKEN}` for a cluster-scoped kind.")
     name = serializers.CharField()
 
 

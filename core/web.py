@@ -15,7 +15,7 @@ View = TypeVar("View", bound=Callable[..., HttpResponse])
 
 # How a namespace travels in URLs and queries when it is the cluster scope (the empty namespace).
 # Kubernetes namespaces are DNS labels, so this can never name a real one.
-CLUSTER_SCOPE = "_cluster"
+CLUSTER_TOKEN = "_cluster"
 # ... and every namespace at once (the whole cluster), where a list can show them together.
 ALL_NAMESPACES = "_all"
 
@@ -39,13 +39,14 @@ def read_access(view: View) -> View:
     return wrapped  # type: ignore[return-value]
 
 
-def scope_token(namespace: str) -> str:
+def namespace_token(namespace: str) -> str:
     """A namespace as it travels in URLs: `_cluster` for cluster scope (the empty namespace)."""
-    return namespace or CLUSTER_SCOPE
+    return namespace or CLUSTER_TOKEN
 
 
-def scope_namespace(token: str | None) -> str:
-    return "" if not token or token == CLUSTER_SCOPE else token
+def namespace_from_token(token: str | None) -> str:
+    """The namespace a token names: "" (cluster scope) for `_cluster` or no token."""
+    return "" if not token or token == CLUSTER_TOKEN else token
 
 
 def is_partial(request: HttpRequest) -> bool:

@@ -7,7 +7,7 @@ from django_filters import rest_framework as filters
 
 from access.current import scope_of
 from core.filtering import StrictBooleanFilter
-from core.web import ALL_NAMESPACES, CLUSTER_SCOPE
+from core.web import ALL_NAMESPACES, CLUSTER_TOKEN
 
 from .models import MODEL_KINDS, RUNTIME_KINDS, Kind, Resource, SyncState
 from .selectors import clusters_visible
@@ -20,14 +20,14 @@ class NamespaceFilter(filters.CharFilter):
     def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs.setdefault(
             "help_text",
-            f"Exact namespace; `{CLUSTER_SCOPE}` for cluster scope (no namespace), `{ALL_NAMESPACES}` for all of them.",
+            f"Exact namespace; `{CLUSTER_TOKEN}` for cluster scope (no namespace), `{ALL_NAMESPACES}` for all of them.",
         )
         super().__init__(*args, **kwargs)
 
     def filter(self, qs: QuerySet, value: str) -> QuerySet:
         if value == ALL_NAMESPACES:
             return qs
-        if value == CLUSTER_SCOPE:
+        if value == CLUSTER_TOKEN:
             # CharFilter skips an empty value, so the empty namespace is looked up here.
             return qs.filter(**{self.field_name: ""})
         return super().filter(qs, value)

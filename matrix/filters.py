@@ -10,8 +10,8 @@ from drf_spectacular.utils import extend_schema_field
 
 from access.current import scope_of
 from core.errors import DomainError
-from core.filtering import FormOnceFilterSet, StrictBooleanFilter
-from core.web import ALL_NAMESPACES, CLUSTER_SCOPE
+from core.filtering import StrictBooleanFilter
+from core.web import ALL_NAMESPACES, CLUSTER_TOKEN
 from inventory.filters import ClusterFilter, ListedValueFilter, NamespaceFilter, StorageSchemeFilter
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource
 from inventory.selectors import cluster_choose, resources_visible
@@ -35,7 +35,7 @@ class NamespaceUnknown(DomainError, LookupError):
         listed = ", ".join(named[:20]) + (f" and {len(named) - 20} more" if len(named) > 20 else "")
         super().__init__(
             f"namespace {namespace!r} has no rows in the matrix of cluster {cluster.name!r}: no model or "
-            f"ServingRuntime is there. Namespaces with rows: {listed or 'none'} (or {CLUSTER_SCOPE} for cluster scope)",
+            f"ServingRuntime is there. Namespaces with rows: {listed or 'none'} (or {CLUSTER_TOKEN} for cluster scope)",
             field="namespace",
         )
 
@@ -74,7 +74,7 @@ def _resource_choice(kinds: tuple[str, ...], help_text: str, **kwargs: object) -
     return extend_schema_field({"type": "integer", "description": help_text})(choice)
 
 
-class CellFilterSet(FormOnceFilterSet):
+class CellFilterSet(filters.FilterSet):
     """The cells of one cluster's current matrix (the only cluster when `cluster` is not given).
 
     Side-effect free: `.qs` is the rows the filters keep, of every build. Bind it to the query,
@@ -122,7 +122,7 @@ class CellFilterSet(FormOnceFilterSet):
         cluster = self.form.cleaned_data.get("cluster") or cluster_choose(None, default="only", scope=scope)
         build = current if current is not None and current.cluster_id == cluster.pk else matrix_build_get(cluster)
         namespace = self.form.cleaned_data.get("namespace")
-        if namespace and namespace not in (CLUSTER_SCOPE, ALL_NAMESPACES):
+        if namespace and namespace not in (CLUSTER_TOKEN, ALL_NAMESPACES):
             known = matrix_namespaces(build, scope=scope)
             if namespace not in known:
                 raise NamespaceUnknown(cluster, namespace, known)
@@ -176,7 +176,7 @@ class CellFilterSet(FormOnceFilterSet):
         )
 
 
-class CellChangeFilterSet(FormOnceFilterSet):
+class CellChangeFilterSet(filters.FilterSet):
     """Cell history, newest first. History names objects by kind/namespace/name (they may be
     gone); `model` and `runtime` ids are looked up and matched by that identity."""
 
@@ -211,7 +211,7 @@ class CellChangeFilterSet(FormOnceFilterSet):
         )
 
 
-class MatrixBuildFilterSet(FormOnceFilterSet):
+class MatrixBuildFilterSet(filters.FilterSet):
     cluster = ClusterFilter()
     status = filters.ChoiceFilter(choices=MatrixBuild.Status.choices)
 

@@ -17,7 +17,7 @@ again after a backoff while the others carry on; a crash loop (more than RESTART
 RESTART_WINDOW s), or a child that exits while starting up, stops them all with exit code 1.
 
 Environment: PORT (default 8000), REDIS_URL (use this Redis instead of starting one),
-DEVRUN_DIR (working files, default .run/ next to manage.py), plus everything settings.py reads.
+DEVRUN_DIR (working files, default .run/ next to manage.py), plus every setting of docs/configuration.md.
 
 ``--production`` (what ``make up`` runs) starts the processes of docker-compose.yml with the same
 commands: gunicorn instead of runserver (on $HOST, default 127.0.0.1), and as startup commands

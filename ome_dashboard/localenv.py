@@ -16,7 +16,7 @@ ENV_FILE_HEADER = "# Written by `make run` (ome_dashboard.devrun) while it runs;
 
 
 def env_file_write(env: dict[str, str]) -> Path | None:
-    """Write env's values of ENV_FILE_KEYS to ENV_FILE (as settings.py reads it) and return its
+    """Write env's values of ENV_FILE_KEYS to ENV_FILE (as the settings read it) and return its
     path; None, writing nothing, when ENV_FILE is empty or names a file `make run` did not write
     (someone's own .env, which settings read as it is)."""
     value = os.environ.get("ENV_FILE", str(BASE_DIR / ".env"))

@@ -93,7 +93,7 @@ def _record(
         "severity": outcome.assertion.severity,
         "policy_version": policy.version,
         "checked": outcome.checked,
-        "namespaces": list(outcome.assertion.scope.namespaces),
+        "namespaces": list(outcome.assertion.subjects.namespaces),
         "failures": failure_records(outcome),
         "note": outcome.note or "",
         "evaluated_at": now,

@@ -70,7 +70,7 @@ def assertion_event(cluster: Cluster, state: AssertionState, outcome: matching.p
         "causes": [_cause(item) for item in state.causes],
         "failures": failure_records(outcome),
     }
-    covered = tuple(assertion.scope.namespaces)
+    covered = tuple(assertion.subjects.namespaces)
     return Event("assertion", cluster.name, tuple(namespaces), payload, assertion.kind, covered)
 
 

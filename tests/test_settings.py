@@ -13,6 +13,7 @@ import pytest
 from django.conf import settings
 
 from ome_dashboard.celery import app as celery_app
+from tests.ops import files
 from tests.settings import sqlite_test_database
 
 SHOW_SETTINGS = """
@@ -205,3 +206,13 @@ def test_a_processs_sqlite_test_database_starts_without_the_files_an_earlier_pro
 
     assert name == str(tmp_path / "ome-test-4242.sqlite3")
     assert [path.name for path in tmp_path.iterdir()] == ["ome-test-42420.sqlite3-wal"]
+
+
+def test_every_variable_is_documented_once_in_docs_configuration() -> None:
+    """The one check of the settings' documentation: every variable the settings read, and every one
+    compose and the ConfigMap set, is named by exactly one row of docs/configuration.md."""
+    read = files.settings_variables() | set(files.compose_variables()) | set(files.config_env())
+    documented = files.documented_variables()
+
+    assert sorted(read - set(documented)) == []
+    assert sorted({name for name in documented if documented.count(name) > 1}) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.web import scope_token
+from core.web import namespace_token
 from matching import ObjectKey, key_dict
 
 MAX_ERROR_TEXTS = 50
@@ -112,9 +112,9 @@ class ValueWarning:
     hint: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        # "object" is a Kubernetes field for scope_tokens, so its cluster scope is set here.
+        # "object" is a Kubernetes field for namespace_tokens, so its cluster scope is set here.
         return {
-            "object": {**(key_dict(self.obj) or {}), "namespace": scope_token(self.obj[1])},
+            "object": {**(key_dict(self.obj) or {}), "namespace": namespace_token(self.obj[1])},
             "path": self.path,
             "problem": self.problem,
             "line": self.line,

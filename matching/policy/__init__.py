@@ -13,7 +13,7 @@ from .evaluate import Failure, Labels, Outcome, evaluate
 from .load import POLICY_TEXT_LIMITS, PolicyError, field_path, load_policies, policies_from_text
 from .report import PolicySection, exit_code, json_report, render, summary
 from .schema import SCHEMA_FILE, policy_schema, problems
-from .types import API_VERSION, ASSERTIONS, BASELINE_ASSERTIONS, ERROR, KIND, WARNING, Assertion, Policy, Scope
+from .types import API_VERSION, ASSERTIONS, BASELINE_ASSERTIONS, ERROR, KIND, WARNING, Assertion, Policy, Subjects
 from .verdicts import Baseline, Row, Verdicts, baseline_from_dict
 
 
@@ -46,7 +46,7 @@ __all__ = [
     "PolicyError",
     "PolicySection",
     "Row",
-    "Scope",
+    "Subjects",
     "Verdicts",
     "baseline_from_dict",
     "evaluate",

@@ -65,12 +65,12 @@ class _Context:
     baseline: Baseline | None
 
     def rows(self, assertion: Assertion) -> list[Row]:
-        scope = assertion.scope
+        subjects = assertion.subjects
         return [
             row
             for (key, namespace), row in self.verdicts.rows.items()
-            if scope.covers(namespace, key[2], self.labels.get(key, NO_LABELS))
-            and scope.covers_model(self.verdicts.objects.models.get(key))
+            if subjects.covers(namespace, key[2], self.labels.get(key, NO_LABELS))
+            and subjects.covers_model(self.verdicts.objects.models.get(key))
         ]
 
     def model_of(self, isvc: ObjectKey) -> Model | None:
@@ -92,7 +92,7 @@ def evaluate(
     context = _Context(verdicts, labels or {}, baseline)
     found = []
     for assertion in assertions:
-        if not assertion.scope.covers_cluster(cluster):
+        if not assertion.subjects.covers_cluster(cluster):
             continue
         if assertion.kind in BASELINE_ASSERTIONS and baseline is None:
             found.append(Outcome(assertion, 0, note="no baseline to compare with"))
@@ -178,12 +178,12 @@ def _pick_unchanged(assertion: Assertion, context: _Context) -> Outcome:
 
 
 def _isvcs_in_scope(assertion: Assertion, context: _Context) -> list[ObjectKey]:
-    scope = assertion.scope
+    subjects = assertion.subjects
     return [
         key
         for key in context.verdicts.isvcs
-        if scope.covers(key[1], key[2], context.labels.get(key, NO_LABELS))
-        and scope.covers_model(context.model_of(key))
+        if subjects.covers(key[1], key[2], context.labels.get(key, NO_LABELS))
+        and subjects.covers_model(context.model_of(key))
     ]
 
 
@@ -258,12 +258,12 @@ def _pick_count(assertion: Assertion, context: _Context) -> Outcome:
 def _not_shadowed(assertion: Assertion, context: _Context) -> Outcome:
     """Runtimes (named by the scope's `names`; namespaced ones of the scope's namespaces) that
     rank among the compatible ones for some model in the scope's namespaces yet are never first."""
-    scope = assertion.scope
+    subjects = assertion.subjects
     ranks: dict[ObjectKey, list[Row]] = defaultdict(list)
     won: set[ObjectKey] = set()
     models = context.verdicts.objects.models
     for (model, namespace), row in context.verdicts.rows.items():
-        if not scope.covers_namespace(namespace) or not scope.covers_model(models.get(model)):
+        if not subjects.covers_namespace(namespace) or not subjects.covers_model(models.get(model)):
             continue
         if row.ranked:
             won.add(row.ranked[0].key)
@@ -273,8 +273,8 @@ def _not_shadowed(assertion: Assertion, context: _Context) -> Outcome:
     in_scope = [
         key
         for key in runtimes
-        if (not key[1] or scope.covers_namespace(key[1]))
-        and scope.covers_name(key[2], context.labels.get(key, NO_LABELS))
+        if (not key[1] or subjects.covers_namespace(key[1]))
+        and subjects.covers_name(key[2], context.labels.get(key, NO_LABELS))
     ]
     failures = [
         Failure(

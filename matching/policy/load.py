@@ -14,7 +14,7 @@ from ..positions import NOWHERE, Positions
 from ..positions import Path as FieldPath
 from .models import ModelSelector
 from .schema import problems
-from .types import Assertion, Policy, Requirement, Scope
+from .types import Assertion, Policy, Requirement, Subjects
 
 
 class PolicyError(ValueError):
@@ -126,10 +126,10 @@ def _duplicates(policies: Iterable[Policy]) -> list[str]:
     return found
 
 
-def _scope(raw: Mapping[str, Any], inherited: Scope) -> Scope:
-    """An assertion's scope: each field it sets replaces the policy's."""
+def _subjects(raw: Mapping[str, Any], inherited: Subjects) -> Subjects:
+    """An assertion's subjects, from its `scope`: each field it sets replaces the policy's."""
     labels, models = raw.get("labels"), raw.get("models")
-    return Scope(
+    return Subjects(
         clusters=tuple(raw.get("clusters", inherited.clusters)),
         namespaces=tuple(raw.get("namespaces", inherited.namespaces)),
         names=tuple(raw.get("names", inherited.names)),
@@ -147,14 +147,14 @@ def _scope(raw: Mapping[str, Any], inherited: Scope) -> Scope:
 def _policy(document: Mapping[str, Any], where: Callable[[FieldPath], str], source: str) -> Policy:
     name = document["metadata"]["name"]
     spec = document["spec"]
-    scope = _scope(spec.get("scope", {}), Scope())
+    subjects = _subjects(spec.get("scope", {}), Subjects())
     assertions = tuple(
         Assertion(
             policy=name,
             name=item["name"],
             kind=item["assert"],
             severity=item.get("severity", spec.get("severity", "error")),
-            scope=_scope(item.get("scope", {}), scope),
+            subjects=_subjects(item.get("scope", {}), subjects),
             owner=item.get("owner", spec.get("owner", "")),
             description=item.get("description", spec.get("description", "")),
             runtime=item.get("runtime"),

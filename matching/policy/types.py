@@ -57,8 +57,8 @@ class Requirement:
 
 
 @dataclass(frozen=True, slots=True)
-class Scope:
-    """Which objects an assertion is about. An empty field does not narrow; globs are
+class Subjects:
+    """Which objects an assertion is about (its `scope` in a policy file). An empty field does not narrow; globs are
     shell-style (`prod-*`), case-sensitive. `namespaces` never matches cluster scope ("")."""
 
     clusters: tuple[str, ...] = ()
@@ -103,7 +103,7 @@ class Assertion:
     name: str
     kind: str
     severity: str
-    scope: Scope
+    subjects: Subjects
     owner: str = ""
     description: str = ""
     runtime: str | None = None

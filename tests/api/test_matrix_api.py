@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 import matching
 from core.api import api_keys
-from core.web import scope_token
+from core.web import namespace_token
 from inventory.models import RUNTIME_KINDS, Cluster, Resource
 from inventory.sync import event_apply
 from matrix import paging
@@ -45,7 +45,7 @@ def cells(api: APIClient, **params: Any) -> dict[str, Any]:
 def identity(cell: Any) -> tuple[int, int, str]:
     if isinstance(cell, dict):
         return (cell["model"]["id"], cell["runtime"]["id"], cell["namespace"])
-    return (cell.model.pk, cell.runtime.pk, scope_token(cell.namespace))
+    return (cell.model.pk, cell.runtime.pk, namespace_token(cell.namespace))
 
 
 def test_a_cells_page_names_the_ome_behaviour_and_the_build(api: APIClient, demo: Cluster) -> None:

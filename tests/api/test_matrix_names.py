@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from core.api import scope_tokens
+from core.api import namespace_tokens
 from inventory.models import Cluster, Resource
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +86,7 @@ def test_scope_tokens_leave_kubernetes_objects_as_they_are() -> None:
         "patch": {"metadata": {"namespace": ""}},
     }
 
-    assert scope_tokens(data) == {
+    assert namespace_tokens(data) == {
         "namespace": "_cluster",
         "rows": [{"namespace": "team-a", "namespaces": ["_cluster", "team-b"]}],
         "object": {"metadata": {"namespace": ""}},

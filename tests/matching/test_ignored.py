@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 import matching
-from matching.policy import Assertion, Scope, Verdicts, evaluate
+from matching.policy import Assertion, Subjects, Verdicts, evaluate
 
 AUTO = {"autoSelect": True}
 H100 = "nvidia-h100"
@@ -218,7 +218,7 @@ def test_every_reason_is_listed() -> None:
 
 
 def test_the_not_ignored_assertion_fails_on_each_ignored_service_with_its_fix(k) -> None:
-    assertion = Assertion("team", "nothing-ignored", "notIgnored", "error", Scope(namespaces=("team",)))
+    assertion = Assertion("team", "nothing-ignored", "notIgnored", "error", Subjects(namespaces=("team",)))
     found = [
         model(k, "team"),
         runtime(k),

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import matching
-from matching.policy import Assertion, Baseline, Outcome, Scope, Verdicts, evaluate
+from matching.policy import Assertion, Baseline, Outcome, Subjects, Verdicts, evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
 CBM = "ClusterBaseModel"
@@ -21,7 +21,7 @@ def demo() -> Verdicts:
 
 
 def assertion(kind: str, *, scope: dict[str, Any] | None = None, **fields: Any) -> Assertion:
-    return Assertion("p", "a", kind, "error", Scope(**(scope or {})), **fields)
+    return Assertion("p", "a", kind, "error", Subjects(**(scope or {})), **fields)
 
 
 def run(

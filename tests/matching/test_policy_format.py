@@ -205,10 +205,10 @@ spec:
 """
     first, second = policies_from_text(text, source="p.yaml")[0].assertions
 
-    assert (first.severity, first.owner, first.scope.clusters, first.scope.namespaces) == (
+    assert (first.severity, first.owner, first.subjects.clusters, first.subjects.namespaces) == (
         "warning", "platform", ("prod-*",), ("team-a",),
     )  # fmt: skip
-    assert (second.severity, second.owner, second.scope.clusters, second.scope.namespaces) == (
+    assert (second.severity, second.owner, second.subjects.clusters, second.subjects.namespaces) == (
         "error", "me", ("prod-*",), ("team-b",),
     )  # fmt: skip
     assert (first.ident, first.where) == ("p/a", "p.yaml:9")

@@ -3,6 +3,7 @@ the tests of tests/ops/ (no Docker engine or API server is needed)."""
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import os
 import re
@@ -180,10 +181,26 @@ def config_env(folder: str = "deploy") -> dict[str, str]:
 
 
 def settings_variables() -> set[str]:
-    """The environment variables ome_dashboard/settings.py reads."""
-    source = (BASE / "ome_dashboard" / "settings.py").read_text()
-    return set(re.findall(r"""env(?:\.\w+)?\(\s*["']([A-Z][A-Z0-9_]*)["']""", source))
+    """The environment variables ome_dashboard.settings.knobs reads: the names its `env.<reader>(NAME, ...)`
+    calls pass."""
+    tree = ast.parse((BASE / "ome_dashboard" / "settings" / "knobs.py").read_text())
+    return {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "env"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    }
 
 
-def operations_doc() -> str:
-    return (BASE / "docs" / "operations.md").read_text()
+def documented_variables() -> list[str]:
+    """The variables docs/configuration.md documents: those its tables' rows name in their first
+    column (a row may name several), once per row that names them."""
+    text = (BASE / "docs" / "configuration.md").read_text()
+    return [
+        name for cell in re.findall(r"^\| ([^|]+) \|", text, re.M) for name in re.findall(r"`([A-Z][A-Z0-9_]*)`", cell)
+    ]

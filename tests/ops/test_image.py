@@ -193,7 +193,7 @@ def test_the_build_context_holds_what_the_image_needs(context: set[str]) -> None
     needed = {
         "requirements.txt",
         "manage.py",
-        "ome_dashboard/settings.py",
+        "ome_dashboard/settings/__init__.py",
         "ome_dashboard/wsgi.py",
         "templates/base.html",
         "static/css/site.css",

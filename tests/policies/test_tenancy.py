@@ -24,8 +24,7 @@ from rest_framework.test import APIClient
 
 from inventory.models import Cluster
 from inventory.services import ClusterSpec, cluster_register, manifests_load
-from matching.policy import Assertion, Failure, Outcome
-from matching.policy import Scope as PolicyScope
+from matching.policy import Assertion, Failure, Outcome, Subjects
 from matrix.services import matrix_rebuild
 from policies.evaluation import policies_evaluate
 from policies.models import AssertionState, Delivery, Receiver
@@ -291,7 +290,7 @@ def test_a_receiver_is_not_sent_a_cluster_scope_failure_that_names_another_teams
     """notShadowed records a ClusterServingRuntime's failure at cluster scope ("") with the rows
     it ranks in, of every namespace (matching.policy.evaluate): the Policies page hides it from a
     team-a reader (its objects are not all readable); its receiver is not sent it either."""
-    shadowed = Assertion("everywhere", "never-shadowed", "notShadowed", "warning", PolicyScope())
+    shadowed = Assertion("everywhere", "never-shadowed", "notShadowed", "warning", Subjects())
     failures = [
         Failure("ServingRuntime team-a/a-rt", "ServingRuntime team-a/a-rt matches 1 row(s) but OME never picks it",
                 None, (("ServingRuntime", "team-a", "a-rt"), ("ClusterBaseModel", "", "shared-llama")), "team-a"),

@@ -1,6 +1,6 @@
 """The cell FilterSet shared by the matrix page and the cells API: filtering has no side effects
-(the cluster, build and namespace check are one explicit step), and the form class made once per
-FilterSet class never lets one reader choose what only another may read."""
+(the cluster, build and namespace check are one explicit step), and one reader never chooses
+what only another may read, whoever bound the FilterSet first."""
 
 from __future__ import annotations
 
@@ -66,4 +66,3 @@ def test_a_readers_model_choices_are_their_own_whoever_bound_the_filterset_first
         valid = {user.username: cells.is_valid() for user, cells in ((first, one), (second, other))}
 
         assert valid == {"whole-reader": True, "team-a-reader": False}
-        assert type(one.form) is type(other.form)  # one form class, made once

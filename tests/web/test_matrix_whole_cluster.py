@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 
 from access.scope import SYSTEM
-from core.web import scope_namespace
+from core.web import namespace_from_token
 from inventory.models import Cluster, Kind
 from matching import home_namespace
 from matrix.cells import OUT_OF_SCOPE
@@ -133,7 +133,7 @@ def test_the_export_link_exports_what_the_page_shows(demo: Cluster, client: Clie
     lines = list(csv.DictReader(io.StringIO(b"".join(exported.streaming_content).decode())))
     shown = counted_rows(MatrixRow.objects.filter(build=current_build(demo)), ACROSS)
     expected = {(row.model.name, row.namespace) for row in shown.filter(outcome="no-runtime")}
-    assert {(line["model_name"], scope_namespace(line["namespace"])) for line in lines} == expected
+    assert {(line["model_name"], namespace_from_token(line["namespace"])) for line in lines} == expected
 
 
 def test_matrix_fleet_and_api_agree_on_the_counts_and_say_their_scope(demo: Cluster, client: Client) -> None:

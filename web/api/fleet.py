@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 import matching
 from access.current import scope_of
-from core.api import Pagination, scope_tokens
+from core.api import Pagination, namespace_tokens
 from core.permissions import CanRead
 from fleet.services import cell_dict, cluster_counts, fleet_get, rows_matching
 from web.api.fleet_responses import FleetRuntimesSerializer, FleetSerializer
@@ -53,7 +53,7 @@ class FleetView(APIView):
         ).data
         body["clusters"] = [cluster_counts(item, scope=scope_of(request)).to_dict() for item in fleet.clusters]
         body["disagreeing"] = fleet.disagreeing
-        return Response(scope_tokens(body))
+        return Response(namespace_tokens(body))
 
 
 class FleetRuntimesView(APIView):
@@ -65,7 +65,7 @@ class FleetRuntimesView(APIView):
     def get(self, request: Request) -> Response:
         fleet = fleet_get(scope=scope_of(request))
         return Response(
-            scope_tokens(
+            namespace_tokens(
                 {
                     "clusters": [item.name for item in fleet.clusters],
                     "runtimes": [

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from access.current import scope_of
 from access.scope import Scope
-from core.api import ScopeField
+from core.api import NamespaceField
 from core.redact import redacted
 from inventory import filters, selectors
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Cluster, Kind, Resource, SyncState
@@ -127,7 +127,7 @@ class ClusterCreateSerializer(serializers.Serializer):
 
 class ResourceSerializer(serializers.ModelSerializer):
     cluster: serializers.SlugRelatedField[Cluster] = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    namespace = ScopeField(read_only=True, help_text="`_cluster` for a cluster-scoped kind.")
+    namespace = NamespaceField(read_only=True, help_text="`_cluster` for a cluster-scoped kind.")
 
     class Meta:
         model = Resource

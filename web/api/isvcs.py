@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from access.current import scope_of
-from core.api import scope_tokens
+from core.api import namespace_tokens
 from core.permissions import CanRead
 from isvcs.services import isvc_verdicts
 from web.api.freshness import verdicts_envelope
@@ -29,5 +29,5 @@ class InferenceServiceVerdictsView(APIView):
         query = IsvcVerdictQuerySerializer(data=request.query_params)
         cluster = query.chosen_cluster(scope)
         verdicts = [verdict for verdict in isvc_verdicts(cluster, scope=scope) if query.keeps(verdict)]
-        results = scope_tokens([verdict.to_dict() for verdict in verdicts])
+        results = namespace_tokens([verdict.to_dict() for verdict in verdicts])
         return Response({**verdicts_envelope(cluster), "results": results})

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from access.current import scope_of
-from core.api import scope_tokens
+from core.api import namespace_tokens
 from core.permissions import CanRead, HasPermissionOrReadOnly
 from inventory.selectors import cluster_choose
 from lint.models import ACKNOWLEDGE_PERMISSION, LintAcknowledgement
@@ -43,7 +43,7 @@ class LintView(APIView):
         for group in data["groups"]:
             state = states[group["key"]]
             group["acknowledged"] = _ack_dict(state.acknowledgement) if state.hidden else None
-        return Response(scope_tokens(data))
+        return Response(namespace_tokens(data))
 
 
 def _ack_dict(ack: LintAcknowledgement | None) -> dict[str, object] | None:

@@ -22,7 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access.current import scope_of
-from core.api import scope_tokens
+from core.api import namespace_tokens
 from inventory.selectors import cluster_choose
 from matching import key_dict
 from patches import services
@@ -106,7 +106,7 @@ class PatchAttemptSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_model(self, attempt: PatchAttempt) -> dict[str, str]:
-        return dict(scope_tokens(key_dict(attempt.model_key)))
+        return dict(namespace_tokens(key_dict(attempt.model_key)))
 
 
 def _outcome_body(outcome: services.ApplyOutcome) -> dict[str, Any]:
@@ -167,7 +167,7 @@ class PipelinePatchViewSet(viewsets.ViewSet):
             if "diffusion_pipeline" in data and (error.field or "").startswith("diffusionPipeline"):
                 error.field = "diffusion_pipeline" + (error.field or "").removeprefix("diffusionPipeline")
             raise
-        return Response(scope_tokens(preview.to_dict()))
+        return Response(namespace_tokens(preview.to_dict()))
 
     @extend_schema(
         request=ApplyInput,
@@ -193,7 +193,7 @@ class PipelinePatchViewSet(viewsets.ViewSet):
             user=request.user,
             runtime=data.get("runtime"),
         )
-        return Response(scope_tokens(_outcome_body(outcome)), status=outcome.http_status)
+        return Response(namespace_tokens(_outcome_body(outcome)), status=outcome.http_status)
 
     @extend_schema(request=ModelIndexInput, responses={200: OpenApiResponse(description="{diffusion_pipeline}")})
     @action(detail=False, methods=["post"], url_path="pipeline-from-model-index", throttle_scope="model-index")

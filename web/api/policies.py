@@ -16,7 +16,7 @@ import matching
 import matching.policy
 from access.current import scope_of
 from access.scope import Scope
-from core.api import api_keys, scope_tokens
+from core.api import api_keys, namespace_tokens
 from core.errors import DomainError
 from core.permissions import CanRead
 from inventory.models import Cluster
@@ -77,7 +77,7 @@ class PolicyCheckView(APIView):
             if given:
                 return assertions
             names = readable_by(scope, cluster.name)
-            return [assertion for assertion in assertions if names.reads_any(assertion.scope.namespaces)]
+            return [assertion for assertion in assertions if names.reads_any(assertion.subjects.namespaces)]
 
         def check(clusters: list[Cluster], items: list[Item], scope: Scope) -> list[matching.policy.PolicySection]:
             assertions = _assertions(given)
@@ -88,7 +88,7 @@ class PolicyCheckView(APIView):
 
         def answer(_clusters: list[Cluster], sections: list[matching.policy.PolicySection]) -> dict[str, Any]:
             body: dict[str, Any] = {
-                **scope_tokens(api_keys(matching.policy.json_report(sections))),
+                **namespace_tokens(api_keys(matching.policy.json_report(sections))),
                 "exit_code": matching.policy.exit_code(sections),
             }
             if values["format"] != "json":
@@ -112,4 +112,4 @@ class PolicyStatesView(APIView):
         scope = scope_of(request)
         cluster = cluster_choose(request.query_params.get("cluster"), default="first", scope=scope)
         states = [view.to_dict() for view in assertion_state_list(cluster, scope=scope, user=request.user)]
-        return Response({"cluster": cluster.name, "count": len(states), "results": scope_tokens(states)})
+        return Response({"cluster": cluster.name, "count": len(states), "results": namespace_tokens(states)})

@@ -18,9 +18,9 @@ from rest_framework.views import APIView
 
 import matching
 from access.current import scope_of
-from core.api import scope_tokens
+from core.api import namespace_tokens
 from core.permissions import CanRead
-from core.web import CLUSTER_SCOPE, scope_namespace, scope_token
+from core.web import CLUSTER_TOKEN, namespace_from_token, namespace_token
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS
 from inventory.selectors import cluster_choose, resources_visible
 from web.api.freshness import verdicts_envelope
@@ -69,7 +69,7 @@ class WhatIfView(APIView):
             )
         except WhatIfError as error:
             return problems_response(error)
-        return Response({**verdicts_envelope(cluster), **scope_tokens(result.to_dict())})
+        return Response({**verdicts_envelope(cluster), **namespace_tokens(result.to_dict())})
 
 
 @extend_schema_field(OpenApiTypes.INT)
@@ -90,7 +90,7 @@ class NearMissQuerySerializer(serializers.Serializer):
     namespace = serializers.CharField(
         required=False,
         allow_blank=True,
-        help_text=f"Namespace of the selection; `{CLUSTER_SCOPE}` for cluster scope. Default: the model's.",
+        help_text=f"Namespace of the selection; `{CLUSTER_TOKEN}` for cluster scope. Default: the model's.",
     )
     runtime = VisibleResourceField(
         kinds=RUNTIME_KINDS, required=False, help_text="Only this runtime (any cell, on request)."
@@ -120,13 +120,13 @@ class NearMissView(APIView):
         model = query.validated_data["model"]
         default = model.namespace if model.kind == "BaseModel" else ""
         token = query.validated_data.get("namespace")
-        namespace = scope_namespace(token) if token else default
+        namespace = namespace_from_token(token) if token else default
         found = model_near_misses(model, namespace, query.validated_data.get("runtime"), scope=scope_of(request))
         return Response(
             {
                 **verdicts_envelope(model.cluster),
-                "model": scope_tokens({**matching.key_dict(model.key), "id": model.pk}),
-                "namespace": scope_token(namespace),
-                **scope_tokens(found.to_dict()),
+                "model": namespace_tokens({**matching.key_dict(model.key), "id": model.pk}),
+                "namespace": namespace_token(namespace),
+                **namespace_tokens(found.to_dict()),
             }
         )

@@ -26,7 +26,7 @@ from rest_framework.views import APIView
 import matching
 from access.current import scope_of
 from access.scope import Scope
-from core.api import api_keys, scope_tokens
+from core.api import api_keys, namespace_tokens
 from core.errors import DomainError
 from core.permissions import CanRead
 from inventory.models import Cluster
@@ -121,7 +121,7 @@ class WhatIfCheckView(APIView):
         def answer(clusters: list[Cluster], sections: list[matching.Section]) -> dict[str, Any]:
             result = matching.verdict(sections, fail_on)
             # matching's report is also the CLI's JSON (camelCase); the API's casing is snake_case.
-            report = scope_tokens(api_keys(matching.json_report(sections, result)))
+            report = namespace_tokens(api_keys(matching.json_report(sections, result)))
             for section, cluster in zip(report["sections"], clusters, strict=True):
                 section.update(verdicts_envelope(cluster))
             body: dict[str, Any] = {**report, "exit_code": result.exit_code}

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_safe
 import matching
 from access.current import scope_of
 from access.scope import Scope
-from core.web import poll_seconds, read_access, scope_namespace, scope_token
+from core.web import namespace_from_token, namespace_token, poll_seconds, read_access
 from inventory.models import Resource
 from inventory.parsed import pipeline_plan, unusable_from
 from inventory.selectors import model_or_404, runtime_or_404
@@ -21,7 +21,7 @@ def _cell_objects(model_id: int, runtime_id: int, token: str, reader: Scope) -> 
     model, runtime = model_or_404(model_id, scope=reader), runtime_or_404(runtime_id, scope=reader)
     if model.cluster_id != runtime.cluster_id:
         raise Http404("the model and the runtime belong to different clusters")
-    return model, runtime, scope_namespace(token)
+    return model, runtime, namespace_from_token(token)
 
 
 @require_safe
@@ -47,7 +47,7 @@ def cell(request: HttpRequest, model_id: int, runtime_id: int, scope: str) -> Ht
         "model": model,
         "runtime": runtime,
         "namespace": namespace,
-        "scope": scope_token(namespace),
+        "scope": namespace_token(namespace),
         "build": build,
         "cell": found,
         "reason": None if matches else cell_reason(cluster, model.key, runtime.key, namespace, scope=reader),

@@ -14,7 +14,15 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_safe
 
 from access.current import scope_of
-from core.web import ALL_NAMESPACES, CLUSTER_SCOPE, is_partial, poll_seconds, read_access, scope_namespace, scope_token
+from core.web import (
+    ALL_NAMESPACES,
+    CLUSTER_TOKEN,
+    is_partial,
+    namespace_from_token,
+    namespace_token,
+    poll_seconds,
+    read_access,
+)
 from inventory.models import Cluster
 from inventory.selectors import cluster_or_404, clusters_visible
 from matrix.cells import OUT_OF_SCOPE
@@ -37,11 +45,11 @@ LEGEND = [
 
 def page_namespace(token: str | None) -> str | None:
     """The namespace a matrix query shows: None (`matrix.counts.ACROSS`) for `_all`."""
-    return ACROSS if token == ALL_NAMESPACES else scope_namespace(token)
+    return ACROSS if token == ALL_NAMESPACES else namespace_from_token(token)
 
 
 def page_token(namespace: str | None) -> str:
-    return ALL_NAMESPACES if namespace is ACROSS else scope_token(namespace)
+    return ALL_NAMESPACES if namespace is ACROSS else namespace_token(namespace)
 
 
 def export_query(params: QueryDict) -> str:
@@ -72,7 +80,7 @@ def matrix_context(request: HttpRequest, params: QueryDict, *, chosen: str | Non
         names = [cluster.name for cluster in clusters]
         params["cluster"] = chosen if chosen in names else names[0]
     if not params.get("namespace"):
-        params["namespace"] = CLUSTER_SCOPE
+        params["namespace"] = CLUSTER_TOKEN
     cells = CellFilterSet(params, queryset=rows_visible(scope), request=request)
     context.update(params=params, cells_filter=cells)
     if not cells.is_valid():

@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from access.current import scope_of
-from core.web import poll_seconds, read_access, scope_namespace, scope_token
+from core.web import namespace_from_token, namespace_token, poll_seconds, read_access
 from inventory.models import Kind
 from inventory.parsed import unusable_from
 from inventory.selectors import field_managers, model_or_404
@@ -71,7 +71,7 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
     build = current_build(cluster)
     rows = [] if build is None else model_rows(build, resource, scope=scope)
     default = resource.namespace if resource.kind == Kind.BASE_MODEL else ""
-    namespace = scope_namespace(request.GET.get("namespace")) if request.GET.get("namespace") else default
+    namespace = namespace_from_token(request.GET.get("namespace")) if request.GET.get("namespace") else default
     row = next((r for r in rows if r.namespace == namespace), None)
     parsed = parsed_object(cluster, resource, scope=scope)
     pipeline_fields, provenance_note = pipeline_provenance(resource.obj)
@@ -82,7 +82,7 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
         "invalid": resource.error,
         "rows": rows,
         "namespace": namespace,
-        "scope": scope_token(namespace),
+        "scope": namespace_token(namespace),
         "ranking": model_ranking(cluster, row, resource, namespace, scope=scope),
         "unusable": unusable_from(resource, namespace),
         "pipeline_fields": pipeline_fields,

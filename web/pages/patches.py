@@ -24,7 +24,7 @@ from access.current import scope_of
 from access.scope import Scope
 from core.redact import redacted
 from core.throttle import throttled
-from core.web import CLUSTER_SCOPE, read_access, scope_token, to_yaml
+from core.web import CLUSTER_TOKEN, namespace_token, read_access, to_yaml
 from inventory.models import RUNTIME_KINDS, Cluster, Kind, Resource
 from inventory.selectors import clusters_visible, model_or_404, resources_visible
 from patches import services as patches
@@ -185,9 +185,9 @@ def patch_result(request: HttpRequest, pk: int) -> HttpResponse:
     }
     if cluster is not None and resource is not None:
         params = QueryDict(mutable=True)
-        params.update({"cluster": cluster.name, "namespace": CLUSTER_SCOPE, "model": str(resource.pk)})
+        params.update({"cluster": cluster.name, "namespace": CLUSTER_TOKEN, "model": str(resource.pk)})
         if resource.kind == Kind.BASE_MODEL:
-            params["namespace"] = scope_token(resource.namespace)
+            params["namespace"] = namespace_token(resource.namespace)
         context.update(matrix_context(request, params), embedded=True)
         if attempt.runtime:
             context["runtime"] = _runtime_from_reference(cluster, attempt.runtime, scope)

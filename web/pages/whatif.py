@@ -14,7 +14,7 @@ import matching
 from access.current import scope_of
 from access.scope import Scope
 from core.throttle import throttled
-from core.web import is_partial, read_access, scope_namespace, scope_token
+from core.web import is_partial, namespace_from_token, namespace_token, read_access
 from inventory.models import Resource
 from inventory.parsed import inventory_for
 from inventory.selectors import model_or_404, resources_visible, runtime_or_404
@@ -94,7 +94,7 @@ def near_misses(request: HttpRequest, pk: int) -> HttpResponse:
     scope = scope_of(request)
     model = model_or_404(pk, scope=scope)
     default = model.namespace if model.kind == "BaseModel" else ""
-    namespace = scope_namespace(request.GET["namespace"]) if request.GET.get("namespace") else default
+    namespace = namespace_from_token(request.GET["namespace"]) if request.GET.get("namespace") else default
     runtime_id = request.GET.get("runtime", "")
     runtime = runtime_or_404(int(runtime_id), scope=scope) if runtime_id.isdigit() else None
     if runtime is not None and runtime.cluster_id != model.cluster_id:
@@ -103,7 +103,7 @@ def near_misses(request: HttpRequest, pk: int) -> HttpResponse:
         "model": model,
         "cluster": model.cluster,
         "namespace": namespace,
-        "scope": scope_token(namespace),
+        "scope": namespace_token(namespace),
         "only_runtime": runtime,
     }
     found = model_near_misses(model, namespace, runtime, scope=scope)

@@ -19,7 +19,7 @@ import matching
 from access.current import scope_of
 from core.api import ApiError, Pagination, api_keys
 from core.cache import VersionedCache
-from core.web import CLUSTER_SCOPE
+from core.web import CLUSTER_TOKEN
 from inventory.models import Cluster
 from inventory.ome_release import ome_description
 from inventory.ome_release import ome_header as cluster_ome_header
@@ -77,7 +77,7 @@ def query_namespace(raw: str | None) -> str | None:
     """A namespace query parameter: None when not given, "" for cluster scope."""
     if raw is None or raw == "":
         return None
-    return "" if raw == CLUSTER_SCOPE else raw
+    return "" if raw == CLUSTER_TOKEN else raw
 
 
 def reasons_parameter(default: bool) -> OpenApiParameter:

@@ -18,7 +18,7 @@ from rest_framework.request import Request
 
 from access.current import scope_of
 from access.scope import Scope
-from core.web import scope_token
+from core.web import namespace_token
 from inventory.ome_release import judge
 from matrix.cells import Cell
 from matrix.freshness import cluster_freshness_data
@@ -94,14 +94,14 @@ def csv_lines(cells: Iterable[Cell], cluster: str, reason: Reasoner | None) -> I
         model, runtime = cell.model, cell.runtime
         values: list[object] = [
             cluster,
-            scope_token(cell.namespace),
+            namespace_token(cell.namespace),
             model.pk,
             model.kind,
-            scope_token(model.namespace),
+            namespace_token(model.namespace),
             model.name,
             runtime.pk,
             runtime.kind,
-            scope_token(runtime.namespace),
+            namespace_token(runtime.namespace),
             runtime.name,
             cell.status,
             cell.score,

@@ -9,12 +9,12 @@ from rest_framework import serializers
 
 from access.current import scope_of
 from access.scope import Scope
-from core.web import CLUSTER_SCOPE, scope_namespace
+from core.web import CLUSTER_TOKEN, namespace_from_token
 from inventory.models import MODEL_KINDS, RUNTIME_KINDS, Kind, Resource
 from inventory.selectors import cluster_choose, resource_list
 
 KIND_HELP = "Kind, when the name alone is ambiguous."
-NAMESPACE_HELP = f"Namespace of the object; `{CLUSTER_SCOPE}` for a cluster-scoped kind."
+NAMESPACE_HELP = f"Namespace of the object; `{CLUSTER_TOKEN}` for a cluster-scoped kind."
 
 
 def _fields(role: str, kinds: tuple[str, ...]) -> dict[str, serializers.Field]:
@@ -47,14 +47,14 @@ def resolve(data: dict[str, Any], role: str, kinds: tuple[str, ...], scope: Scop
     if data.get(f"{role}_kind"):
         objects = objects.filter(kind=data[f"{role}_kind"])
     if data.get(f"{role}_namespace"):
-        objects = objects.filter(namespace=scope_namespace(data[f"{role}_namespace"]))
+        objects = objects.filter(namespace=namespace_from_token(data[f"{role}_namespace"]))
     found = list(objects[:11])
     if not found:
         raise serializers.ValidationError(
             {f"{role}_name": [f"no {role} named {name!r} in cluster {cluster.name!r} with that kind and namespace"]}
         )
     if len(found) > 1:
-        named = ", ".join(f"{o.kind} in {o.namespace or CLUSTER_SCOPE}" for o in found[:10])
+        named = ", ".join(f"{o.kind} in {o.namespace or CLUSTER_TOKEN}" for o in found[:10])
         raise serializers.ValidationError(
             {f"{role}_name": [f"{name!r} names several {role}s ({named}): give {role}_kind and {role}_namespace"]}
         )
@@ -75,7 +75,7 @@ class SelectionQuerySerializer(_Query):
     namespace = serializers.CharField(
         required=False,
         allow_blank=True,
-        help_text=f"Namespace to select in; `{CLUSTER_SCOPE}` for cluster scope. Default: the model's own.",
+        help_text=f"Namespace to select in; `{CLUSTER_TOKEN}` for cluster scope. Default: the model's own.",
     )
 
     def get_fields(self) -> dict[str, serializers.Field]:
@@ -90,7 +90,7 @@ class CellQuerySerializer(SelectionQuerySerializer):
         fields = {**super().get_fields(), **_fields("runtime", RUNTIME_KINDS)}
         fields[
             "namespace"
-        ].help_text = f"Namespace of the selection; `{CLUSTER_SCOPE}` for cluster scope. Default: the model's, else the runtime's."
+        ].help_text = f"Namespace of the selection; `{CLUSTER_TOKEN}` for cluster scope. Default: the model's, else the runtime's."
         return fields
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -9,10 +9,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from access.scope import Scope
-from core.api import ScopeField, scope_tokens
+from core.api import NamespaceField, namespace_tokens
 from core.cache import VersionedCache
 from core.schema import ObjectKeySerializer, ObjectRefSerializer, OmeBehaviourSerializer
-from core.web import CLUSTER_SCOPE, scope_token
+from core.web import CLUSTER_TOKEN, namespace_token
 from inventory.models import Cluster
 from matching import ObjectKey, Selection
 from matrix.cells import Cell
@@ -60,7 +60,7 @@ class CellSerializer(serializers.Serializer):
 
     model = ObjectRefSerializer()
     runtime = ObjectRefSerializer()
-    namespace = serializers.CharField(help_text=f"Namespace of the selection; `{CLUSTER_SCOPE}` for cluster scope.")
+    namespace = serializers.CharField(help_text=f"Namespace of the selection; `{CLUSTER_TOKEN}` for cluster scope.")
     status = serializers.ChoiceField(choices=CellStatus.choices)
     score = serializers.IntegerField(allow_null=True, help_text="OME's score, for auto-selectable runtimes.")
     rank = serializers.IntegerField(allow_null=True, help_text="0 is OME's pick, then the order OME would prefer.")
@@ -159,7 +159,7 @@ class SelectionSerializer(serializers.Serializer):
     """matching.select for one model in one namespace; every runtime by kind, namespace and name."""
 
     model = ObjectKeySerializer()
-    namespace = serializers.CharField(help_text=f"Namespace selected in; `{CLUSTER_SCOPE}` for cluster scope.")
+    namespace = serializers.CharField(help_text=f"Namespace selected in; `{CLUSTER_TOKEN}` for cluster scope.")
     selected = ObjectKeySerializer(allow_null=True, help_text="OME's pick: the first of `compatible`.")
     compatible = MatchSerializer(many=True, help_text="Auto-selectable runtimes, in the order OME prefers them.")
     manual_only = RuntimeReasonSerializer(many=True, help_text="Runtimes that match but that OME never auto-selects.")
@@ -187,7 +187,7 @@ class CellChangeSerializer(serializers.ModelSerializer):
         model = CellChange
         fields = ["id", "cluster", "changed_at", "namespace", "model", "runtime", "old_status", "new_status", "cause"]
 
-    namespace = ScopeField()
+    namespace = NamespaceField()
     cause = serializers.SerializerMethodField(help_text="The inventory changes that caused it.")
 
     @staticmethod
@@ -204,7 +204,7 @@ class CellChangeSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(CauseSerializer(many=True))
     def get_cause(self, change: CellChange) -> Any:
-        return scope_tokens(change.cause)
+        return namespace_tokens(change.cause)
 
 
 def cell_data(cell: Cell, reason: Reasoner | None = None) -> dict[str, Any]:
@@ -213,7 +213,7 @@ def cell_data(cell: Cell, reason: Reasoner | None = None) -> dict[str, Any]:
     data: dict[str, Any] = {
         "model": {"id": model.pk, **key_data(model.key)},
         "runtime": {"id": runtime.pk, **key_data(runtime.key)},
-        "namespace": scope_token(cell.namespace),
+        "namespace": namespace_token(cell.namespace),
         "status": cell.status,
         "score": cell.score,
         "rank": cell.rank,
@@ -233,7 +233,7 @@ _BUILD_FIELDS = tuple("cluster_id" if name == "cluster" else name for name in Bu
 def key_data(key: tuple[str, str, str]) -> dict[str, str]:
     """An object as the API names it: kind, namespace (`_cluster` for cluster scope), name."""
     kind, namespace, name = key
-    return {"kind": kind, "namespace": scope_token(namespace), "name": name}
+    return {"kind": kind, "namespace": namespace_token(namespace), "name": name}
 
 
 def score_data(trace: CellTrace) -> list[dict[str, Any]]:
@@ -247,7 +247,7 @@ def selection_data(model: tuple[str, str, str], selection: Selection, excluded: 
     compatible = [{"runtime": key_data(m.key), "score": m.score, "entry": m.entry} for m in selection.compatible]
     return {
         "model": key_data(model),
-        "namespace": scope_token(selection.namespace),
+        "namespace": namespace_token(selection.namespace),
         "selected": compatible[0]["runtime"] if compatible else None,
         "compatible": compatible,
         "manual_only": [{"runtime": key_data(k), "reason": r} for k, r in sorted(selection.manual_keys.items())],

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 import matching
 from access.current import scope_of
-from core.api import scope_tokens
+from core.api import namespace_tokens
 from core.permissions import CanRead
 from inventory.ome_release import ome_header
 from matrix.upgrade import upgrade_report
@@ -47,6 +47,6 @@ class UpgradeView(generics.GenericAPIView):
         scope = scope_of(request)
         cluster = ClusterQuerySerializer(data=request.query_params).chosen_cluster(scope)
         report = upgrade_report(cluster, request.query_params.get("to"), scope=scope)
-        response = Response({**verdicts_envelope(cluster), **scope_tokens(report.to_dict())})
+        response = Response({**verdicts_envelope(cluster), **namespace_tokens(report.to_dict())})
         response[OME_HEADER] = ome_header(cluster)
         return response
