@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for every process of OME Compat: the web server (the default command), the Celery
 # workers, beat and the one-shot migrate job pick their process by command (docker-compose.yml,
-# deploy/). Configuration comes from the environment only: see docs/operations.md.
+# deploy/). Configuration comes from the environment only: see docs/configuration.md.
 #
 #   docker build -t ome-compat .
 #   # both architectures (needs qemu-user-static's binfmt handlers; docs/operations.md, "The image"):
