@@ -58,11 +58,17 @@ LEAST_PRIVILEGE = sorted(
     [(OME_GROUP, plural, verb) for plural in PLURALS.values() for verb in READ]
     + [(OME_GROUP, "basemodels", "patch"), (OME_GROUP, "clusterbasemodels", "patch")]
     + [("apiextensions.k8s.io", "customresourcedefinitions", "get")]
+    # The findings of clusters that opted in, as Policy Reports (reports/, docs/reports.md).
+    + [
+        ("wgpolicyk8s.io", plural, verb)
+        for plural in ("policyreports", "clusterpolicyreports")
+        for verb in ("list", "create", "update", "delete")
+    ]
 )
 
 
 @pytest.mark.parametrize("folder", ["deploy", "deploy/remote-cluster"])
-def test_the_cluster_role_reads_the_five_ome_kinds_and_patches_models_only(folder: str) -> None:
+def test_the_cluster_role_reads_the_five_ome_kinds_patches_models_and_writes_policy_reports_only(folder: str) -> None:
     roles = files.objects_of(files.deploy_documents(folder), "ClusterRole")
 
     assert list(roles) == ["ome-compat"]
