@@ -66,3 +66,16 @@ def test_no_module_grows_past_the_hard_limit() -> None:
                 found[str(path.relative_to(ROOT))] = lines
 
     assert found == {}
+
+
+def test_tests_run_coroutines_only_through_run_alone() -> None:
+    # asyncio.run fails in a pytest worker where a browser test left Playwright's loop running on
+    # the main thread; tests.support.aio.run_alone runs the coroutine on a thread of its own.
+    allowed = {ROOT / "tests" / "support" / "aio.py", Path(__file__).resolve()}
+    direct = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        if "asyncio.run(" in path.read_text() and path not in allowed
+    ]
+
+    assert direct == []

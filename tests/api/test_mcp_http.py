@@ -5,10 +5,8 @@ message (ome-projects/ome pkg/runtimeselector, as matching.select cites)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx2
@@ -20,6 +18,7 @@ from access.tokens import api_token_create
 from inventory.models import Cluster
 from tests.cli.test_mcp import GEMMA_RUNTIME
 from tests.support.access import grant
+from tests.support.aio import run_alone
 from tests.support.demo import stored_demo
 
 TOOLS = {
@@ -48,16 +47,14 @@ def demo(live_server: Any, django_db_blocker: Any, tmp_path_factory: pytest.Temp
 
 
 def session(url: str, key: str, work: Callable[[Client], Awaitable[Any]]) -> Any:
-    """The work's answer, from a client session with the token, on its own thread and event
-    loop: Playwright's sync API (the browser tests, in the same worker) leaves a running loop."""
+    """The work's answer, from a client session with the token."""
 
     async def run() -> Any:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"})
         async with http, Client(streamable_http_client(url, http_client=http)) as client:
             return await work(client)
 
-    with ThreadPoolExecutor(max_workers=1) as thread:
-        return thread.submit(asyncio.run, run()).result()
+    return run_alone(run())
 
 
 def token(django_user_model: Any, name: str, *, namespace: str = "") -> str:

@@ -8,10 +8,8 @@ Selection")."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from mcp import Client, StdioServerParameters
 
 from matching.assistant import Tree
 from matching.mcp_tools import tree_server
+from tests.support.aio import run_alone
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "demo")
@@ -40,15 +39,11 @@ spec:
 
 
 def session(server: Any, work: Callable[[Client], Awaitable[Any]]) -> Any:
-    """The work's answer, from a client session on its own thread and event loop: Playwright's
-    sync API (the browser tests, in the same pytest worker) leaves a running loop on the main thread."""
-
     async def run() -> Any:
         async with Client(server) as client:
             return await work(client)
 
-    with ThreadPoolExecutor(max_workers=1) as thread:
-        return thread.submit(asyncio.run, run()).result()
+    return run_alone(run())
 
 
 def in_process() -> Any:

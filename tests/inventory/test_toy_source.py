@@ -5,7 +5,6 @@ the page's service, described, and synced by both clients; or refused with its o
 from __future__ import annotations
 
 import argparse
-import asyncio
 from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
@@ -21,6 +20,7 @@ from inventory.models import Cluster, Kind, Resource
 from inventory.sources import SOURCES
 from inventory.sources.base import ClientConfig, ClusterSource, ClusterSpec, Offer
 from tests.fakes.kube_api import FakeKubeAPI
+from tests.support.aio import run_alone
 
 SEED = Path(__file__).resolve().parents[2] / "demo/seed"
 
@@ -104,7 +104,7 @@ def test_the_asyncio_client_of_the_watches_reads_a_toy_cluster_too(toy: FakeKube
             await aio.close(api)
         return len(items)
 
-    assert asyncio.run(listed()) == len(toy.objects("clusterservingruntimes")) > 0
+    assert run_alone(listed()) == len(toy.objects("clusterservingruntimes")) > 0
 
 
 @pytest.mark.django_db
