@@ -29,13 +29,6 @@ def member(settings: Any, tmp_path: Path) -> Iterator[FakeKubeAPI]:
     fake.stop()
 
 
-@pytest.fixture
-def admin(django_user_model: Any) -> Client:
-    client = Client()
-    client.force_login(django_user_model.objects.create_superuser(username="root", password="x" * 20))
-    return client
-
-
 @pytest.mark.django_db
 def test_only_who_may_add_clusters_gets_the_page(django_user_model: Any, member: FakeKubeAPI) -> None:
     viewer = Client()
@@ -46,8 +39,8 @@ def test_only_who_may_add_clusters_gets_the_page(django_user_model: Any, member:
 
 
 @pytest.mark.django_db
-def test_the_page_offers_contexts_and_folders_and_no_credential(admin: Client, member: FakeKubeAPI) -> None:
-    page = admin.get("/clusters/add/").content.decode()
+def test_the_page_offers_contexts_and_folders_and_no_credential(admin_client: Client, member: FakeKubeAPI) -> None:
+    page = admin_client.get("/clusters/add/").content.decode()
 
     assert '<option value="member.yaml#fake">member.yaml: context fake</option>' in page
     assert '<option value="catalog/runtimes">catalog/runtimes</option>' in page
@@ -57,11 +50,11 @@ def test_the_page_offers_contexts_and_folders_and_no_credential(admin: Client, m
 
 @pytest.mark.django_db(transaction=True)  # the worker's thread closes its connections
 def test_the_connection_test_reads_the_cluster_and_stores_nothing(
-    admin: Client, member: FakeKubeAPI, celery_worker: WorkController
+    admin_client: Client, member: FakeKubeAPI, celery_worker: WorkController
 ) -> None:
     form = {"name": "member", "source": "kubeconfig", "kubeconfig": "member.yaml#fake", "test": "1"}
 
-    page = admin.post("/clusters/add/", form).content.decode()
+    page = admin_client.post("/clusters/add/", form).content.decode()
 
     assert 'id="server-version"' in page
     assert page.count("<td>yes</td>") == 5
@@ -71,26 +64,28 @@ def test_the_connection_test_reads_the_cluster_and_stores_nothing(
 
 @pytest.mark.django_db
 def test_the_connection_test_runs_in_a_worker_not_in_the_web_process(
-    admin: Client, member: FakeKubeAPI, settings: Any
+    admin_client: Client, member: FakeKubeAPI, settings: Any
 ) -> None:
     """Building a client may run an Argo CD Secret's exec plugin: without a worker, the page says
     that none ran the test, and the cluster was never asked anything by the web process."""
     settings.OME_CONNECTION_TEST_TIMEOUT = 1
     form = {"name": "member", "source": "kubeconfig", "kubeconfig": "member.yaml#fake", "test": "1"}
 
-    page = admin.post("/clusters/add/", form).content.decode()
+    page = admin_client.post("/clusters/add/", form).content.decode()
 
     assert "no worker ran the connection test within 1 s" in page
     assert member.requests == []
 
 
 @pytest.mark.django_db
-def test_confirming_registers_as_the_api_does(admin: Client, member: FakeKubeAPI) -> None:
+def test_confirming_registers_as_the_api_does(admin_client: Client, member: FakeKubeAPI) -> None:
     form = {"name": "member", "source": "kubeconfig", "kubeconfig": "member.yaml#fake", "confirm": "1"}
 
-    response = admin.post("/clusters/add/", form)
-    again = admin.post("/clusters/add/", form)
-    folder = admin.post("/clusters/add/", {"name": "seed", "source": "manifests", "manifests": "/etc", "confirm": "1"})
+    response = admin_client.post("/clusters/add/", form)
+    again = admin_client.post("/clusters/add/", form)
+    folder = admin_client.post(
+        "/clusters/add/", {"name": "seed", "source": "manifests", "manifests": "/etc", "confirm": "1"}
+    )
 
     assert response.status_code == 302
     cluster = Cluster.objects.get(name="member")

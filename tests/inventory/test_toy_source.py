@@ -68,19 +68,12 @@ def toy(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeKubeAPI]:
     fake.stop()
 
 
-@pytest.fixture
-def admin(django_user_model: Any) -> Client:
-    client = Client()
-    client.force_login(django_user_model.objects.create_superuser(username="root", password="x" * 20))
-    return client
-
-
 @pytest.mark.django_db
-def test_a_toy_source_is_offered_registered_described_and_synced(admin: Client, toy: FakeKubeAPI) -> None:
-    page = admin.get("/clusters/add/").content.decode()
+def test_a_toy_source_is_offered_registered_described_and_synced(admin_client: Client, toy: FakeKubeAPI) -> None:
+    page = admin_client.get("/clusters/add/").content.decode()
     form = {"name": "edge", "source": "toy", "toy": "alpha", "confirm": "1"}
 
-    registered = admin.post("/clusters/add/", form)
+    registered = admin_client.post("/clusters/add/", form)
     cluster = Cluster.objects.get(name="edge")
     result = cluster_resync(cluster)
 
@@ -88,7 +81,7 @@ def test_a_toy_source_is_offered_registered_described_and_synced(admin: Client, 
     assert f'<option value="alpha">alpha at {toy.url}</option>' in page
     assert registered.status_code == 302
     assert (cluster.source, cluster.source == Cluster.Source.TOY, cluster.is_live) == ("toy", True, True)
-    assert "toy API server alpha" in admin.get("/sync/").content.decode()
+    assert "toy API server alpha" in admin_client.get("/sync/").content.decode()
     assert result.errors == {}
     assert Resource.objects.filter(cluster=cluster).count() == sum(c.added for c in result.applied.counts.values()) > 0
 
@@ -108,8 +101,8 @@ def test_the_asyncio_client_of_the_watches_reads_a_toy_cluster_too(toy: FakeKube
 
 
 @pytest.mark.django_db
-def test_a_toy_source_refuses_with_its_own_error_on_its_own_field(admin: Client, toy: FakeKubeAPI) -> None:
-    refused = admin.post("/clusters/add/", {"name": "edge", "source": "toy", "toy": "stopped", "confirm": "1"})
+def test_a_toy_source_refuses_with_its_own_error_on_its_own_field(admin_client: Client, toy: FakeKubeAPI) -> None:
+    refused = admin_client.post("/clusters/add/", {"name": "edge", "source": "toy", "toy": "stopped", "confirm": "1"})
 
     assert refused.status_code == 400
     assert refused.context["form"].errors == {"toy": ["The toy API server stopped is not running."]}

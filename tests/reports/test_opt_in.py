@@ -24,31 +24,24 @@ def member(settings: Any, tmp_path: Path) -> Iterator[FakeKubeAPI]:
         yield fake
 
 
-@pytest.fixture
-def admin(django_user_model: Any) -> Client:
-    client = Client()
-    client.force_login(django_user_model.objects.create_superuser(username="root", password="x" * 20))
-    return client
-
-
 @pytest.mark.django_db
 @pytest.mark.parametrize(("ticked", "expected"), [({}, False), ({"policy_reports": "on"}, True)])
 def test_the_add_cluster_page_registers_the_choice_off_by_default(
-    admin: Client, member: FakeKubeAPI, ticked: dict[str, str], expected: bool
+    admin_client: Client, member: FakeKubeAPI, ticked: dict[str, str], expected: bool
 ) -> None:
     form = {"name": "member", "source": "kubeconfig", "kubeconfig": "member.yaml#fake", "confirm": "1", **ticked}
 
-    assert "Write PolicyReports" in admin.get("/clusters/add/").content.decode()
-    assert admin.post("/clusters/add/", form).status_code == 302
+    assert "Write PolicyReports" in admin_client.get("/clusters/add/").content.decode()
+    assert admin_client.post("/clusters/add/", form).status_code == 302
     assert Cluster.objects.get(name="member").policy_reports is expected
 
 
 @pytest.mark.django_db
-def test_the_admin_changes_the_choice_and_nothing_else(admin: Client) -> None:
+def test_the_admin_changes_the_choice_and_nothing_else(admin_client: Client) -> None:
     cluster = Cluster.objects.create(name="live", source=Cluster.Source.KUBECONFIG, kubeconfig="/x/live.yaml")
     url = f"/admin/inventory/cluster/{cluster.pk}/change/"
 
-    response = admin.post(url, {"policy_reports": "on", "kubeconfig": "/elsewhere.yaml"})
+    response = admin_client.post(url, {"policy_reports": "on", "kubeconfig": "/elsewhere.yaml"})
 
     assert response.status_code == 302
     cluster.refresh_from_db()
