@@ -16,7 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from access.tokens import api_token_create
 from inventory.models import Cluster
-from tests.cli.test_mcp import GEMMA_RUNTIME
+from tests.cli.test_mcp import GEMMA_RUNTIME, assert_gemma_2b_has_no_runtime
 from tests.support.access import grant
 from tests.support.aio import run_alone
 from tests.support.demo import stored_demo
@@ -77,14 +77,7 @@ def test_a_viewer_s_session_lists_the_read_only_tools_and_answers_why_gemma_2b_h
     assert {tool.name for tool in tools.tools} == TOOLS
     assert all(tool.annotations and tool.annotations.read_only_hint for tool in tools.tools)
     assert all("cluster" in tool.input_schema["required"] for tool in tools.tools if tool.name in CLUSTER_TOOLS)
-    found = answer.structured_content
-    assert not answer.is_error
-    assert found["selected"] is None
-    assert found["error"].startswith("no runtime found to support model safetensors with format safetensors")
-    assert (
-        "architecture mismatch (model=GemmaForCausalLM, runtime=QwenImagePipeline)"
-        in found["excluded"]["srt-qwen-image-pipeline"]
-    )
+    assert_gemma_2b_has_no_runtime(answer)
 
 
 def test_another_team_s_token_answers_nothing_of_team_b(

@@ -46,6 +46,19 @@ def session(server: Any, work: Callable[[Client], Awaitable[Any]]) -> Any:
     return run_alone(run())
 
 
+def assert_gemma_2b_has_no_runtime(answer: Any) -> None:
+    """The demo's gemma-2b, asked why it has no runtime, over either transport: OME's selection
+    error, and the diffusion runtime excluded for its architecture."""
+    found = answer.structured_content
+    assert not answer.is_error
+    assert found["selected"] is None
+    assert found["error"].startswith("no runtime found to support model safetensors with format safetensors")
+    assert (
+        "architecture mismatch (model=GemmaForCausalLM, runtime=QwenImagePipeline)"
+        in found["excluded"]["srt-qwen-image-pipeline"]
+    )
+
+
 def in_process() -> Any:
     return tree_server(Tree.read([DEMO]))
 
@@ -67,14 +80,7 @@ def test_a_stdio_session_lists_the_read_only_tools_and_answers_why_gemma_2b_has_
         "inference_services_not_served",
     }
     assert all(tool.annotations and tool.annotations.read_only_hint for tool in tools.tools)
-    found = answer.structured_content
-    assert not answer.is_error
-    assert found["selected"] is None
-    assert found["error"].startswith("no runtime found to support model safetensors with format safetensors")
-    assert (
-        "architecture mismatch (model=GemmaForCausalLM, runtime=QwenImagePipeline)"
-        in found["excluded"]["srt-qwen-image-pipeline"]
-    )
+    assert_gemma_2b_has_no_runtime(answer)
 
 
 def test_one_cell_names_ome_s_reason() -> None:
