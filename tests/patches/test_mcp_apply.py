@@ -112,3 +112,24 @@ def test_another_team_s_model_is_refused_as_a_missing_one(
     assert other_team.content[0].text == missing.content[0].text.replace("no-such-model", "qwen-image-team")
     assert fake.get("BaseModel", "qwen-image-team", namespace="team-a")["spec"].get("diffusionPipeline") is None
     assert not [request for request in fake.requests if request.method == "PATCH"]
+
+
+def test_a_reader_of_the_model_without_the_patcher_role_there_is_denied_by_the_patch_service_and_audited(
+    live: Cluster, fake: FakeKubeAPI, live_server: Any, django_user_model: Any
+) -> None:
+    user = django_user_model.objects.create_user("team-b-editor-reading-team-a")
+    grant(user, "patcher", cluster="live", namespace="team-b")
+    grant(user, "viewer", cluster="live", namespace="team-a")
+    key = api_token_create(user, name="assistant")[1]
+
+    async def work(client: Client) -> Any:
+        return await client.call_tool(APPLYING_TOOL, apply(TEAM_A_MODEL))
+
+    denied = session(f"{live_server.url}/api/v1/mcp/", key, work)
+
+    attempt = PatchAttempt.objects.get()
+    assert denied.is_error
+    assert (attempt.username, attempt.result) == ("team-b-editor-reading-team-a", "denied")
+    assert denied.content[0].text.endswith(f"denied: {attempt.detail} (audit record {attempt.pk})")
+    assert "needs the patcher role on namespace team-a of cluster live" in attempt.detail
+    assert not [request for request in fake.requests if request.method == "PATCH"]
