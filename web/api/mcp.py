@@ -16,7 +16,7 @@ It is not in the OpenAPI document: it speaks JSON-RPC (MCP), not the API's shape
 from __future__ import annotations
 
 import inspect
-from collections.abc import MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
@@ -38,6 +38,8 @@ from patches.assistant import may_patch_somewhere, planned_patch_apply
 
 # The argument every tool about one cluster takes before its own: the cluster's name.
 CLUSTER = inspect.Parameter("cluster", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str)
+# How a tool runs its work: back on the request's thread, for the ORM.
+Run = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 
 def server_for(scope: Scope, user: User) -> Any:
@@ -45,7 +47,7 @@ def server_for(scope: Scope, user: User) -> Any:
     where a model can run across the clusters `scope` reads whole; when `scope` may patch
     somewhere, the applying tool too, acting as `user`."""
     server = matching.assistant_server()
-    on_request_thread = sync_to_async(lambda work: work(), thread_sensitive=True)
+    on_request_thread: Run = sync_to_async(lambda work: work(), thread_sensitive=True)
     matching.add_assistant_tools(
         server, lambda cluster: assistant_tree(cluster, scope=scope), leading=[CLUSTER], run=on_request_thread
     )
@@ -55,7 +57,8 @@ def server_for(scope: Scope, user: User) -> Any:
     return server
 
 
-def add_reach_tool(server: Any, scope: Scope, run: Any) -> None:
+def add_reach_tool(server: Any, scope: Scope, run: Run) -> None:
+    """`where_can_this_model_run`: the fleet page's rows of one model."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     async def where_can_this_model_run(model: str) -> dict[str, Any]:
@@ -70,7 +73,7 @@ def add_reach_tool(server: Any, scope: Scope, run: Any) -> None:
     server.add_tool(where_can_this_model_run, annotations=matching.assistant_annotations())
 
 
-def add_applying_tool(server: Any, scope: Scope, user: User, run: Any) -> None:
+def add_applying_tool(server: Any, scope: Scope, user: User, run: Run) -> None:
     """`apply_pipeline_patch`: not read-only, not destructive (it sets spec.diffusionPipeline
     only), idempotent (once applied, the same call finds nothing to patch)."""
     from mcp.server.mcpserver.exceptions import ToolError
