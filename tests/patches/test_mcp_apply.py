@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from access.models import Delegation
+from access.scope import scope_for_user
 from access.tokens import api_token_create
 from inventory.models import Cluster
+from patches.assistant import may_patch_somewhere
 from patches.models import PatchAttempt
 from tests.api.test_mcp_http import session
 from tests.fakes.kube_api import FakeKubeAPI
@@ -133,3 +136,17 @@ def test_a_reader_of_the_model_without_the_patcher_role_there_is_denied_by_the_p
     assert denied.content[0].text.endswith(f"denied: {attempt.detail} (audit record {attempt.pk})")
     assert "needs the patcher role on namespace team-a of cluster live" in attempt.detail
     assert not [request for request in fake.requests if request.method == "PATCH"]
+
+
+def test_a_reader_of_a_cluster_whose_rbac_decides_patches_is_offered_the_applying_tool(
+    live: Cluster, django_user_model: Any
+) -> None:
+    """On a delegating cluster patch_apply asks the cluster's RBAC, so its readers may try."""
+    user = django_user_model.objects.create_user("reader-of-live")
+    grant(user, "viewer", cluster="live")
+
+    before = may_patch_somewhere(scope_for_user(user))
+    Delegation.objects.create(cluster="live")
+
+    assert not before
+    assert may_patch_somewhere(scope_for_user(user))
