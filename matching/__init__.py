@@ -45,6 +45,7 @@ from .files import TextLimits, TextRefused, count_values, load_text, read_docume
 from .fixes import Fix, ObjectPatch, propose_fixes
 from .grid import Grid, grid
 from .ignored import IGNORED_REASONS, Ignored, ome_ignores
+from .impact import impact_sentences
 from .isvc import (
     ADVISORY,
     BLOCKED,
@@ -185,6 +186,7 @@ __all__ = [
     "go_parse_float",
     "grid",
     "home_namespace",
+    "impact_sentences",
     "in_scope",
     "invalid_isvc",
     "is_ome_object",

@@ -1,32 +1,40 @@
 """Answers for an assistant about a set of OME objects: a manifest tree (`ome-compat mcp --tree
 DIR`) or a reader's part of a dashboard cluster (the MCP endpoint), docs/mcp.md. The same
 functions the command line and the dashboard's pages use (select, propose_fixes, diff,
-evaluate_isvc), shaped as JSON-ready dicts. Standard library only, like the rest of matching;
+evaluate_isvc, admit_runtime), shaped as JSON-ready dicts. Standard library only, like the rest of matching;
 the MCP tools and the stdio transport live in matching.cli_mcp."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .admit import admit_runtime
 from .behaviour import DEFAULT_BEHAVIOUR, BehaviourInput
 from .crd import as_applied
 from .diff import diff
+from .diff_results import Diff, DiffIsvc
 from .errors import ManifestError
 from .files import load_text
 from .fixes import propose_fixes
-from .isvc import evaluate_isvc
+from .impact import impact_sentences
+from .isvc import SELECTED, evaluate_isvc
 from .keys import key_dict, key_text
 from .parse import parse_object
+from .patches import merge_patch
 from .select import select
 from .tree import Objects, is_ome_object, objects_of, read_checked, tree_of
-from .types import InferenceService, Model, ObjectKey, Runtime
+from .types import CLUSTER_KINDS, MODEL_KINDS, RUNTIME_KINDS, InferenceService, Model, ObjectKey, Runtime
 
 # The nearest fixes an answer lists: the smallest verified ones, as the pages show them.
 FIXES_SHOWN = 3
 # Verdicts of an InferenceService OME will not serve as written.
 NOT_SERVED = ("blocked", "waiting")
+# The rows an edit's impact names (matching.DIFF_CONDITIONS): its pick changes, it loses its
+# only runtime, it gains one.
+EDIT_CONDITIONS = ("pick-changed", "lost-runtime", "gained-runtime")
 
 
 Stored = tuple[Mapping[str, Any], Model | Runtime | InferenceService]
@@ -127,9 +135,74 @@ def what_if(tree: Tree, manifest: str) -> dict[str, Any]:
             raise AssistantError(f"manifest document {index}: {error}") from None
     if not pasted:
         raise AssistantError("manifest: no OME object (BaseModel, ServingRuntime, InferenceService, ...)")
+    return _applied(tree, pasted).to_dict()
+
+
+def _applied(tree: Tree, changed: Sequence[Stored]) -> Diff:
+    """What OME would decide differently once `changed` replace (or join) the tree's objects."""
     base = tree.objects
-    head = objects_of([*tree.items, *pasted], behaviour=base.behaviour)
-    return diff(base, replace(head, origins=base.origins)).to_dict()
+    head = objects_of([*tree.items, *changed], behaviour=base.behaviour)
+    return diff(base, replace(head, origins=base.origins))
+
+
+def _edited(tree: Tree, kind: str, namespace: str, name: str, patch: Mapping[str, Any]) -> Stored:
+    """The tree's runtime or model `kind` `namespace`/`name` with the JSON merge patch applied
+    (CRD defaults applied again), parsed."""
+    if kind not in (*MODEL_KINDS, *RUNTIME_KINDS):
+        raise AssistantError(
+            f"kind {kind!r}: not a runtime or model kind ({', '.join((*RUNTIME_KINDS, *MODEL_KINDS))})"
+        )
+    key = (kind, "" if kind in CLUSTER_KINDS else namespace, name)
+    stored = next((obj for obj, value in tree.items if value.key == key), None)
+    if stored is None:
+        raise AssistantError(f"{key_text(key)}: not in the tree")
+    try:
+        edited = as_applied(merge_patch(stored, patch))
+        value = parse_object(edited)
+    except ManifestError as error:
+        raise AssistantError(f"patch: the edited {key_text(key)} is not valid: {error}") from None
+    if value.key != key:
+        raise AssistantError("patch: it must not change kind, metadata.name or metadata.namespace")
+    return edited, value
+
+
+def _moved(change: Diff) -> list[DiffIsvc]:
+    """The auto-selected InferenceServices that go to another runtime, or to none."""
+    return [isvc for isvc in change.isvcs if isvc.old_verdict == SELECTED and isvc.old_runtime != isvc.new_runtime]
+
+
+def _moved_to(isvc: DiffIsvc) -> str | None:
+    return isvc.new_runtime[2] if isvc.new_verdict == SELECTED and isvc.new_runtime is not None else None
+
+
+def edit_impact(tree: Tree, kind: str, name: str, patch: dict[str, Any], namespace: str = "") -> dict[str, Any]:
+    """The impact of editing one runtime or model of the tree (`kind`, `namespace` unless it is
+    cluster-scoped, `name`) with a JSON merge patch (RFC 7386, `kubectl patch --type merge`):
+    what OME's runtime webhook would refuse of the edited runtime, the models whose pick changes,
+    those that lose their only runtime or gain one, and the InferenceServices that move; and all
+    that in the admission webhook's sentences (`summary`). Nothing is applied."""
+    edited, value = _edited(tree, kind, namespace, name, patch)
+    refusals: list[str] = []
+    if kind in RUNTIME_KINDS:
+        refusals += admit_runtime(edited, tree.objects.runtimes.values(), behaviour=tree.objects.behaviour).errors
+    change = _applied(tree, [(edited, value)])
+    rows = {condition: [row for row in change.rows if condition in row.conditions] for condition in EDIT_CONDITIONS}
+    moved = _moved(change)
+    summary = impact_sentences(
+        Counter(map(_moved_to, moved)),
+        {row.model for row in rows["lost-runtime"]},
+        {row.model for row in rows["gained-runtime"]},
+    )
+    return {
+        "object": key_dict(value.key),
+        "changed": bool(change.objects),
+        "summary": summary,
+        "omeRefuses": refusals,
+        "pickChanges": [row.to_dict() for row in rows["pick-changed"]],
+        "losesOnlyRuntime": [row.to_dict() for row in rows["lost-runtime"]],
+        "gainsRuntime": [row.to_dict() for row in rows["gained-runtime"]],
+        "inferenceServicesMoved": [isvc.to_dict() for isvc in moved],
+    }
 
 
 def unserved_isvcs(tree: Tree) -> list[dict[str, Any]]:

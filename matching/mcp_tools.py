@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._version import __version__
-from .assistant import AssistantError, Tree, explain_cell, unserved_isvcs, what_if, why_no_runtime
+from .assistant import AssistantError, Tree, edit_impact, explain_cell, unserved_isvcs, what_if, why_no_runtime
 
 INSTRUCTIONS = (
     "OME Compat answers which runtime OME (the Kubernetes operator serving LLMs) auto-selects for each model "
     "of a manifest tree or a dashboard cluster, why a model has none and the smallest verified fixes, what a "
-    "pasted manifest would change, and which InferenceServices OME will not serve. Read-only."
+    "pasted manifest or an edit would change, and which InferenceServices OME will not serve."
 )
 
 
@@ -49,6 +49,14 @@ TOOLS = (
         "What OME would decide differently (models' runtimes, InferenceServices) once the pasted YAML "
         "manifest (runtimes, models, services) is applied. Nothing is applied.",
         what_if,
+    ),
+    AssistantTool(
+        "impact_of_edit",
+        "The impact of editing an existing runtime or model (`kind`, `name`, and `namespace` unless it is "
+        "cluster-scoped) with a JSON merge patch (as `kubectl patch --type merge`): what OME's runtime webhook "
+        "would refuse, the models whose pick changes, that lose their only runtime or gain one, and the "
+        "InferenceServices that move. Nothing is applied.",
+        edit_impact,
     ),
     AssistantTool(
         "inference_services_not_served",

@@ -108,37 +108,16 @@ def _services_moved(inventory: Inventory, result: WhatIfResult) -> Counter[str |
     return moved
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def whatif_warnings(inventory: Inventory, result: WhatIfResult) -> list[str]:
-    """The what-if in a few sentences: services moved, models that lose or gain their runtime."""
-    warnings = []
-    for target, count in sorted(_services_moved(inventory, result).items(), key=lambda item: str(item[0])):
-        services = _plural(count, "InferenceService")
-        if target is None:
-            warnings.append(f"leaves {services} without a runtime on their next reconcile")
-        else:
-            warnings.append(f"moves {services} to {target} on their next reconcile")
+    """The what-if in a few sentences (matching.impact_sentences): services moved, models that
+    lose or gain their runtime."""
     lost = {
         row.model for row in result.rows if row.old_outcome == "selected" and row.new_outcome not in ("selected", None)
     }
     gained = {
         row.model for row in result.rows if row.old_outcome not in ("selected", None) and row.new_outcome == "selected"
     }
-    if lost:
-        verb = "loses its" if len(lost) == 1 else "lose their"
-        warnings.append(f"{_plural(len(lost), 'model')} {verb} only runtime: {_names(lost)}")
-    if gained:
-        verb = "gains" if len(gained) == 1 else "gain"
-        warnings.append(f"{_plural(len(gained), 'model')} {verb} a runtime: {_names(gained)}")
-    return warnings
-
-
-def _names(keys: set[ObjectKey]) -> str:
-    shown = sorted(matching.key_text(key) for key in keys)
-    return ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+    return matching.impact_sentences(_services_moved(inventory, result), lost, gained)
 
 
 def _warnings(inventory: Inventory, operation: str, obj: Mapping[str, Any], key: ObjectKey, whole: bool) -> list[str]:

@@ -113,7 +113,8 @@ DRIVES: dict[str, tuple[Drive, ...]] = {
     # The admission webhook's endpoint, per cluster; POST only (an empty body is no AdmissionReview).
     "api:admission": (Drive("/api/v1/admission/{cluster}/", method="post"),),
     # MCP (JSON-RPC): POST, and Bearer tokens only, so every signed-in session of the walk is
-    # refused alike; what a token's tools read is tests/api/test_mcp_http.py's.
+    # refused alike; what a token's tools read is tests/api/test_mcp_http.py's, what the applying
+    # tool writes (and for which tokens) tests/patches/test_mcp_apply.py's.
     "api:mcp": (Drive("/api/v1/mcp/", method="post"),),
     "api:sync-state-detail": (Drive("/api/v1/sync-states/{id}/", Names(apps.get_model("inventory", "SyncState"))),),
     "api:model-detail": (Drive("/api/v1/models/{id}/", MODELS),),

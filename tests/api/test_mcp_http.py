@@ -14,17 +14,25 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from access.scope import scope_for_user
 from access.tokens import api_token_create
 from inventory.models import Cluster
-from tests.cli.test_mcp import GEMMA_RUNTIME, assert_gemma_2b_has_no_runtime
+from inventory.selectors import resources_visible
+from tests.cli.test_mcp import (
+    GEMMA_RUNTIME,
+    TEAM_A_RUNTIME,
+    assert_gemma_2b_has_no_runtime,
+)
 from tests.support.access import grant
 from tests.support.aio import run_alone
 from tests.support.demo import stored_demo
+from whatif.admission import PREFIX, admission_warnings
 
 TOOLS = {
     "why_no_runtime_for",
     "explain_one_cell",
     "what_if_applied",
+    "impact_of_edit",
     "inference_services_not_served",
     "where_can_this_model_run",
 }
@@ -172,3 +180,30 @@ def test_where_a_model_can_run_names_each_cluster_read_whole_and_its_pick(
     (row,) = team_b.structured_content["rows"]
     assert row["byCluster"]["demo"]["outcome"] == "selected"
     assert row["byCluster"]["demo"]["pick"]["name"] == "sglang-qwen3-moe-fp8-h100"
+
+
+def test_the_impact_of_an_edit_says_what_the_admission_webhook_warns_and_nothing_of_another_team(
+    demo: Cluster, live_server: Any, django_user_model: Any
+) -> None:
+    team_a = token(django_user_model, "team-a", namespace="team-a")
+    team_b = token(django_user_model, "team-b", namespace="team-b")
+    url = f"{live_server.url}/api/v1/mcp/"
+    disable = TEAM_A_RUNTIME | {"cluster": "demo", "patch": {"spec": {"disabled": True}}}
+
+    async def work(client: Client) -> Any:
+        return (
+            await client.call_tool("impact_of_edit", disable),
+            await client.call_tool("impact_of_edit", disable | {"name": "no-such-runtime"}),
+        )
+
+    (seen_by_team_a, _), (seen_by_team_b, missing) = session(url, team_a, work), session(url, team_b, work)
+    reader = scope_for_user(django_user_model.objects.get(username="team-a"))
+    stored = resources_visible(reader).get(cluster=demo, namespace="team-a", name="team-a-sglang-llama").obj
+    disabled = stored | {"spec": stored["spec"] | {"disabled": True}}
+    review = {"operation": "UPDATE", "object": disabled, "oldObject": stored, "namespace": "team-a"}
+
+    summary = seen_by_team_a.structured_content["summary"]
+    assert summary[0].startswith("moves 2 InferenceServices to ")
+    assert [PREFIX + sentence for sentence in summary] == admission_warnings("demo", review, scope=reader)
+    assert seen_by_team_b.is_error
+    assert seen_by_team_b.content[0].text == missing.content[0].text.replace("no-such-runtime", "team-a-sglang-llama")

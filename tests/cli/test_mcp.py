@@ -77,6 +77,7 @@ def test_a_stdio_session_lists_the_read_only_tools_and_answers_why_gemma_2b_has_
         "why_no_runtime_for",
         "explain_one_cell",
         "what_if_applied",
+        "impact_of_edit",
         "inference_services_not_served",
     }
     assert all(tool.annotations and tool.annotations.read_only_hint for tool in tools.tools)
@@ -105,6 +106,62 @@ def test_the_what_if_of_a_pasted_runtime_gives_gemma_2b_that_runtime_and_changes
     assert rows["gemma-2b"]["oldOutcome"] == "no-runtime"
     assert rows["gemma-2b"]["newPick"] == {"kind": "ClusterServingRuntime", "namespace": "", "name": "srt-gemma"}
     assert again.structured_content["selected"] is None
+
+
+# The demo's team-a runtime that OME auto-selects for two ClusterBaseModels, each served there by
+# an InferenceService; disabling it leaves OME no runtime for them in team-a ("runtime is
+# disabled", ome-projects/ome pkg/runtimeselector, as matching.select cites).
+TEAM_A_RUNTIME = {"kind": "ServingRuntime", "namespace": "team-a", "name": "team-a-sglang-llama"}
+DISABLED_TEAM_A_RUNTIME_SAYS = [
+    "leaves 2 InferenceServices without a runtime on their next reconcile",
+    "2 models lose their only runtime: ClusterBaseModel deepseek-r1-distill-llama-70b, "
+    "ClusterBaseModel llama-3-3-70b-instruct",
+]
+
+
+def test_the_impact_of_disabling_a_runtime_names_the_services_it_strands_and_the_models_it_leaves_without_one() -> None:
+    async def work(client: Client) -> Any:
+        return await client.call_tool("impact_of_edit", TEAM_A_RUNTIME | {"patch": {"spec": {"disabled": True}}})
+
+    found = session(in_process(), work).structured_content
+
+    assert found["summary"] == DISABLED_TEAM_A_RUNTIME_SAYS
+    assert found["omeRefuses"] == []
+    assert {row["model"]["name"] for row in found["losesOnlyRuntime"]} == {
+        "deepseek-r1-distill-llama-70b",
+        "llama-3-3-70b-instruct",
+    }
+    assert {(isvc["isvc"]["name"], isvc["newVerdict"]) for isvc in found["inferenceServicesMoved"]} == {
+        ("llama-70b-chat", "blocked"),
+        ("r1-distill-70b", "blocked"),
+    }
+
+
+def test_the_impact_of_an_edit_ome_s_runtime_webhook_refuses_carries_its_refusal() -> None:
+    """OME's webhook refuses auto-select entries of one format name with different priorities
+    (validateModelFormatPrioritySame, as matching.admit_runtime cites)."""
+    entry = Tree.read([DEMO]).stored(("ServingRuntime", "team-a", "team-a-sglang-llama"))["spec"][
+        "supportedModelFormats"
+    ][0]
+    second = entry | {"priority": 2, "modelArchitecture": "MistralForCausalLM"}
+
+    async def work(client: Client) -> Any:
+        edit = {"patch": {"spec": {"supportedModelFormats": [entry, second]}}}
+        return (
+            await client.call_tool("impact_of_edit", TEAM_A_RUNTIME | edit),
+            await client.call_tool("impact_of_edit", TEAM_A_RUNTIME | {"name": "no-such-runtime", "patch": {}}),
+            await client.call_tool("impact_of_edit", TEAM_A_RUNTIME | {"patch": {"metadata": {"name": "renamed"}}}),
+        )
+
+    refused, missing, renamed = session(in_process(), work)
+
+    assert refused.structured_content["omeRefuses"] == [
+        "different priorities assigned for the model format  under the servingruntime team-a-sglang-llama"
+    ]
+    assert missing.is_error
+    assert missing.content[0].text.endswith(": ServingRuntime team-a/no-such-runtime: not in the tree")
+    assert renamed.is_error
+    assert "must not change kind, metadata.name or metadata.namespace" in renamed.content[0].text
 
 
 def test_the_services_ome_will_not_serve_carry_ome_s_error() -> None:

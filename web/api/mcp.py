@@ -1,6 +1,8 @@
 """MCP over streamable HTTP (docs/mcp.md): the assistant's tools of `ome-compat mcp`
 (matching.mcp_tools), each with a `cluster` argument, answering about the part of that cluster
-the caller's API token reads. Read-only: no tool changes anything.
+the caller's API token reads, and for a token that may patch the one tool that writes:
+`apply_pipeline_patch`, through the one patch service (patches.assistant), audit included. A
+read-only token's server has no such tool at all.
 
 The dashboard runs under gunicorn's WSGI workers, so the SDK's ASGI app is not mounted: each
 POST is served whole by a fresh server in the SDK's stateless JSON-response mode (no session
@@ -14,7 +16,7 @@ It is not in the OpenAPI document: it speaks JSON-RPC (MCP), not the API's shape
 from __future__ import annotations
 
 import inspect
-from collections.abc import MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
@@ -28,35 +30,86 @@ import matching
 from access.current import scope_of
 from access.scope import Scope
 from access.tokens import ApiTokenAuthentication, BearerApiTokenAuthentication
+from core.errors import DomainError
 from fleet.assistant import model_reach
 from inventory.assistant import assistant_tree
+from patches.apply import User
+from patches.assistant import may_patch_somewhere, planned_patch_apply
 
 # The argument every tool about one cluster takes before its own: the cluster's name.
 CLUSTER = inspect.Parameter("cluster", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str)
+# How a tool runs its work: back on the request's thread, for the ORM.
+Run = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 
-def server_for(scope: Scope) -> Any:
+def server_for(scope: Scope, user: User) -> Any:
     """A server whose tools answer within `scope`: the assistant's tools about one cluster, and
-    where a model can run across the clusters `scope` reads whole."""
-    from mcp.server.mcpserver.exceptions import ToolError
-
+    where a model can run across the clusters `scope` reads whole; when `scope` may patch
+    somewhere, the applying tool too, acting as `user`."""
     server = matching.assistant_server()
-    on_request_thread = sync_to_async(lambda work: work(), thread_sensitive=True)
+    on_request_thread: Run = sync_to_async(lambda work: work(), thread_sensitive=True)
     matching.add_assistant_tools(
         server, lambda cluster: assistant_tree(cluster, scope=scope), leading=[CLUSTER], run=on_request_thread
     )
+    add_reach_tool(server, scope, on_request_thread)
+    if may_patch_somewhere(scope):
+        add_applying_tool(server, scope, user, on_request_thread)
+    return server
+
+
+def add_reach_tool(server: Any, scope: Scope, run: Run) -> None:
+    """`where_can_this_model_run`: the fleet page's rows of one model."""
+    from mcp.server.mcpserver.exceptions import ToolError
 
     async def where_can_this_model_run(model: str) -> dict[str, Any]:
         """Where OME would serve a model (`name` or `namespace/name`) across the fleet: in each
         cluster you may read whole and each namespace, the runtime OME auto-selects, or none,
         and why the clusters disagree."""
-        found = await on_request_thread(lambda: model_reach(model, scope=scope))
+        found = await run(lambda: model_reach(model, scope=scope))
         if found is None:
             raise ToolError(f"model {model!r}: no model of that name in the clusters you read whole")
         return found
 
     server.add_tool(where_can_this_model_run, annotations=matching.assistant_annotations())
-    return server
+
+
+def add_applying_tool(server: Any, scope: Scope, user: User, run: Run) -> None:
+    """`apply_pipeline_patch`: not read-only, not destructive (it sets spec.diffusionPipeline
+    only), idempotent (once applied, the same call finds nothing to patch)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ToolAnnotations
+
+    def work(cluster: str, model: str, runtime: str) -> dict[str, Any]:
+        try:
+            outcome = planned_patch_apply(cluster, model, runtime, user=user, scope=scope)
+        except DomainError as error:
+            raise ToolError(error.message) from None
+        attempt = outcome.attempt
+        if not outcome.ok:
+            raise ToolError(f"{attempt.result}: {attempt.detail} (audit record {attempt.pk})")
+        return {
+            "result": attempt.result,
+            "detail": attempt.detail,
+            "target": attempt.target,
+            "model": matching.key_dict(attempt.model_key),
+            "runtime": attempt.runtime,
+            "patch": attempt.patch,
+            "resourceVersion": outcome.resource_version,
+            "auditRecord": attempt.pk,
+        }
+
+    async def apply_pipeline_patch(cluster: str, model: str, runtime: str) -> dict[str, Any]:
+        """Applies the one-click patch the dashboard offers for a model that a runtime excludes
+        for its diffusion pipeline ("Make this model match"): the smallest
+        `spec.diffusionPipeline` merge patch that makes `model` pass `runtime` on `cluster`
+        (each `name`, `Kind/name` or `Kind/namespace/name`), with your rights (the patcher role,
+        or the cluster's RBAC), recorded in the audit log."""
+        return await run(lambda: work(cluster, model, runtime))
+
+    annotations = ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+    server.add_tool(apply_pipeline_patch, annotations=annotations)
 
 
 def asgi_scope(request: HttpRequest) -> dict[str, Any]:
@@ -113,7 +166,7 @@ class McpView(APIView):
     def post(self, request: Request) -> HttpResponse:
         django_request = request._request
         status, headers, content = async_to_sync(exchange)(
-            server_for(scope_of(request)), asgi_scope(django_request), django_request.body
+            server_for(scope_of(request), request.user), asgi_scope(django_request), django_request.body
         )
         response = HttpResponse(content, status=status)
         for name, value in headers:
