@@ -91,8 +91,9 @@ ALLOWED: dict[str, str] = {
     **_each(
         "inventory/sync.py",
         "sync and the inventory's other writes (a patch's): make the stored objects equal the cluster's, whoever reads them",
+        "_EventBatch.write",
+        "_held",
         "_recount",
-        "event_apply",
         "object_locked",
         "record_error",
         "record_list",

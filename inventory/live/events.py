@@ -14,10 +14,8 @@ from core.redact import redact
 from .. import records
 from ..locks import cluster_write_lock
 from ..models import Cluster, SyncState
-from ..sync import REJECTED_KEPT, event_apply
+from ..sync import REJECTED_KEPT, Event, events_apply
 from .state import locked_state, object_rv, rv_order
-
-Event = tuple[str, dict[str, Any]]  # (type, object) as the watch sent it
 
 
 @retried_transaction
@@ -35,7 +33,9 @@ def watch_events_apply(cluster: Cluster, kind: str, events: Sequence[Event]) -> 
         with transaction.atomic():
             cluster_write_lock(cluster.pk)
             state = locked_state(cluster, kind)
-            applied = [_apply(cluster, state, event_type, obj) for event_type, obj in events]
+            to_store: list[Event] = []
+            applied = [_accept(state, event_type, obj, to_store) for event_type, obj in events]
+            events_apply(cluster, to_store)
             state.save(update_fields=["resource_version", "last_event_at", "rejected"])
         return applied
     except DataError as error:
@@ -45,7 +45,9 @@ def watch_events_apply(cluster: Cluster, kind: str, events: Sequence[Event]) -> 
         return [True]
 
 
-def _apply(cluster: Cluster, state: SyncState, event_type: str, obj: dict[str, Any]) -> bool:
+def _accept(state: SyncState, event_type: str, obj: dict[str, Any], to_store: list[Event]) -> bool:
+    """Whether the event is newer than the stored inventory; if so, advance the kind's
+    resourceVersion past it and add it to `to_store` (or record why its object cannot be stored)."""
     resource_version = object_rv(obj)
     order = rv_order(resource_version, state.resource_version)
     if order is not None and order <= 0:
@@ -56,7 +58,7 @@ def _apply(cluster: Cluster, state: SyncState, event_type: str, obj: dict[str, A
     if event_type != "DELETED" and records.identity(obj) is None:
         _reject(state, records.unusable(obj, state.kind))
     else:
-        event_apply(cluster, event_type, obj)
+        to_store.append((event_type, obj))
     state.resource_version = resource_version or state.resource_version
     state.last_event_at = timezone.now()
     return True

@@ -383,14 +383,14 @@ def test_an_event_the_database_refuses_is_rejected_alone_and_its_batch_is_stored
 
     cluster_resync(cluster, kinds=[CBM])
     listed = int(state(cluster).resource_version)
-    real = events.event_apply
+    real = events.events_apply
 
-    def refusing(cluster_, event_type, obj):
-        if obj["metadata"]["name"] == "refused":
+    def refusing(cluster_, batch):
+        if any(obj["metadata"]["name"] == "refused" for _, obj in batch):
             raise DataError("value too long for type character varying(8)")
-        return real(cluster_, event_type, obj)
+        return real(cluster_, batch)
 
-    monkeypatch.setattr(events, "event_apply", refusing)
+    monkeypatch.setattr(events, "events_apply", refusing)
     batch = [
         ("ADDED", {**model(name), "metadata": {"name": name, "resourceVersion": str(listed + offset)}})
         for offset, name in enumerate(["m1", "refused", "m3"], start=1)
@@ -406,30 +406,33 @@ def test_an_event_the_database_refuses_is_rejected_alone_and_its_batch_is_stored
     ]
 
 
-def test_a_receiver_failing_for_one_change_of_a_batch_does_not_silence_the_others(
+def test_a_batch_is_announced_once_and_a_failing_receiver_neither_undoes_it_nor_silences_the_others(
     fake, cluster, django_capture_on_commit_callbacks
 ) -> None:
     from inventory.signals import inventory_changed
 
     cluster_resync(cluster, kinds=[CBM])
     listed = int(state(cluster).resource_version)
-    announced: list[str] = []
+    announced: list[list[str]] = []
 
-    def receiver(sender, cluster_id, changes, **kwargs) -> None:
-        if changes[0].name == "m1":
-            raise RuntimeError("a receiver's own failure")
-        announced.extend(change.name for change in changes)
+    def failing(sender, cluster_id, changes, **kwargs) -> None:
+        raise RuntimeError("a receiver's own failure")
+
+    def listening(sender, cluster_id, changes, **kwargs) -> None:
+        announced.append([change.name for change in changes])
 
     batch = [
         ("ADDED", {**model(name), "metadata": {"name": name, "resourceVersion": str(listed + offset)}})
         for offset, name in enumerate(["m1", "m2", "m3"], start=1)
     ]
-    inventory_changed.connect(receiver)
+    inventory_changed.connect(failing)
+    inventory_changed.connect(listening)
     try:
         with django_capture_on_commit_callbacks(execute=True):
             assert watch_events_apply(cluster, CBM, batch) == [True, True, True]
     finally:
-        inventory_changed.disconnect(receiver)
+        inventory_changed.disconnect(failing)
+        inventory_changed.disconnect(listening)
 
-    assert announced == ["m2", "m3"]
+    assert announced == [["m1", "m2", "m3"]]
     assert names(cluster) == ["m1", "m2", "m3"]
