@@ -18,10 +18,10 @@ from django.conf import settings
 from ome_dashboard.devrun import RESTARTS_MAX
 from ome_dashboard.local_services import redis_answers
 from tests.support.net import free_port, http_get, wait_for_port_closed
+from tests.support.patience import load_scaled
 from tests.support.processes import (
     OutputWatcher,
     environ_without,
-    load_scaled,
     processes_with_env,
     stop_process,
     wait_for_pids_gone,

@@ -68,6 +68,8 @@ from pathlib import Path
 from typing import Any, NamedTuple, Self
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from tests.support.patience import Deadline
+
 GROUP = "ome.io"
 VERSION = "v1beta1"
 API_VERSION = f"{GROUP}/{VERSION}"
@@ -1257,8 +1259,14 @@ class FakeKubeAPI(_Serving):
         """Block until ``predicate()`` is true. It is re-checked only when the fake's own state
         changes (a request arrives, a watch opens/closes, the store changes), so use it for
         server-side conditions, not for state of the client thread. Returns False on timeout."""
+        deadline = Deadline(timeout)
         with self._cond:
-            return self._cond.wait_for(predicate, timeout)
+            while not predicate():
+                remaining = deadline.remaining()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(min(remaining, 1.0))  # the load, hence the deadline, moves
+            return True
 
     def wait_for_watch(self, kind: str | None = None, count: int = 1, timeout: float = 5.0) -> bool:
         """Block until at least ``count`` watches (of ``kind``) are open and past their initial

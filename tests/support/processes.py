@@ -16,6 +16,8 @@ from typing import IO, Any
 
 from django.conf import settings
 
+from .patience import Deadline
+
 
 class OutputWatcher:
     """Collects the lines a process writes to its stdout pipe; wait_for() blocks until one matches."""
@@ -46,7 +48,7 @@ class OutputWatcher:
     def wait_for(self, pattern: str, *, timeout: float) -> re.Match[str]:
         """The first match of pattern in an output line; AssertionError with the output on timeout or exit."""
         regex = re.compile(pattern)
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         seen = 0
         with self._changed:
             while True:
@@ -54,11 +56,11 @@ class OutputWatcher:
                     if match := regex.search(line):
                         return match
                 seen = len(self.lines)
-                remaining = deadline - time.monotonic()
+                remaining = deadline.remaining()
                 if self._closed or remaining <= 0:
-                    state = "ended" if self._closed else f"did not print it within {timeout} s"
+                    state = "ended" if self._closed else f"did not print it within {timeout} s (stretched by the load)"
                     raise AssertionError(f"waiting for {pattern!r}: the output {state}:\n" + "\n".join(self.lines))
-                self._changed.wait(remaining)
+                self._changed.wait(min(remaining, 1.0))  # the load, hence the deadline, moves
 
     def wait_closed(self, *, timeout: float) -> None:
         self._thread.join(timeout)
@@ -99,12 +101,6 @@ def environ_without(*names: str) -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if key not in names}
 
 
-def load_scaled(seconds: float) -> float:
-    """`seconds` on an idle machine, stretched by how busy it is now (the one-minute load average
-    per core, at least 1): a start-up that takes 20 s alone takes 80 s beside three CPU hogs per core."""
-    return seconds * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
-
-
 def processes_with_env(entry: str) -> list[int]:
     """The pids of this user's processes whose environment holds `entry` (NAME=value): what a
     supervisor started, its children's children included, whoever their parent is now."""
@@ -121,9 +117,9 @@ def processes_with_env(entry: str) -> list[int]:
 
 def wait_until(check: Callable[[], bool], *, timeout: float, interval: float = 0.05) -> bool:
     """Poll `check` (state another process or thread changes) until it holds; False on timeout."""
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     while not check():
-        if time.monotonic() > deadline:
+        if deadline.expired():
             return False
         time.sleep(interval)
     return True

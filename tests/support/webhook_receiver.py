@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .patience import Deadline
+
 
 @dataclass
 class Received:
@@ -39,8 +41,8 @@ class WebhookReceiver:
 
     def wait_for(self, predicate: Any, *, timeout: float = 15.0) -> Received:
         """The first request the predicate accepts; AssertionError after `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        deadline = Deadline(timeout)
+        while not deadline.expired():
             with self.lock:
                 found = [request for request in self.requests if predicate(request)]
             if found:
