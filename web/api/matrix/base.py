@@ -163,8 +163,8 @@ class CellFilterView(MatrixView):
         """The cells the query selects; sets `self.build` (a build the view read already is reused).
 
         The query is parsed once per build generation and reader: what the FilterSet selected
-        is kept (matrix.paging.CELL_LISTS) and the next page of the same filters reuses it, counted and laid
-        out. Like a cached page (conditional.py), it depends only on the build generation, the
+        is kept (matrix.paging.CELL_LISTS) and the next page of the same filters reuses it,
+        counted and laid out. Like a cached page (conditional.py), it depends only on the build generation, the
         filters' parameters and the reader's rights. Only a query that parsed is kept, so every
         error is the FilterSet's."""
         requested = self.build
