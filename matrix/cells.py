@@ -91,15 +91,7 @@ class ScopeKeys:
     @classmethod
     def of(cls, runtimes: QuerySet[Resource]) -> ScopeKeys:
         """Reads only the runtimes' keys and disabled flags."""
-        return cls._from_heads(((kind, ns, name), off) for kind, ns, name, off in runtimes.values_list(*_HEAD))
-
-    @classmethod
-    def of_runtimes(cls, runtimes: Iterable[Resource]) -> ScopeKeys:
-        return cls._from_heads((runtime.key, runtime.disabled) for runtime in runtimes)
-
-    @classmethod
-    def _from_heads(cls, heads: Iterable[tuple[ObjectKey, bool]]) -> ScopeKeys:
-        found = list(heads)
+        found = [((kind, ns, name), off) for kind, ns, name, off in runtimes.values_list(*_HEAD)]
         return cls(
             keys=frozenset(key for key, _disabled in found),
             disabled=frozenset(key for key, disabled in found if disabled),

@@ -1,6 +1,7 @@
 """Paging the matrix's cells: the cells of some rows of a build as a lazy sequence that counts
-and slices without materialising the grid. What a build generation fixes (each namespace's
-runtimes, where the runs of cells start) is worked out once per process."""
+and slices without materialising the grid. A CellList works out once what its build generation
+fixes (each namespace's runtimes, where the runs of cells start); CELL_LISTS keeps CellLists
+for the next request of the same query."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from core.cache import VersionedCache, query_key
+from core.cache import VersionedCache
 from inventory.models import Resource
 from matching import ObjectKey
 
@@ -65,19 +66,18 @@ class _Layout:
             yield run, max(start, begin) - begin, min(stop, end) - begin
 
 
-# Owner: what a CellList reads; version: the build generation it reads it from.
-_SCOPES: VersionedCache[tuple[object, ...], _Scope] = VersionedCache("cell_scopes")
-_LAYOUTS: VersionedCache[tuple[object, ...], _Layout] = VersionedCache("cell_layouts")
-
-
 class CellList:
     """The cells of some rows of a build, restricted to some runtimes and statuses, as a lazy
     sequence. `count()` and slices read only what they need, so Django's Paginator (and DRF's
     pagination) page it as they page a QuerySet; iterating streams every cell, rows read in chunks.
 
     Without a status filter every row of a namespace has one cell per runtime in scope: counting
-    and slicing are arithmetic over per-namespace row counts. With one, each row's count comes
-    from its stored runtime lists; no cells are made for the rows before the page.
+    and slicing are arithmetic over per-namespace row counts, rows ordered by ORDER (namespace
+    first). With one, each row's count comes from its stored runtime lists (no cells are made for
+    the rows before the page), rows in `order`.
+
+    What it works out (the layout, each namespace's runtimes) it keeps, so that a CellList kept
+    in CELL_LISTS counts and slices the next page with one query (the page's rows).
     """
 
     ORDER = ("namespace", "model__name", "model__kind")
@@ -102,23 +102,28 @@ class CellList:
         *,
         runtime_ids: Iterable[int] | None = None,
         statuses: Iterable[str] = (),
+        order: Sequence[str] = ORDER,
     ) -> None:
         self.build = build
         # Only the columns cells need: SQLite would read through each model's manifest otherwise.
         self.rows = rows.select_related("model").only(*self.COLUMNS)
         self.runtime_ids = None if runtime_ids is None else frozenset(runtime_ids)
         self.statuses = frozenset(statuses)
+        if tuple(order) != self.ORDER and not self.statuses:
+            raise ValueError("without a status filter a CellList's rows go by namespace first (ORDER)")
+        self.order = tuple(order)
         self._layout_memo: _Layout | None = None
+        self._scopes: dict[str, _Scope] = {}
 
     def _scope(self, namespace: str) -> _Scope:
-        owner = (self.build.cluster_id, namespace, self.runtime_ids)
-        return _SCOPES.get(owner, self.build.generation, lambda _stale: self._load_scope(namespace))
-
-    def _load_scope(self, namespace: str) -> _Scope:
-        query = runtimes_in_scope(self.build.cluster, namespace)
-        if self.runtime_ids is not None:
-            query = query.filter(pk__in=self.runtime_ids)
-        return _Scope(query=query, heads=ScopeKeys.of(query))
+        # Threads sharing a kept CellList may load a scope twice; either is right.
+        scope = self._scopes.get(namespace)
+        if scope is None:
+            query = runtimes_in_scope(self.build.cluster, namespace)
+            if self.runtime_ids is not None:
+                query = query.filter(pk__in=self.runtime_ids)
+            scope = self._scopes[namespace] = _Scope(query=query, heads=ScopeKeys.of(query))
+        return scope
 
     def _cells(self, row: MatrixRow) -> list[Cell]:
         scope = self._scope(row.namespace)
@@ -137,12 +142,7 @@ class CellList:
 
     def _layout(self) -> _Layout:
         if self._layout_memo is None:
-            key = query_key(self.rows)
-            if key is None:
-                self._layout_memo = _Layout(starts=(), total=0)
-            else:
-                owner = (self.build.cluster_id, key, self.runtime_ids, self.statuses)
-                self._layout_memo = _LAYOUTS.get(owner, self.build.generation, lambda _stale: self._measure())
+            self._layout_memo = self._measure()
         return self._layout_memo
 
     def _measure(self) -> _Layout:
@@ -164,7 +164,7 @@ class CellList:
             return _Layout(
                 starts=starts, total=total, namespaces=namespaces, per_row=sizes, first_row=first_row, row_ids=row_ids
             )
-        heads = self.rows.order_by(*self.ORDER).values_list("pk", "namespace", "compatible", "manual")
+        heads = self.rows.order_by(*self.order).values_list("pk", "namespace", "compatible", "manual")
         for row_id, namespace, compatible, manual in heads.iterator(chunk_size=2000):
             size = self._row_count(namespace, compatible, manual)
             if size:
@@ -175,6 +175,10 @@ class CellList:
 
     def count(self) -> int:
         return self._layout().total
+
+    def row_ids(self) -> Sequence[int]:
+        """The ids of the rows that have cells here, in order."""
+        return self._layout().row_ids
 
     def __len__(self) -> int:
         return self.count()
@@ -215,5 +219,10 @@ class CellList:
         return {row.pk: row for row in self.rows.filter(pk__in=wanted).order_by()} if wanted else {}
 
     def __iter__(self) -> Iterator[Cell]:
-        for row in self.rows.order_by(*self.ORDER).iterator(chunk_size=1000):
+        for row in self.rows.order_by(*self.order).iterator(chunk_size=1000):
             yield from self._cells(row)
+
+
+# Owner: a query as its reader names it (the cells API: the filters' parameters and the reader's
+# rights; the matrix page: its rows' SQL); version: the build generation the CellList reads.
+CELL_LISTS: VersionedCache[tuple[object, ...], CellList] = VersionedCache("cell_lists")

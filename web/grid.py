@@ -9,22 +9,21 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 
 from access.scope import Scope
-from core.cache import VersionedCache, query_key
+from core.cache import query_key
 from inventory.models import MODEL_KINDS, Cluster, Resource
 from inventory.selectors import resources_visible
 from isvcs.services import isvc_at_risk, isvc_verdicts
 from lint.selectors import lint_open_counts
 from matching import ObjectKey
-from matrix.cells import Cell, ScopeKeys, in_scope_of, row_cells, row_statuses, runtimes_in_scope, status_counts
+from matrix.cells import Cell, row_cells, row_statuses, runtimes_in_scope
 from matrix.counts import ModelCounts, model_counts
 from matrix.models import MatrixBuild, MatrixRow
+from matrix.paging import CELL_LISTS, CellList
 from matrix.selectors import rows_visible
 
 GRID_ROWS_PER_PAGE = 50
 GRID_COLUMNS_PER_PAGE = 60
-# Owner: a status-filtered grid query (cluster, query_key, runtimes, statuses); version: the build
-# generation it reads. Value: the ids of its rows with a cell in the statuses.
-_STATUS_ROWS: VersionedCache[tuple[object, ...], list[int]] = VersionedCache("status_rows")
+GRID_ORDER = ("model__name", "model__kind", "namespace")
 
 
 def model_facets(cluster: Cluster, *, scope: Scope) -> dict[str, list[str]]:
@@ -73,32 +72,22 @@ class GridPage:
 
 
 def _rows_with_status(
-    build: MatrixBuild, rows: QuerySet[MatrixRow], scope: Sequence[Resource], statuses: frozenset[str]
-) -> list[int]:
-    """Ids of the rows (in display order) with at least one cell in `statuses` among `scope`
-    (the runtimes of `scope` in scope of each row's namespace), found once per build generation
-    for each query: every row's cells are counted (~80 ms for a 2,000 x 300 cluster), and each
-    page of the filtered grid asks again."""
+    build: MatrixBuild, rows: QuerySet[MatrixRow], runtime_ids: frozenset[int] | None, statuses: frozenset[str]
+) -> Sequence[int]:
+    """Ids of the rows (in grid order) with at least one cell in `statuses` among the runtimes
+    allowed, found once per build generation for each query (matrix.paging.CELL_LISTS): every
+    row's cells are counted (~80 ms for a 2,000 x 300 cluster), and each page of the filtered
+    grid asks again."""
     key = query_key(rows)
     if key is None:
         return []
-    owner = (build.cluster_id, key, tuple(runtime.pk for runtime in scope), statuses)
-    return _STATUS_ROWS.get(owner, build.generation, lambda _stale: _count_rows_with_status(rows, scope, statuses))
-
-
-def _count_rows_with_status(
-    rows: QuerySet[MatrixRow], scope: Sequence[Resource], statuses: frozenset[str]
-) -> list[int]:
-    heads: dict[str, ScopeKeys] = {}
-    wanted = []
-    values = rows.values_list("pk", "namespace", "compatible", "manual")
-    for row_id, namespace, compatible, manual in values.iterator(chunk_size=2000):
-        if namespace not in heads:
-            heads[namespace] = ScopeKeys.of_runtimes(runtime for runtime in scope if in_scope_of(runtime, namespace))
-        counts = status_counts(row_statuses(compatible, manual), heads[namespace])
-        if any(counts[status] for status in statuses):
-            wanted.append(row_id)
-    return wanted
+    owner = ("grid", build.cluster_id, key, runtime_ids, statuses)
+    cells = CELL_LISTS.get(
+        owner,
+        build.generation,
+        lambda _stale: CellList(build, rows, runtime_ids=runtime_ids, statuses=statuses, order=GRID_ORDER),
+    )
+    return cells.row_ids()
 
 
 def _page_number(value: object, pages: int) -> int:
@@ -155,13 +144,9 @@ def matrix_grid(
         for runtime in runtimes_in_scope(build.cluster, *namespaces).defer("obj")
         if allowed is None or runtime.pk in allowed
     ]
-    ordered = (
-        rows.select_related("model", "selected")
-        .defer("model__obj", "selected__obj")
-        .order_by("model__name", "model__kind", "namespace")
-    )
+    ordered = rows.select_related("model", "selected").defer("model__obj", "selected__obj").order_by(*GRID_ORDER)
     if wanted:
-        row_ids = _rows_with_status(build, ordered, scope, wanted)
+        row_ids = _rows_with_status(build, ordered, allowed, wanted)
         total = len(row_ids)
     else:
         row_ids = None

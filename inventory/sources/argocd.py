@@ -16,6 +16,7 @@ class ArgoCDSource(ClusterSource):
     key = "argocd"
     member = "ARGOCD"
     label = "Argo CD"
+    order = 20
     live = True
     page_label = "An Argo CD cluster Secret"
     field_label = "Argo CD cluster Secret"
@@ -45,3 +46,6 @@ class ArgoCDSource(ClusterSource):
 
     def client_config(self, cluster: Cluster) -> ClientConfig:
         return ClientConfig(member_kubeconfig(cluster))
+
+
+SOURCE = ArgoCDSource()

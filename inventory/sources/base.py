@@ -4,8 +4,9 @@ CD cluster Secret, a manifest folder, the pod's own service account), in one cla
 A source says how a cluster of it is registered (the add-cluster page's field, the
 `add_cluster` command's options, its OME_CLUSTERS syntax), described, and read: a live source
 gives the kubeconfig that inventory.kube loads (blocking and asyncio clients alike) and is
-watched; a snapshot source gives the manifest files that a sync loads. inventory.sources lists
-the sources; nothing else branches on a cluster's source.
+watched; a snapshot source gives the manifest files that a sync loads. A module of
+inventory.sources declares its source as `SOURCE = TheSource()`, and inventory.sources finds it;
+nothing else branches on a cluster's source.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ class ClusterSource(ABC):
     member: ClassVar[str]
     """Its member's name in Cluster.Source (KUBECONFIG for Cluster.Source.KUBECONFIG)."""
     label: ClassVar[str]
+    order: ClassVar[int]
+    """Where the source comes in lists (the add-cluster page, the choices): ascending."""
     live: ClassVar[bool]
     """Read from an API server and watched; else a snapshot of manifest files, loaded on request."""
     page_label: ClassVar[str] = ""
@@ -79,6 +82,9 @@ class ClusterSource(ABC):
     """The label of the page's field that chooses one of the offered choices."""
     none_offered: ClassVar[str] = ""
     """What the page says beside the field when nothing is offered (empty: nothing)."""
+    command_noun: ClassVar[str] = ""
+    """What the `add_cluster` command's help calls a cluster of it ("a kubeconfig context");
+    empty: the command does not take it (then add_arguments adds nothing)."""
     setting_syntax: ClassVar[str] = ""
     """How OME_CLUSTERS writes it after `NAME=` (empty: OME_CLUSTERS cannot name it)."""
     api_registrable: ClassVar[bool] = False

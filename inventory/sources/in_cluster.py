@@ -15,7 +15,9 @@ class InClusterSource(ClusterSource):
     key = "in-cluster"
     member = "IN_CLUSTER"
     label = "In Cluster"
+    order = 40
     live = True
+    command_noun = "the in-cluster service account"
     setting_syntax = "in-cluster"
 
     def describe(self, cluster: Cluster) -> str:
@@ -32,3 +34,6 @@ class InClusterSource(ClusterSource):
 
     def client_config(self, cluster: Cluster) -> ClientConfig:
         return IN_CLUSTER
+
+
+SOURCE = InClusterSource()

@@ -17,7 +17,9 @@ class KubeconfigSource(ClusterSource):
     key = "kubeconfig"
     member = "KUBECONFIG"
     label = "Kubeconfig"
+    order = 10
     live = True
+    command_noun = "a kubeconfig context"
     page_label = "A context of a kubeconfig file"
     field_label = "Kubeconfig and context"
     none_offered = "no kubeconfig file in the kubeconfig directory"
@@ -80,3 +82,6 @@ class KubeconfigSource(ClusterSource):
     def client_config(self, cluster: Cluster) -> ClientConfig:
         path, data = kubeconfig_read(cluster.kubeconfig, cluster.context)
         return ClientConfig(data, cluster.context or None, str(path.parent))
+
+
+SOURCE = KubeconfigSource()

@@ -25,7 +25,9 @@ class ManifestsSource(ClusterSource):
     key = "manifests"
     member = "MANIFESTS"
     label = "Manifests"
+    order = 30
     live = False
+    command_noun = "manifest folders"
     page_label = "A manifest folder"
     field_label = "Manifest folder"
     setting_syntax = "manifests:PATH[,PATH...]"
@@ -54,3 +56,6 @@ class ManifestsSource(ClusterSource):
 
     def snapshot_paths(self, cluster: Cluster) -> list[str]:
         return list(cluster.manifests)
+
+
+SOURCE = ManifestsSource()

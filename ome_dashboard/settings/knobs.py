@@ -142,9 +142,7 @@ CACHE_ENTRIES = env.bounds(
     "CACHE_ENTRIES",
     {
         "cell_pages": 256,  # made pages of the matrix cells API, ~75 KB each
-        "cell_scopes": 64,  # (cluster, namespace, runtimes) -> the runtimes a page of cells shows
-        "cell_layouts": 64,  # (cluster, filter) -> where each row's cells start
-        "cell_lists": 64,  # (cluster, filter, reader's rights) -> the cells a parsed query selects (with its layout)
+        "cell_lists": 64,  # a query of the cells API or the matrix page -> the cells it selects, laid out
         "build_data": 64,  # build -> its serialized form
         "reason_inventories": 8,  # (cluster, namespaces a reader reads) -> the parsed inventory that explains cells (reasons)
         "inventories": 64,  # clusters' parsed inventories, caught up from changes
@@ -155,7 +153,6 @@ CACHE_ENTRIES = env.bounds(
         "lint_proven": 64,  # the same with the proofs of every fix, as stored by the proving task
         "lint_manifests": 64,  # clusters' lint fix manifests as YAML, by group and fix
         "near_misses": 512,  # (model, namespace, runtime, reader's rights) -> a model's near misses
-        "status_rows": 64,  # (cluster, query, runtimes, statuses) -> the matrix rows with those statuses
         "matrix_namespaces": 64,  # builds' namespaces (matrix rows), for the namespace filter
         "upgrade_diffs": 64,  # (cluster, other profile, namespaces a reader reads) -> the upgrade report's differences
         "fleet_clusters": 256,  # clusters' data as the fleet shows it

@@ -18,9 +18,8 @@ from core.api import api_keys
 from core.web import namespace_token
 from inventory.models import RUNTIME_KINDS, Cluster, Resource
 from inventory.sync import event_apply
-from matrix import paging
 from matrix.models import MatrixRow
-from matrix.paging import CellList
+from matrix.paging import CELL_LISTS, CellList
 from matrix.selectors import current_build
 from matrix.services import matrix_apply_changes
 from tests.support.matrix import matrix_cells
@@ -116,16 +115,16 @@ def test_the_pages_of_an_outcome_filtered_list_measure_its_rows_once(
         return measure(cell_list)
 
     monkeypatch.setattr(CellList, "_measure", measuring)
-    bounds = {**settings.CACHE_ENTRIES, "cell_layouts": len(paging._LAYOUTS) + 10}
+    bounds = {**settings.CACHE_ENTRIES, "cell_lists": len(CELL_LISTS) + 10}
 
     with override_settings(CACHE_ENTRIES=bounds):
-        held = len(paging._LAYOUTS)
+        held = len(CELL_LISTS)
         pages = [cells(api, outcome="no-match", page_size=1, page=n, reasons="false") for n in (1, 2)]
 
     assert pages[0]["count"] == pages[1]["count"] > 1
     assert pages[0]["results"] != pages[1]["results"]
     assert len(measured) == 1
-    assert len(paging._LAYOUTS) == held + 1
+    assert len(CELL_LISTS) == held + 1
 
 
 def test_selected_cells_are_one_per_row_that_has_a_runtime(api: APIClient, demo: Cluster) -> None:

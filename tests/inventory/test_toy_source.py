@@ -1,10 +1,13 @@
-"""Adding a cluster source is one module: a toy source, defined here and registered for these
-tests only, is offered by the add-cluster page and the `add_cluster` command, registered through
-the page's service, described, and synced by both clients; or refused with its own error on its own field."""
+"""Adding a cluster source is one module: a module of inventory.sources that declares `SOURCE`
+is found, in its order; a toy source, defined here and registered for these tests only, is
+offered by the add-cluster page and the `add_cluster` command (named in its help), registered
+through the page's service, described, and synced by both clients; or refused with its own
+error on its own field."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
@@ -16,8 +19,9 @@ from django.test import Client
 
 from inventory.kube import aio
 from inventory.live.resync import cluster_resync
+from inventory.management.commands import add_cluster
 from inventory.models import Cluster, Kind, Resource
-from inventory.sources import SOURCES
+from inventory.sources import SOURCES, discovered
 from inventory.sources.base import ClientConfig, ClusterSource, ClusterSpec, Offer
 from tests.fakes.kube_api import FakeKubeAPI
 from tests.support.aio import run_alone
@@ -31,7 +35,9 @@ class ToySource(ClusterSource):
     key = "toy"
     member = "TOY"
     label = "Toy"
+    order = 50
     live = True
+    command_noun = "a toy API server"
     page_label = "A toy API server"
     field_label = "Toy API server"
     none_offered = "no toy API server runs"
@@ -58,6 +64,30 @@ class ToySource(ClusterSource):
 
     def client_config(self, cluster: Cluster) -> ClientConfig:
         return ClientConfig(self.servers[cluster.context].kubeconfig())
+
+
+def test_the_sources_are_the_modules_that_declare_one_in_their_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "toy_sources"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helpers.py").write_text("LABEL = 'not a source'\n")
+    (package / "toy.py").write_text("from tests.inventory.test_toy_source import ToySource\n\nSOURCE = ToySource({})\n")
+    (package / "early.py").write_text(
+        "from tests.inventory.test_toy_source import ToySource\n\n"
+        "class EarlySource(ToySource):\n    key = 'early'\n    order = 0\n\n"
+        "SOURCE = EarlySource({})\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        found = discovered("toy_sources")
+    finally:
+        for name in [name for name in sys.modules if name.partition(".")[0] == "toy_sources"]:
+            del sys.modules[name]
+
+    assert list(found) == ["early", "toy"]
+    assert list(SOURCES) == ["kubeconfig", "argocd", "manifests", "in-cluster"]
 
 
 @pytest.fixture
@@ -114,5 +144,7 @@ def test_the_add_cluster_command_takes_the_toy_source(toy: FakeKubeAPI) -> None:
     out = StringIO()
 
     call_command("add_cluster", "edge", "--toy", "alpha", stdout=out)
+    usage = add_cluster.Command().create_parser("manage.py", "add_cluster").format_help()
 
     assert out.getvalue().strip() == "cluster edge: toy API server alpha"
+    assert "manifest folders, the in-cluster service account or a toy API server." in " ".join(usage.split())

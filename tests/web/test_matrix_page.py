@@ -15,10 +15,10 @@ from inventory.models import Cluster, Resource
 from inventory.sync import event_apply
 from lint.selectors import lint_report_get
 from matrix.models import MatrixBuild, MatrixRow
+from matrix.paging import CELL_LISTS, CellList
 from matrix.services import matrix_apply_changes
 from tests.support.grid import grid_cells, grid_models
 from tests.web.conftest import CATALOG_RUNTIME, SEED_MODEL, SEED_RUNTIME
-from web import grid
 
 MATRIX = "/matrix/"
 
@@ -153,24 +153,24 @@ def test_a_repeated_status_and_outcome_filtered_grid_is_counted_once(
     client: Client, build: MatrixBuild, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # outcome=no-match filters on `manual = []`: a JSON parameter (psycopg's Jsonb on PostgreSQL).
-    counted = []
-    count = grid._count_rows_with_status
+    measured = []
+    measure = CellList._measure
 
-    def counting(*args: Any) -> list[int]:
-        counted.append(args)
-        return count(*args)
+    def measuring(cell_list: CellList) -> Any:
+        measured.append(cell_list)
+        return measure(cell_list)
 
-    monkeypatch.setattr(grid, "_count_rows_with_status", counting)
+    monkeypatch.setattr(CellList, "_measure", measuring)
     query = {"namespace": "team-b", "outcome": "no-match", "status": ["compatible", "manual-only"]}
-    bounds = {**settings.CACHE_ENTRIES, "status_rows": len(grid._STATUS_ROWS) + 10}
+    bounds = {**settings.CACHE_ENTRIES, "cell_lists": len(CELL_LISTS) + 10}
 
     with override_settings(CACHE_ENTRIES=bounds):
-        held = len(grid._STATUS_ROWS)
+        held = len(CELL_LISTS)
         for _ in range(2):
             assert client.get(MATRIX, query).status_code == 200
 
-    assert len(counted) == 1
-    assert len(grid._STATUS_ROWS) == held + 1
+    assert len(measured) == 1
+    assert len(CELL_LISTS) == held + 1
 
 
 def test_a_namespace_adds_its_serving_runtimes(client: Client, cluster: Cluster) -> None:

@@ -6,11 +6,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from inventory.services import cluster_register
-from inventory.sources import SOURCES
+from inventory.sources import SOURCES, command_nouns
 
 
 class Command(BaseCommand):
-    help = "Register a cluster: a kubeconfig context, the in-cluster service account, or manifest folders."
+    @property
+    def help(self) -> str:  # type: ignore[override]  # read when the parser is made: the sources then
+        return f"Register a cluster: {command_nouns()}."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")

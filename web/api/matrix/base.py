@@ -18,7 +18,6 @@ from rest_framework.views import APIView
 import matching
 from access.current import scope_of
 from core.api import ApiError, Pagination, api_keys
-from core.cache import VersionedCache
 from core.web import CLUSTER_TOKEN
 from inventory.models import Cluster
 from inventory.ome_release import ome_description
@@ -26,7 +25,7 @@ from inventory.ome_release import ome_header as cluster_ome_header
 from matrix import filters
 from matrix.freshness import Freshness, cluster_freshness
 from matrix.models import MatrixBuild
-from matrix.paging import CellList
+from matrix.paging import CELL_LISTS, CellList
 from matrix.selectors import rows_visible
 from matrix.updates import ome_behaviour_label
 from web.api.matrix.serializers import build_data
@@ -164,16 +163,16 @@ class CellFilterView(MatrixView):
         """The cells the query selects; sets `self.build` (a build the view read already is reused).
 
         The query is parsed once per build generation and reader: what the FilterSet selected
-        is kept (_CELL_LISTS) and the next page of the same filters reuses it, counted and laid
-        out. Like a cached page (conditional.py), it depends only on the build generation, the
+        is kept (matrix.paging.CELL_LISTS) and the next page of the same filters reuses it,
+        counted and laid out. Like a cached page (conditional.py), it depends only on the build generation, the
         filters' parameters and the reader's rights. Only a query that parsed is kept, so every
         error is the FilterSet's."""
         requested = self.build
         owner = None
         if requested is not None:
             rights = scope_of(request).fingerprint()
-            owner = (requested.cluster_id, filter_query(request, self.filterset_class), rights)
-            held = _CELL_LISTS.peek(owner, requested.generation)
+            owner = ("api", requested.cluster_id, filter_query(request, self.filterset_class), rights)
+            held = CELL_LISTS.peek(owner, requested.generation)
             if held is not None:
                 return held
         backend, queryset = DjangoFilterBackend(), self.get_queryset()
@@ -185,13 +184,8 @@ class CellFilterView(MatrixView):
         self.build = built = source.build
         cells: CellList = filterset.cell_list(source)
         if owner is not None and requested is not None and built.pk == requested.pk:
-            _CELL_LISTS.get(owner, built.generation, lambda _stale: cells)
+            CELL_LISTS.get(owner, built.generation, lambda _stale: cells)
         return cells
-
-
-# (cluster id, the filters' parameters, the reader's rights) -> the cells they select; version:
-# the build generation. A CellList keeps its layout, so a kept one counts without a query.
-_CELL_LISTS: VersionedCache[tuple[object, ...], CellList] = VersionedCache("cell_lists")
 
 
 def filter_query(request: Request, filterset_class: type[FilterSet]) -> tuple[tuple[str, tuple[str, ...]], ...]:
