@@ -35,12 +35,12 @@ class Move:
     effect: str = matching.MOVES
 
 
-# How each effect is said, before "move from A to B" (harm first: losses, renames, moves, gains).
+# How each effect is said, harm first (losses, renames, moves, then gains), and its tone.
 _SAID = {
-    matching.LOSSES: "lose their runtime: ",
-    matching.RENAMES: "would be served under another model's name: ",
-    matching.MOVES: "",
-    matching.GAINS: "gain a runtime: ",
+    matching.LOSSES: ("lose their runtime", "bad"),
+    matching.RENAMES: ("would be served under another model's name", "bad"),
+    matching.MOVES: ("change runtime", "warn"),
+    matching.GAINS: ("gain a runtime", "good"),
 }
 _ORDER = {effect: rank for rank, effect in enumerate(_SAID)}
 
@@ -69,6 +69,12 @@ class Proof:
         return tuple(move for move in self.moves if move.effect == effect)
 
     @property
+    def effects(self) -> list[tuple[int, str, str]]:
+        """(models, what happens to them, tone) of each effect it has, harm first: the page's summary."""
+        counts = [(len(self.of(effect)), said, tone) for effect, (said, tone) in _SAID.items()]
+        return [item for item in counts if item[0]]
+
+    @property
     def text(self) -> str:
         """The what-if's finding in words, the harm first."""
         if not self.moves:
@@ -80,7 +86,8 @@ class Proof:
         ordered = sorted(by_path.items(), key=lambda item: (_ORDER[item[0][0]], -len(item[1]), _name(item[0][2])))
         for (effect, old, new), moves in ordered:
             rows = sum(move.rows for move in moves)
-            parts.append(f"{len(moves)} model(s) ({rows} row(s)) {_SAID[effect]}move from {_name(old)} to {_name(new)}")
+            said = "" if effect == matching.MOVES else f"{_SAID[effect][0]}: "
+            parts.append(f"{len(moves)} model(s) ({rows} row(s)) {said}move from {_name(old)} to {_name(new)}")
         same = f"; {', '.join(key[2] for key in self.unranged)} has no modelSizeRange either" if self.unranged else ""
         return "the what-if: " + "; ".join(parts) + same
 
@@ -265,7 +272,8 @@ def proofs_key(fingerprint: str, groups: Iterable[FindingGroup]) -> str:
 
 
 def proofs_json(groups: Iterable[FindingGroup]) -> dict[str, dict[str, Any]]:
-    """What proven_groups found for each group with a fix, as JSON (`with_proofs` reads it back)."""
+    """What proven_groups found for each group whose fix it proved (offered or withheld), as
+    JSON (`with_proofs` reads it back)."""
     return {
         group.key: {
             "proof": _proof_json(group.proof),
@@ -273,7 +281,7 @@ def proofs_json(groups: Iterable[FindingGroup]) -> dict[str, dict[str, Any]]:
             "alternative": _proof_json(group.alternative_proof),
         }
         for group in groups
-        if group.fix is not None
+        if group.proof is not None
     }
 
 
