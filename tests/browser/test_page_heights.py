@@ -54,9 +54,11 @@ def test_the_policies_and_model_pages_fit_a_screen(
     page.set_viewport_size({"width": 390, "height": 844})
     page.reload()
     heights["policies@390"] = height(page)
+    for width in (1440, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        for name in ("gpt-oss-20b", "gemma-2b"):
+            heights[f"{name}@{width}"] = model_page(page, base, live_cluster, name)
     page.set_viewport_size({"width": 1440, "height": 900})
-    for name in ("gpt-oss-20b", "gemma-2b"):
-        heights[f"{name}@1440"] = model_page(page, base, live_cluster, name)
 
     policies_load_files([long_reason_policy(tmp_path)])  # OME's reason for gemma-2b names every runtime
     policies_evaluate(live_cluster)
