@@ -32,7 +32,7 @@ class Move:
     old: ObjectKey | None
     new: ObjectKey | None
     rows: int
-    effect: str = matching.MOVES
+    effect: str
 
 
 # How each effect is said, harm first (losses, renames, moves, then gains), and its tone.
