@@ -38,6 +38,7 @@ from .derived import derived_runtime
 from .diff import diff
 from .diff_results import CONDITIONS as DIFF_CONDITIONS
 from .diff_results import Diff, DiffCell, DiffIsvc, DiffRow
+from .effects import EFFECTS, GAINS, HARMS, LOSSES, MOVES, RENAMES, harm, is_own, leaves_own, pick_effect
 from .errors import ManifestError, ModelIndexError
 from .everywhere import EVERYWHERE, fold_everywhere, home_namespace
 from .facts import unserved_fact
@@ -106,14 +107,20 @@ __all__ = [
     "DEFAULT_BEHAVIOUR",
     "DEFAULT_NAMESPACE",
     "DIFF_CONDITIONS",
+    "EFFECTS",
     "EVERYWHERE",
+    "GAINS",
+    "HARMS",
     "IGNORED_REASONS",
+    "LOSSES",
+    "MOVES",
     "NAMED",
     "NAMED_COMPONENTS",
     "NEWEST_BEHAVIOUR",
     "OME_BEHAVIOUR",
     "RELEASED",
     "RELEASES",
+    "RENAMES",
     "REPORT_FORMATS",
     "SELECTED",
     "SILENT",
@@ -185,11 +192,13 @@ __all__ = [
     "fold_everywhere",
     "go_parse_float",
     "grid",
+    "harm",
     "home_namespace",
     "impact_sentences",
     "in_scope",
     "invalid_isvc",
     "is_ome_object",
+    "is_own",
     "isvc_pinned",
     "isvc_still_matches",
     "json_patch",
@@ -197,6 +206,7 @@ __all__ = [
     "key_dict",
     "key_path",
     "key_text",
+    "leaves_own",
     "load_text",
     "manifest_problems",
     "merge_patch",
@@ -214,6 +224,7 @@ __all__ = [
     "parse_model",
     "parse_object",
     "parse_runtime",
+    "pick_effect",
     "pipeline_from_model_index",
     "pipeline_patch",
     "propose_fixes",

@@ -14,7 +14,7 @@ The rule (docs/guide.md, "Runtimes dedicated to one model"):
   passes a served model name that is a literal (not an `{{.Name}}` placeholder), a literal
   model path instead of `$(MODEL_PATH)`, or one of the model-specific settings below;
 - its own models are those the served name names (the Hugging Face id of the model's
-  `hf://` storage, or a repository of the model's name); when it passes no model id (no
+  `hf://` storage, or a repository of the model's name or of its storage's last folder); when it passes no model id (no
   served name, or an alias such as `vllm-model`), those the runtime is named after;
 - a generic runtime passes none of these: no served name or a placeholder, only `$(MODEL_PATH)`.
 """
@@ -157,14 +157,23 @@ def served_name(model: Model) -> str:
     return model.name
 
 
+def _repository_names(model: Model) -> set[str]:
+    """The names a repository of the model would have: the model's, and the last folder of its
+    storage (`pvc://research:models/Qwen-Image` holds Qwen-Image)."""
+    folder = (model.storage_uri or "").split("@")[0].rstrip("/").rsplit("/", 1)[-1]
+    return {model.name.lower(), folder.lower()} - {""}
+
+
 def is_own_model(runtime_name: str, found: Dedication, model: Model) -> bool:
     """Whether the model is one the dedicated runtime was written for: its served name is the
-    model's id, or a repository of the model's name (the catalog's srt-glm-4-9b-chat serves
-    ZhipuAI/glm-4-9b-chat); without a served name that is a model id (none, or an alias such
+    model's id, or a repository of the model's name or of its storage's last folder (the
+    catalog's srt-glm-4-9b-chat serves ZhipuAI/glm-4-9b-chat; the demo's qwen-image-pvc is
+    stored in `pvc://.../Qwen-Image`); without a served name that is a model id (none, or an alias such
     as `vllm-model`), the runtime is named after the model (`vllm-deepseek-v4-flash`)."""
     ids = [name.lower() for name in found.served_names if "/" in name]
     if ids:
-        return served_name(model).lower() in ids or model.name.lower() in (name.rsplit("/", 1)[-1] for name in ids)
+        repositories = {name.rsplit("/", 1)[-1] for name in ids}
+        return served_name(model).lower() in ids or bool(repositories & _repository_names(model))
     name = runtime_name.lower()
     return name == model.name.lower() or name.endswith("-" + model.name.lower())
 

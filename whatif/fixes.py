@@ -27,7 +27,7 @@ from inventory.parsed import Inventory, inventory_for
 from inventory.selectors import resources_visible
 from matching import Fix, NearMiss, ObjectKey, ObjectPatch
 
-from .changes import GETS, LOSES, SWITCHES, RowChange, grouped_changes
+from .changes import RowChange, grouped_changes
 from .diff import Rows
 from .services import stored_in, whatif_inventory
 
@@ -66,37 +66,45 @@ def kubectl_command(patch: ObjectPatch) -> str:
 @dataclass(frozen=True)
 class Impact:
     """What a fix changes in the matrix: the rows that change, grouped, and those of other
-    models; `renamed` the changes after which a model would be served by a runtime dedicated
-    to another model, under that model's name (matching.Dedication)."""
+    models; `effects` what each change does to people (matching.pick_effect, aligned with
+    `changes`; None for a change of cells only). A model served by a runtime dedicated to
+    another model is a rename, whichever model it is; the other effects count other models."""
 
     changes: list[RowChange]
     target: ObjectKey
-    renamed: tuple[RowChange, ...] = ()
+    effects: tuple[str | None, ...] = ()
 
     @property
     def others(self) -> list[RowChange]:
         """Changes to other models' rows."""
         return [change for change in self.changes if change.model != self.target]
 
+    def _of(self, kind: str) -> list[RowChange]:
+        return [
+            change
+            for change, effect in zip(self.changes, self.effects, strict=True)
+            if effect == kind and (kind == matching.RENAMES or change.model != self.target)
+        ]
+
     @property
     def gains(self) -> list[RowChange]:
         """Other models that had no runtime and get one: a benefit, not a harm."""
-        return [change for change in self.others if change.change == GETS and change not in self.renamed]
+        return self._of(matching.GAINS)
 
     @property
     def losses(self) -> list[RowChange]:
         """Other models that lose their runtime."""
-        return [change for change in self.others if change.change == LOSES]
+        return self._of(matching.LOSSES)
 
     @property
     def moves(self) -> list[RowChange]:
         """Other models that switch from one runtime to another."""
-        return [change for change in self.others if change.change == SWITCHES and change not in self.renamed]
+        return self._of(matching.MOVES)
 
     @property
     def renames(self) -> list[RowChange]:
         """Models (this one included) that would be served under another model's name."""
-        return list(self.renamed)
+        return self._of(matching.RENAMES)
 
     @property
     def harm(self) -> tuple[int, int, int]:
@@ -114,13 +122,9 @@ class Impact:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            **{name: [change.to_dict() for change in getattr(self, name)] for name in EFFECTS},
+            **{name: [change.to_dict() for change in getattr(self, name)] for name in matching.EFFECTS},
             "changes": [change.to_dict() for change in self.changes],
         }
-
-
-EFFECTS = ("gains", "losses", "renames", "moves")
-"""The kinds of effect of a fix on people (the API's and the panel's words)."""
 
 
 @dataclass(frozen=True)
@@ -237,8 +241,8 @@ def _impact(panel: _Panel, documents: list[dict[str, Any]]) -> Impact:
         old_rows=panel.old_rows,
     )
     changes = grouped_changes(result, panel.inventory.ids)
-    renamed = tuple(change for change in changes if _renames(panel.inventory, changed, change))
-    return Impact(changes, panel.model, renamed)
+    runtimes = {**panel.inventory.runtimes, **changed}
+    return Impact(changes, panel.model, tuple(_effect(panel.inventory, runtimes, change) for change in changes))
 
 
 def _runtimes_of(documents: list[dict[str, Any]]) -> dict[ObjectKey, matching.Runtime]:
@@ -253,13 +257,14 @@ def _runtimes_of(documents: list[dict[str, Any]]) -> dict[ObjectKey, matching.Ru
     return found
 
 
-def _renames(inventory: Inventory, changed: dict[ObjectKey, matching.Runtime], change: RowChange) -> bool:
-    """Whether the change has a model picked by a runtime dedicated to another model."""
-    key, model = change.new_selected, inventory.models.get(change.model)
-    if key is None or model is None or not change.row.pick_changed:
-        return False
-    runtime = changed.get(key) or inventory.runtimes.get(key)
-    return runtime is not None and runtime.serves_as_other(model)
+def _effect(inventory: Inventory, runtimes: Mapping[ObjectKey, matching.Runtime], change: RowChange) -> str | None:
+    """What the change does to people (matching.pick_effect), with the runtimes as the fix
+    leaves them; None when the pick stays."""
+    model = inventory.models.get(change.model)
+    if model is None or not change.row.pick_changed:
+        return None
+    old, new = (None if key is None else runtimes.get(key) for key in (change.old_selected, change.new_selected))
+    return matching.pick_effect(model, old, new)
 
 
 def _order(proposal: Proposal) -> tuple[object, ...]:

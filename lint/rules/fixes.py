@@ -30,6 +30,15 @@ class Fix:
         """The objects the fix changes, the runtime first when it is one of them."""
         return ([self.target] if self.patch or self.entries else []) + list(self.others)
 
+    @property
+    def size(self) -> int:
+        """How many values it sets: the leaves of its merge patches and the entries' fields."""
+        return (
+            _leaves(self.patch)
+            + sum(len(values) for values in self.entries.values())
+            + sum(_leaves(patch) for patch in self.others.values())
+        )
+
     def apply_to(self, key: ObjectKey, obj: Mapping[str, Any]) -> dict[str, Any]:
         """`obj` (the object `key`) with the fix applied: a copy."""
         if key == self.target:
@@ -54,6 +63,10 @@ class Fix:
             "entries": {str(index): values for index, values in self.entries.items()} or None,
             "others": [{"object": key_dict(key), "merge_patch": patch} for key, patch in self.others.items()] or None,
         }
+
+
+def _leaves(patch: Mapping[str, Any]) -> int:
+    return sum(_leaves(value) if isinstance(value, Mapping) and value else 1 for value in patch.values())
 
 
 def _set(obj: dict[str, Any], path: list[str], value: Any) -> None:

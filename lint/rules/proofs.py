@@ -14,22 +14,35 @@ from typing import Any
 
 import matching
 from inventory.parsed import Inventory
-from matching import ObjectKey, Objects
+from matching import RENAMES, ObjectKey, Objects
 
 from .fixes import Fix
 from .groups import NO_SIZE_RANGE, FindingGroup
+from .report import SEVERITIES
 
 UNPROVEN = "the what-if could not prove this fix (an object it changes is missing or invalid once fixed)"
 
 
 @dataclass(frozen=True)
 class Move:
-    """Rows of one model whose pick changes alike: from `old` to `new` (None: no runtime)."""
+    """Rows of one model whose pick changes alike: from `old` to `new` (None: no runtime), and
+    what that does to people (`effect`: matching.GAINS, LOSSES, RENAMES or MOVES)."""
 
     model: ObjectKey
     old: ObjectKey | None
     new: ObjectKey | None
     rows: int
+    effect: str
+
+
+# How each effect is said, harm first (losses, renames, moves, then gains), and its tone.
+_SAID = {
+    matching.LOSSES: ("lose their runtime", "bad"),
+    matching.RENAMES: ("would be served under another model's name", "bad"),
+    matching.MOVES: ("change runtime", "warn"),
+    matching.GAINS: ("gain a runtime", "good"),
+}
+_ORDER = {effect: rank for rank, effect in enumerate(_SAID)}
 
 
 @dataclass(frozen=True)
@@ -47,17 +60,34 @@ class Proof:
     """The moves that take a model off a runtime dedicated to it (matching.Dedication)."""
 
     @property
+    def harm(self) -> tuple[int, int, int]:
+        """How many models it takes off their runtime, serves under another's name, moves."""
+        return matching.harm(move.effect for move in self.moves)
+
+    def of(self, effect: str) -> tuple[Move, ...]:
+        """The moves with that effect (matching.GAINS, LOSSES, RENAMES or MOVES)."""
+        return tuple(move for move in self.moves if move.effect == effect)
+
+    @property
+    def effects(self) -> list[tuple[int, str, str]]:
+        """(models, what happens to them, tone) of each effect it has, harm first: the page's summary."""
+        counts = [(len(self.of(effect)), said, tone) for effect, (said, tone) in _SAID.items()]
+        return [item for item in counts if item[0]]
+
+    @property
     def text(self) -> str:
-        """The what-if's finding in words."""
+        """The what-if's finding in words, the harm first."""
         if not self.moves:
             return f"the what-if: no model's pick changes ({self.rows_changed} row(s) change their cells)"
-        by_path: dict[tuple[ObjectKey | None, ObjectKey | None], list[Move]] = {}
+        by_path: dict[tuple[str, ObjectKey | None, ObjectKey | None], list[Move]] = {}
         for move in self.moves:
-            by_path.setdefault((move.old, move.new), []).append(move)
+            by_path.setdefault((move.effect, move.old, move.new), []).append(move)
         parts = []
-        for (old, new), moves in sorted(by_path.items(), key=lambda item: (-len(item[1]), _name(item[0][1]))):
+        ordered = sorted(by_path.items(), key=lambda item: (_ORDER[item[0][0]], -len(item[1]), _name(item[0][2])))
+        for (effect, old, new), moves in ordered:
             rows = sum(move.rows for move in moves)
-            parts.append(f"{len(moves)} model(s) ({rows} row(s)) move from {_name(old)} to {_name(new)}")
+            said = "" if effect == matching.MOVES else f"{_SAID[effect][0]}: "
+            parts.append(f"{len(moves)} model(s) ({rows} row(s)) {said}move from {_name(old)} to {_name(new)}")
         same = f"; {', '.join(key[2] for key in self.unranged)} has no modelSizeRange either" if self.unranged else ""
         return "the what-if: " + "; ".join(parts) + same
 
@@ -66,16 +96,20 @@ class Proof:
             "text": self.text,
             "rows_changed": self.rows_changed,
             "together_with": list(self.together),
-            "moves": [
-                {
-                    "model": matching.key_dict(move.model),
-                    "from": matching.key_dict(move.old),
-                    "to": matching.key_dict(move.new),
-                    "rows": move.rows,
-                }
-                for move in self.moves
-            ],
+            "harm": dict(zip(matching.HARMS, self.harm, strict=True)),
+            "effects": {effect: [_move_dict(move) for move in self.of(effect)] for effect in matching.EFFECTS},
+            "moves": [_move_dict(move) for move in self.moves],
         }
+
+
+def _move_dict(move: Move) -> dict[str, object]:
+    return {
+        "model": matching.key_dict(move.model),
+        "from": matching.key_dict(move.old),
+        "to": matching.key_dict(move.new),
+        "rows": move.rows,
+        "effect": move.effect,
+    }
 
 
 def _name(key: ObjectKey | None) -> str:
@@ -104,25 +138,28 @@ def prove(
                 changed[key] = matching.parse_object(matching.as_applied(fix.apply_to(key, raw[key])))
             except matching.ManifestError:
                 return None
-    result = matching.diff(base or _objects(inventory), _objects(inventory, changed))
+    after = _objects(inventory, changed)
+    result = matching.diff(base or _objects(inventory), after)
     moves: dict[tuple[ObjectKey, ObjectKey | None, ObjectKey | None], int] = {}
     for row in result.rows:
         if row.old_pick != row.new_pick:
             path = (row.model, row.old_pick, row.new_pick)
             moves[path] = moves.get(path, 0) + row.stands_for
-    found = tuple(Move(model, old, new, rows) for (model, old, new), rows in sorted(moves.items(), key=str))
+    found, off_own = [], []
+    for (model_key, old_key, new_key), rows in sorted(moves.items(), key=str):
+        model = after.models[model_key]
+        old = None if old_key is None else inventory.runtimes[old_key]
+        new = None if new_key is None else after.runtimes[new_key]
+        found.append(Move(model_key, old_key, new_key, rows, matching.pick_effect(model, old, new)))
+        if matching.leaves_own(model, old, new):
+            off_own.append(found[-1])
     destinations = tuple(sorted({move.new for move in found if move.new is not None}))
     unranged = tuple(
         key for key in destinations if key in inventory.runtimes and inventory.runtimes[key].size_range is None
     )
-    off_own = tuple(move for move in found if _leaves_own(inventory, move))
-    return Proof(found, result.rows_changed, destinations=destinations, unranged=unranged, off_own=off_own)
-
-
-def _leaves_own(inventory: Inventory, move: Move) -> bool:
-    """Whether the move takes its model off a runtime dedicated to it."""
-    old, model = inventory.runtimes.get(move.old) if move.old else None, inventory.models.get(move.model)
-    return old is not None and model is not None and old.dedication is not None and not old.serves_as_other(model)
+    return Proof(
+        tuple(found), result.rows_changed, destinations=destinations, unranged=unranged, off_own=tuple(off_own)
+    )
 
 
 def proven_groups(
@@ -166,28 +203,47 @@ def proven_groups(
                 )
             )
         )
-    return result
+    return ranked(result)
+
+
+def ranked(groups: list[FindingGroup]) -> list[FindingGroup]:
+    """The proven groups, each severity's by what their fix does to people: the fewest losses,
+    then renames, then moves (matching.harm; a gain is no harm, nor is a group without a fix),
+    then the most findings, then the smallest fix."""
+
+    def order(group: FindingGroup) -> tuple[object, ...]:
+        proof, size = group.proof if group.fix is not None else None, 0 if group.fix is None else group.fix.size
+        return (SEVERITIES.index(group.severity), (0, 0, 0) if proof is None else proof.harm, -group.count, size)
+
+    return sorted(groups, key=order)
 
 
 def _only_proven(group: FindingGroup) -> FindingGroup:
     """The group without the fixes the what-if could not prove (an object missing, or no longer
-    valid once fixed), nor those that take a model off a runtime dedicated to it: a fix is
-    offered only with its proof."""
-    if group.fix is not None and (group.proof is None or group.proof.off_own):
-        no_fix = UNPROVEN if group.proof is None else _off_own_text(group.proof)
+    valid once fixed), nor those that take a model off a runtime dedicated to it or have a
+    runtime dedicated to another model serve it (under that model's name): a fix is offered
+    only with its proof, and only when it is sound for every model it moves."""
+    if group.fix is not None and (group.proof is None or _unsound(group.proof)):
+        no_fix = UNPROVEN if group.proof is None else _unsound(group.proof)
         return replace(
             group, fix=None, pair=None, partner=None, alternative=None, alternative_proof=None, no_fix=no_fix
         )
-    if group.pair is not None and group.pair.off_own:
+    if group.pair is not None and _unsound(group.pair):
         group = replace(group, pair=None, partner=None)
-    if group.alternative is not None and (group.alternative_proof is None or group.alternative_proof.off_own):
+    if group.alternative is not None and (group.alternative_proof is None or _unsound(group.alternative_proof)):
         return replace(group, alternative=None, alternative_proof=None)
     return group
 
 
-def _off_own_text(proof: Proof) -> str:
-    moved = "; ".join(f"{move.model[2]} off {_name(move.old)}" for move in proof.off_own)
-    return f"the fix would move models off the runtime dedicated to them ({moved}): no fix is offered"
+def _unsound(proof: Proof) -> str:
+    """Why no fix is offered with this proof; "" when none of its moves is unsound."""
+    said: dict[str, list[str]] = {}
+    for move in proof.off_own:
+        said.setdefault(f"off {_name(move.old)}, the runtime dedicated to them", []).append(move.model[2])
+    for move in proof.of(RENAMES):
+        said.setdefault(f"onto {_name(move.new)}, dedicated to another model", []).append(move.model[2])
+    found = [f"{', '.join(models)} {where}" for where, models in said.items()]
+    return f"no fix is offered: the what-if moves {'; '.join(found)}" if found else ""
 
 
 def _same_problem(group: FindingGroup, proof: Proof | None) -> Proof | None:
@@ -198,22 +254,26 @@ def _same_problem(group: FindingGroup, proof: Proof | None) -> Proof | None:
 
 
 # Stored proofs (lint.models.LintProofs): by group key, what proven_groups found, as JSON.
+STORED_FORMAT = "moves with effects"
+"""Part of `proofs_key`: proofs stored in an older shape are proven anew, not read back."""
 
 
 def proofs_key(fingerprint: str, groups: Iterable[FindingGroup]) -> str:
     """What stored proofs are filed under: the inventory's fingerprint and a digest of the
     lint's fixes, so that proofs are read back only for the very fixes they were made for (a
     release whose lint proposes other fixes for the same inventory proves them anew)."""
-    fixes = [
+    fixes: list[object] = [
         [group.key, *(None if fix is None else fix.to_dict() for fix in (group.fix, group.alternative))]
         for group in groups
     ]
+    fixes.append(STORED_FORMAT)
     digest = hashlib.sha256(json.dumps(fixes, sort_keys=True, default=str).encode()).hexdigest()[:16]
     return f"{fingerprint}/fixes:{digest}"
 
 
 def proofs_json(groups: Iterable[FindingGroup]) -> dict[str, dict[str, Any]]:
-    """What proven_groups found for each group with a fix, as JSON (`with_proofs` reads it back)."""
+    """What proven_groups found for each group whose fix it proved (offered or withheld), as
+    JSON (`with_proofs` reads it back)."""
     return {
         group.key: {
             "proof": _proof_json(group.proof),
@@ -221,7 +281,7 @@ def proofs_json(groups: Iterable[FindingGroup]) -> dict[str, dict[str, Any]]:
             "alternative": _proof_json(group.alternative_proof),
         }
         for group in groups
-        if group.fix is not None
+        if group.proof is not None
     }
 
 
@@ -248,19 +308,19 @@ def with_proofs(groups: list[FindingGroup], stored: Mapping[str, Mapping[str, An
             alternative_proof=_proof_of(found["alternative"]),
         )
         result.append(_only_proven(proven))
-    return result
+    return ranked(result)
 
 
 def _proof_json(proof: Proof | None) -> dict[str, Any] | None:
     if proof is None:
         return None
     return {
-        "moves": [[move.model, move.old, move.new, move.rows] for move in proof.moves],
+        "moves": [[move.model, move.old, move.new, move.rows, move.effect] for move in proof.moves],
         "rows_changed": proof.rows_changed,
         "together": list(proof.together),
         "destinations": list(proof.destinations),
         "unranged": list(proof.unranged),
-        "off_own": [[move.model, move.old, move.new, move.rows] for move in proof.off_own],
+        "off_own": [[move.model, move.old, move.new, move.rows, move.effect] for move in proof.off_own],
     }
 
 
@@ -281,10 +341,10 @@ def _proof_of(data: Mapping[str, Any] | None) -> Proof | None:
         together=tuple(data["together"]),
         destinations=tuple(map(_key, data["destinations"])),
         unranged=tuple(map(_key, data["unranged"])),
-        off_own=tuple(_move_of(item) for item in data.get("off_own", ())),
+        off_own=tuple(_move_of(item) for item in data["off_own"]),
     )
 
 
 def _move_of(item: list[Any]) -> Move:
-    model, old, new, rows = item
-    return Move(_key(model), _key_or_none(old), _key_or_none(new), rows)
+    model, old, new, rows, effect = item
+    return Move(_key(model), _key_or_none(old), _key_or_none(new), rows, effect)

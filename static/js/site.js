@@ -205,9 +205,9 @@
     if (select) applyPending(select);
   });
 
-  // ---- filters: collapsed on narrow screens -----------------------------------------------
+  // ---- filters and other long boxes: collapsed on narrow screens ----------------------------
   function collapseFilters() {
-    var boxes = document.querySelectorAll("details.filters-box[data-collapse-below]");
+    var boxes = document.querySelectorAll("details[data-collapse-below]");
     for (var i = 0; i < boxes.length; i++) {
       var below = parseInt(boxes[i].getAttribute("data-collapse-below"), 10);
       if (window.matchMedia("(max-width: " + below + "px)").matches) boxes[i].open = false;

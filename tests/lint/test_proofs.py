@@ -17,8 +17,9 @@ from django.conf import settings
 from inventory.manifests import read_manifests
 from lint.rules import lint_inventory
 from lint.rules.fixes import Fix
-from lint.rules.proofs import Proof, proofs_json, prove, proven_groups, with_proofs
-from matching import ObjectKey
+from lint.rules.proofs import Proof, proofs_json, prove, proven_groups, ranked, with_proofs
+from lint.rules.report import SEVERITIES
+from matching import MOVES, RENAMES, ObjectKey
 from tests.support.demo import DEMO_FOLDERS
 from tests.support.inventory import inventory_from_objects
 from whatif.services import whatif_inventory
@@ -86,7 +87,8 @@ def test_every_fix_is_proven_and_its_text_agrees_with_the_whatif(proven: Any) ->
 
 
 def test_fixes_that_move_models_onto_another_flagged_runtime_are_shown_together(proven: Any) -> None:
-    _inventory, _raw, groups = proven
+    """Unless together they are unsound (then neither shows the pair)."""
+    inventory, raw, groups = proven
     by_key = {group.key: group for group in groups}
     subjects = {group.runtimes[0]: group for group in groups if group.fix is not None}
     for group in groups:
@@ -99,38 +101,60 @@ def test_fixes_that_move_models_onto_another_flagged_runtime_are_shown_together(
             for other in groups
             if other is not group and other.proof is not None and group.runtimes[0] in other.proof.destinations
         ]
-        assert (group.pair is not None) == bool(partners), group.key
+        assert group.pair is None or partners, group.key
+        if partners and group.pair is None and group.fix is not None:
+            # withheld: together they move a model off its own runtime or onto another model's
+            together = prove(inventory, raw, [group.fix, lint_fix(partners[0].key, inventory)])
+            assert together is not None
+            assert together.off_own or together.of(RENAMES), group.key
         if group.pair is not None:
             (partner_key,) = group.pair.together
             assert by_key[partner_key].fix == group.partner
 
 
-def test_the_demos_range_fix_says_its_models_move_to_a_runtime_without_a_range_and_shows_the_pair() -> None:
+def test_the_demos_range_fixes_are_withheld_they_would_serve_qwen_models_under_deepseeks_name() -> None:
+    """Issue 33: srt-deepseek-r1-distill-qwen-14b (no modelSizeRange) is picked for Qwen models
+    too. Its range fix, alone or with srt-deepseek-r1-distill-qwen-32b's (the combined fix),
+    hands the qwen2-5-32b models to srt-deepseek-r1-distill-qwen-32b, whose container serves
+    deepseek-ai/DeepSeek-R1-Distill-Qwen-32B (catalog/runtimes/srt/deepseek-ai): a rename. No
+    such fix is offered; the proof says why, the harm first, and round-trips through the store."""
     raw = objects_of(DEMO_FOLDERS)
     inventory = inventory_from_objects(raw.values())
     groups = proven_groups(lint_inventory(inventory).groups, inventory, raw)
+    by_key = {group.key: group for group in groups}
 
-    top = next(
-        group for group in groups if group.key == "no-size-range:ClusterServingRuntime srt-deepseek-r1-distill-qwen-14b"
-    )
+    top = by_key["no-size-range:ClusterServingRuntime srt-deepseek-r1-distill-qwen-14b"]
+    partner = by_key["shadowed:ClusterServingRuntime srt-deepseek-r1-distill-qwen-32b"]
 
+    assert top.fix is None
+    assert top.pair is None
+    assert top.partner is None
     assert top.proof is not None
-    assert "move from srt-deepseek-r1-distill-qwen-14b to srt-deepseek-r1-distill-qwen-32b" in top.proof.text
-    assert "srt-deepseek-r1-distill-qwen-32b has no modelSizeRange either" in top.proof.text
-    # Both runtimes pass --served-model-name deepseek-ai/DeepSeek-R1-Distill-Qwen-14B (-32B)
-    # (catalog/runtimes/srt/deepseek-ai): each keeps its own model, with that model's size.
-    assert top.fix is not None
-    assert top.fix.patch == {"spec": {"modelSizeRange": {"min": "14B", "max": "14B"}}}
-    assert top.partner is not None
-    assert top.partner.target[2] == "srt-deepseek-r1-distill-qwen-32b"
-    assert top.partner.patch == {"spec": {"modelSizeRange": {"min": "32B", "max": "32B"}}}
-    assert top.pair is not None
-    moved = {move.model[2]: move.new for move in top.pair.moves}
-    assert moved["deepseek-r1-distill-qwen-32b"] == ("ClusterServingRuntime", "", "srt-deepseek-r1-distill-qwen-32b")
-    assert "deepseek-r1-distill-qwen-14b" not in moved  # stays on the runtime dedicated to it
+    renamed = {move.model[2] for move in top.proof.of(RENAMES)}
+    assert {"qwen2-5-32b", "qwen2-5-32b-instruct", "qwen2-5-coder-32b-instruct"} <= renamed
+    assert "deepseek-r1-distill-qwen-32b" not in renamed  # it reaches the runtime dedicated to it
+    assert top.proof.harm == (0, len(renamed), 1)
+    assert top.proof.text.startswith(f"the what-if: {len(renamed)} model(s) (")
+    assert "would be served under another model's name: move from" in top.proof.text
+    assert "qwen2-5-32b" in top.no_fix
+    assert "onto srt-deepseek-r1-distill-qwen-32b, dedicated to another model" in top.no_fix
+    assert partner.fix is not None  # alone it moves no model: offered
+    assert partner.pair is None
+    assert partner.proof is not None
+    assert not partner.proof.moves
+    # The combined fix, proven as the lint proves it, renames the same models.
+    combined = prove(inventory, raw, [lint_fix(top.key, inventory), lint_fix(partner.key, inventory)])
+    assert combined is not None
+    assert {"qwen2-5-32b", "qwen2-5-32b-instruct"} <= {move.model[2] for move in combined.of(RENAMES)}
     stored = json.loads(json.dumps(proofs_json(groups)))
     again = {group.key: group for group in with_proofs(lint_inventory(inventory).groups, stored)}
-    assert again[top.key].pair == top.pair  # the pair round-trips through what the task stores
+    assert again[top.key] == top
+
+
+def lint_fix(key: str, inventory: Any) -> Fix:
+    fix = next(group.fix for group in lint_inventory(inventory).groups if group.key == key)
+    assert fix is not None
+    return fix
 
 
 def test_a_runtime_that_loses_only_on_score_is_offered_a_priority_too(proven: Any) -> None:
@@ -156,20 +180,63 @@ def test_a_runtime_that_loses_only_on_score_is_offered_a_priority_too(proven: An
         assert group.runtimes[0] in {move.new for move in group.alternative_proof.moves}, group.alternative_proof.text
 
 
-def test_no_offered_fix_moves_a_model_off_a_runtime_dedicated_to_it(proven: Any) -> None:
-    """Issue 33: a fix, a pair or an alternative that takes a model off the runtime whose
-    container serves it by name is never offered (matching.Dedication)."""
+def test_no_offered_fix_moves_a_model_off_its_runtime_or_onto_another_models(proven: Any) -> None:
+    """Issue 33, over every fix, combined fix (pair) and alternative the lint offers: no model
+    leaves a runtime dedicated to it for one that is not, and no model that moves lands on a
+    runtime dedicated to another model (it would be served under that model's name)."""
     inventory, _raw, groups = proven
+    offered = 0
     for group in groups:
         for proof in (group.proof if group.fix else None, group.pair, group.alternative_proof):
+            offered += proof is not None
             for move in () if proof is None else proof.moves:
-                old = None if move.old is None else inventory.runtimes[move.old]
-                mine = (
-                    old is not None
-                    and old.dedication is not None
-                    and not old.serves_as_other(inventory.models[move.model])
-                )
-                assert not mine, (group.key, move)
+                model = inventory.models[move.model]
+                old, new = (None if key is None else inventory.runtimes[key] for key in (move.old, move.new))
+                own = [
+                    item is not None and item.dedication is not None and not item.serves_as_other(model)
+                    for item in (old, new)
+                ]
+                assert not (own[0] and not own[1]), (group.key, move)
+                assert new is None or not new.serves_as_other(model), (group.key, move)
+    assert offered >= 10
+
+
+def test_the_groups_of_each_severity_are_ranked_by_the_harm_of_their_fix(proven: Any) -> None:
+    """Losses, then renames, then moves: a group whose offered fix harms fewer people comes
+    first; the stored proofs read back in the same order."""
+    _inventory, _raw, groups = proven
+    keys = [
+        (SEVERITIES.index(group.severity), group.proof.harm if group.fix and group.proof else (0, 0, 0))
+        for group in groups
+    ]
+    assert keys == sorted(keys)
+    by_key = {group.key: index for index, group in enumerate(groups)}
+    shuffled = sorted(groups, key=lambda group: group.key)
+    assert [group.key for group in ranked(shuffled)] != [group.key for group in shuffled]
+    assert sorted(by_key[group.key] for group in ranked(shuffled)) == list(range(len(groups)))
+
+
+def test_the_demos_pipeline_fix_moves_a_model_between_runtimes_of_its_own_and_ranks_after_harmless_ones() -> None:
+    """The demo's qwen-image-pvc (stored in pvc://.../Qwen-Image) moves from srt-qwen-image to
+    srt-qwen-image-pipeline, both serving Qwen/Qwen-Image: a move, not a rename, so the fix is
+    offered, after the warnings whose fix moves no model."""
+    raw = objects_of(DEMO_FOLDERS)
+    inventory = inventory_from_objects(raw.values())
+    groups = proven_groups(lint_inventory(inventory).groups, inventory, raw)
+    position = next(index for index, group in enumerate(groups) if group.cause == "pipeline-missing-on-model")
+    pipeline = groups[position]
+
+    assert pipeline.fix is not None
+    assert pipeline.proof is not None
+    assert [(move.model[2], move.effect) for move in pipeline.proof.moves] == [("qwen-image-pvc", MOVES)]
+    assert pipeline.proof.harm == (0, 0, 1)
+    harmless = [
+        group for group in groups[position + 1 :] if group.severity == pipeline.severity and group.fix is not None
+    ]
+    assert not harmless or all(group.proof is not None and group.proof.harm >= (0, 0, 1) for group in harmless)
+    assert any(
+        group.fix is not None and group.proof is not None and not group.proof.moves for group in groups[:position]
+    )
 
 
 def test_stored_proofs_give_back_the_groups_as_proven(proven: Any) -> None:

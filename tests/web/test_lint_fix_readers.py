@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+import matching
 from access.models import Role
 from access.scope import SYSTEM, Scope
 from inventory.models import Cluster, Resource
@@ -41,7 +42,9 @@ def test_a_fix_whose_proof_moves_a_model_of_an_unread_namespace_is_withheld_with
     group = next(group for group in lint_report_get(proven_demo, scope=SYSTEM, proven=True).groups if group.proof)
     assert group.proof is not None
     elsewhere = ("BaseModel", "team-b", "a-model-of-team-b")
-    moved = dataclasses.replace(group, proof=dataclasses.replace(group.proof, moves=(Move(elsewhere, None, None, 1),)))
+    moved = dataclasses.replace(
+        group, proof=dataclasses.replace(group.proof, moves=(Move(elsewhere, None, None, 1, matching.LOSSES),))
+    )
     team_a, team_b = (Scope(namespaces={proven_demo.name: {ns: Role.VIEWER}}) for ns in ("team-a", "team-b"))
 
     withheld = _fixes_readable(team_a, proven_demo.name, moved)

@@ -287,3 +287,25 @@ def test_a_fix_form_shows_the_object_as_stored_now(client: Client, cluster: Clus
     lint_proofs_refresh(cluster)
 
     assert "edited-by: lint-test" in shadowed_manifest()
+
+
+def test_the_page_and_the_api_sort_a_fixs_moves_into_effects_harm_first(client: Client, cluster: Cluster) -> None:
+    """Issue 33: the pipeline fix moves qwen-image-pvc between two runtimes serving Qwen/Qwen-Image
+    (a move, said before the proof); the range fix of srt-deepseek-r1-distill-qwen-14b would serve
+    Qwen models under DeepSeek's name (renames), so it is withheld with the models named."""
+    html = client.get(reverse("lint:lint"), {"cluster": "demo"}).content.decode()
+    pipeline = entries(html)["pipeline-missing-on-model:ClusterServingRuntime srt-qwen-image-pipeline"]
+    assert '<strong class="warn">1 model(s) change runtime.</strong> Proven:' in pipeline
+    withheld = entries(html)[NO_RANGE_KEY]
+    assert "Open the fix in the what-if" not in withheld
+    assert "qwen2-5-32b" in withheld
+    assert "onto srt-deepseek-r1-distill-qwen-32b, dedicated to another model" in withheld
+
+    groups = {
+        group["key"]: group for group in APIClient().get("/api/v1/matrix/lint/", {"cluster": "demo"}).json()["groups"]
+    }
+    proof = groups["pipeline-missing-on-model:ClusterServingRuntime srt-qwen-image-pipeline"]["proof"]
+    assert proof["harm"] == {"losses": 0, "renames": 0, "moves": 1}
+    assert [move["model"]["name"] for move in proof["effects"]["moves"]] == ["qwen-image-pvc"]
+    assert proof["effects"]["gains"] == proof["effects"]["renames"] == proof["effects"]["losses"] == []
+    assert groups[NO_RANGE_KEY]["fix"] is None

@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from core.schema import ObjectKeySerializer, OmeBehaviourSerializer, SeverityCountsSerializer
 from lint.rules import SEVERITIES
+from matching import EFFECTS
 from web.api.freshness import FreshnessSerializer
 
 
@@ -32,6 +33,34 @@ class LintGroupFixSerializer(serializers.Serializer):
     others = serializers.JSONField(allow_null=True)
 
 
+class LintMoveSerializer(serializers.Serializer):
+    model = ObjectKeySerializer()
+    vars()["from"] = ObjectKeySerializer(allow_null=True)  # a keyword: declared by name
+    to = ObjectKeySerializer(allow_null=True)
+    rows = serializers.IntegerField()
+    effect = serializers.ChoiceField(
+        choices=EFFECTS, help_text="What the move does to people (matching.effects); a gain is no harm."
+    )
+
+
+class LintProofSerializer(serializers.Serializer):
+    text = serializers.CharField(help_text="What the what-if found, the harm first.")
+    rows_changed = serializers.IntegerField()
+    together_with = serializers.ListField(child=serializers.CharField())
+    harm = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Models it takes off their runtime, renames, moves: less is better."
+    )
+    effects = serializers.DictField(
+        child=LintMoveSerializer(many=True), help_text="The moves by effect: gains, losses, renames, moves."
+    )
+    moves = LintMoveSerializer(many=True)
+
+
+class LintProvenFixSerializer(serializers.Serializer):
+    fix = LintGroupFixSerializer()
+    proof = LintProofSerializer(allow_null=True)
+
+
 class AcknowledgementSerializer(serializers.Serializer):
     key = serializers.CharField()
     title = serializers.CharField()
@@ -53,6 +82,9 @@ class LintGroupSerializer(serializers.Serializer):
     models = ObjectKeySerializer(many=True)
     quirks = LintQuirkSerializer(many=True)
     fix = LintGroupFixSerializer(allow_null=True)
+    proof = LintProofSerializer(allow_null=True, help_text="The what-if of the fix; groups are ranked by its harm.")
+    alternative = LintProvenFixSerializer(allow_null=True)
+    together = LintProvenFixSerializer(allow_null=True, help_text="The fix together with another group's fix.")
     no_fix = serializers.CharField(allow_null=True)
     dedicated = serializers.CharField(
         allow_null=True, help_text="Why the group's runtime serves one model (its container's served name, settings)."
