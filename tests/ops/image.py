@@ -45,13 +45,13 @@ def host_arch() -> str:
     return ARCHITECTURES[platform.machine()]
 
 
-def missing_emulation(arch: str, binfmt_misc: Path = BINFMT_MISC) -> str | None:
+def missing_emulation(arch: str) -> str | None:
     """Why a root filesystem of `arch` cannot run here (with the commands that fix it), or None."""
     if arch == host_arch():
         return None
-    if not (binfmt_misc / "status").exists():
-        return f"binfmt_misc is not mounted: mount -t binfmt_misc binfmt_misc {binfmt_misc}"
-    handler = binfmt_misc / f"qemu-{QEMU_NAMES[arch]}"
+    if not (BINFMT_MISC / "status").exists():
+        return f"binfmt_misc is not mounted: mount -t binfmt_misc binfmt_misc {BINFMT_MISC}"
+    handler = BINFMT_MISC / f"qemu-{QEMU_NAMES[arch]}"
     if not handler.exists() or handler.read_text().splitlines()[:1] != ["enabled"]:
         return f"no enabled binfmt handler {handler}: apt-get install qemu-user-static binfmt-support"
     return None
@@ -124,7 +124,15 @@ class Image:
 
 def mmdebstrap_argv(arch: str, tarball: Path) -> list[str]:
     packages = ",".join(BASE_PACKAGES)
-    return ["mmdebstrap", "--variant=minbase", f"--arch={arch}", f"--include={packages}", SUITE, str(tarball), apt_mirror()]
+    return [
+        "mmdebstrap",
+        "--variant=minbase",
+        f"--arch={arch}",
+        f"--include={packages}",
+        SUITE,
+        str(tarball),
+        apt_mirror(),
+    ]
 
 
 def podman_build_argv(arch: str) -> list[str]:

@@ -52,7 +52,9 @@ def smoke_check(image: Image, arch: str, data: Path) -> None:
 
 def build(arch: str, manifest: str, scratch: Path) -> Timings:
     timings = Timings(label=arch)
-    with built_image(ROOT, scratch, timings, arch=arch, keep_as=f"{manifest}-{arch}", build_timeout=BUILD_TIMEOUT) as image:
+    with built_image(
+        ROOT, scratch, timings, arch=arch, keep_as=f"{manifest}-{arch}", build_timeout=BUILD_TIMEOUT
+    ) as image:
         run(["podman", "manifest", "add", manifest, f"containers-storage:{image.tag}"], timeout=120)
         with timings.step("smoke check"):
             data = scratch / "data"
