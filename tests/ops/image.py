@@ -97,6 +97,8 @@ class Timings:
     """Seconds per step, in order; `summary()` is what the test prints."""
 
     steps: dict[str, float] = field(default_factory=dict)
+    label: str = "image test"
+    echo: bool = False  # print each step as it ends: a long run shows its progress
 
     @contextlib.contextmanager
     def step(self, name: str) -> Iterator[None]:
@@ -105,8 +107,8 @@ class Timings:
             yield
         finally:
             self.steps[name] = time.monotonic() - started
-
-    label: str = "image test"
+            if self.echo:
+                print(f"{self.label}: {name} {self.steps[name]:.1f} s", flush=True)
 
     def summary(self) -> str:
         parts = [f"{name} {seconds:.1f} s" for name, seconds in self.steps.items()]

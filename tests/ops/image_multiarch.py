@@ -51,7 +51,7 @@ def smoke_check(image: Image, arch: str, data: Path) -> None:
 
 
 def build(arch: str, manifest: str, scratch: Path) -> Timings:
-    timings = Timings(label=arch)
+    timings = Timings(label=arch, echo=True)
     with built_image(
         ROOT, scratch, timings, arch=arch, keep_as=f"{manifest}-{arch}", build_timeout=BUILD_TIMEOUT
     ) as image:
