@@ -1,6 +1,6 @@
 # Set-up and everyday commands. Versions come from requirements.txt only.
 .DEFAULT_GOAL := help
-.PHONY: help venv run up test lint alert-rules
+.PHONY: help venv run up test lint alert-rules image-multiarch
 
 PYTHON ?= python3
 UV_VERSION := 0.13.8
@@ -17,6 +17,7 @@ help:
 	@echo "make venv   create/update .venv from requirements.txt"
 	@echo "make lint   ruff check and format, import contracts, unscoped reads, mypy (matching/ --strict)"
 	@echo "make alert-rules  write deploy/alerts/rules.yaml (promtool's rule file) from prometheusrule.yaml"
+	@echo "make image-multiarch  build the image for amd64 and arm64 (QEMU) into one podman manifest list (root)"
 
 venv: $(INSTALLED)
 
@@ -88,3 +89,9 @@ lint: $(INSTALLED)
 
 alert-rules: $(INSTALLED)
 	$(VENV)/bin/python scripts/alert_rules.py
+
+# Not part of `make test`: the arm64 half runs under QEMU's emulation and takes far longer than
+# the suite may (docs/operations.md, "Both architectures"). Standard library only: no venv.
+# IMAGE_MULTIARCH_ARGS e.g. --arch arm64, --manifest localhost/ome-compat:0.1.0.
+image-multiarch:
+	$(PYTHON) -m tests.ops.image_multiarch $(IMAGE_MULTIARCH_ARGS)

@@ -9,6 +9,10 @@ with it), on the image's read-only root filesystem with a fresh /tmp, /dev/shm a
 /data (the compose volume) bound to a folder of the test, as the image's user, in its working
 directory, with the image's environment and nothing of ours. It shares the machine's network, so
 it reaches PostgreSQL, Redis and the fake Kubernetes API on 127.0.0.1.
+
+The image is built for the machine's architecture unless another is asked for (arm64 on amd64 and
+the other way round: tests/ops/image_multiarch.py). A foreign root filesystem runs, in the build and
+under chroot, through QEMU's user-mode emulation registered with binfmt_misc.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -30,6 +35,26 @@ BASE_PACKAGES = ("python3", "python3-venv", "python-is-python3", "ca-certificate
 SUITE = "bookworm"
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 TOOLS = ("podman", "mmdebstrap", "unshare", "chroot", "mount")
+# Debian's (and OCI's) architecture names, by the kernel's (`uname -m`); QEMU's in binfmt_misc.
+ARCHITECTURES = {"x86_64": "amd64", "aarch64": "arm64"}
+QEMU_NAMES = {"amd64": "x86_64", "arm64": "aarch64"}
+BINFMT_MISC = Path("/proc/sys/fs/binfmt_misc")
+
+
+def host_arch() -> str:
+    return ARCHITECTURES[platform.machine()]
+
+
+def missing_emulation(arch: str) -> str | None:
+    """Why a root filesystem of `arch` cannot run here (with the commands that fix it), or None."""
+    if arch == host_arch():
+        return None
+    if not (BINFMT_MISC / "status").exists():
+        return f"binfmt_misc is not mounted: mount -t binfmt_misc binfmt_misc {BINFMT_MISC}"
+    handler = BINFMT_MISC / f"qemu-{QEMU_NAMES[arch]}"
+    if not handler.exists() or handler.read_text().splitlines()[:1] != ["enabled"]:
+        return f"no enabled binfmt handler {handler}: apt-get install qemu-user-static binfmt-support"
+    return None
 
 
 def missing_tools() -> str | None:
@@ -72,6 +97,8 @@ class Timings:
     """Seconds per step, in order; `summary()` is what the test prints."""
 
     steps: dict[str, float] = field(default_factory=dict)
+    label: str = "image test"
+    echo: bool = False  # print each step as it ends: a long run shows its progress
 
     @contextlib.contextmanager
     def step(self, name: str) -> Iterator[None]:
@@ -80,10 +107,12 @@ class Timings:
             yield
         finally:
             self.steps[name] = time.monotonic() - started
+            if self.echo:
+                print(f"{self.label}: {name} {self.steps[name]:.1f} s", flush=True)
 
     def summary(self) -> str:
         parts = [f"{name} {seconds:.1f} s" for name, seconds in self.steps.items()]
-        return f"image test: {', '.join(parts)}; total {sum(self.steps.values()):.1f} s"
+        return f"{self.label}: {', '.join(parts)}; total {sum(self.steps.values()):.1f} s"
 
 
 @dataclass(frozen=True)
@@ -95,33 +124,59 @@ class Image:
     workdir: str
 
 
+def mmdebstrap_argv(arch: str, tarball: Path) -> list[str]:
+    packages = ",".join(BASE_PACKAGES)
+    return [
+        "mmdebstrap",
+        "--variant=minbase",
+        f"--arch={arch}",
+        f"--include={packages}",
+        SUITE,
+        str(tarball),
+        apt_mirror(),
+    ]
+
+
+def podman_build_argv(arch: str) -> list[str]:
+    """`podman build` for `arch`, its steps run with chroot and the machine's network."""
+    return ["podman", "build", "--platform", f"linux/{arch}", "--isolation", "chroot", "--network", "host"]
+
+
 @contextlib.contextmanager
-def built_image(context: Path, scratch: Path, timings: Timings) -> Iterator[Image]:
-    """The Dockerfile's image built on a fresh mmdebstrap base, mounted; removed afterwards
-    with the base images (tags of this run only: other runs may share podman's storage)."""
+def built_image(
+    context: Path,
+    scratch: Path,
+    timings: Timings,
+    *,
+    arch: str | None = None,
+    keep_as: str | None = None,
+    build_timeout: float = 900,
+) -> Iterator[Image]:
+    """The Dockerfile's image for `arch` (the machine's by default) built on a fresh mmdebstrap
+    base, mounted; removed afterwards with the base images (tags of this run only: other runs may
+    share podman's storage), unless it is to be kept under the tag `keep_as`."""
+    arch = arch or host_arch()
     run_id = uuid.uuid4().hex[:10]
     base, python, app = (f"localhost/ome-compat-test-{part}:{run_id}" for part in ("base", "python", "app"))
+    app = keep_as or app
     tags: list[str] = []
     try:
         with timings.step("mmdebstrap"):
             tarball = scratch / "base.tar"
-            packages = ",".join(BASE_PACKAGES)
-            run(
-                ["mmdebstrap", "--variant=minbase", f"--include={packages}", SUITE, str(tarball), apt_mirror()],
-                timeout=600,
-            )
+            run(mmdebstrap_argv(arch, tarball), timeout=build_timeout)
         with timings.step("podman import"):
-            run(["podman", "import", "--quiet", str(tarball), base], timeout=300)
+            run(["podman", "import", "--quiet", "--arch", arch, str(tarball), base], timeout=300)
             tags.append(base)
             tarball.unlink()
             shutil.copy(CA_BUNDLE, scratch / "ca-certificates.crt")
             (scratch / "Containerfile").write_text(f"FROM {base}\nCOPY ca-certificates.crt {CA_BUNDLE}\n")
-            run(["podman", "build", "--quiet", "--isolation", "chroot", "-t", python, str(scratch)], timeout=300)
+            run([*podman_build_argv(arch), "--quiet", "-t", python, str(scratch)], timeout=300)
             tags.append(python)
         with timings.step("podman build"):
-            build = ["podman", "build", "--isolation", "chroot", "--network", "host", "--layers=false"]
-            run([*build, "--build-arg", f"PYTHON_IMAGE={python}", "-t", app, str(context)], timeout=900)
-            tags.append(app)
+            build = [*podman_build_argv(arch), "--layers=false", "--build-arg", f"PYTHON_IMAGE={python}"]
+            run([*build, "-t", app, str(context)], timeout=build_timeout)
+            if not keep_as:
+                tags.append(app)
         config = json.loads(run(["podman", "image", "inspect", app], timeout=60))[0]["Config"]
         root = Path(run(["podman", "image", "mount", app], timeout=60).strip())
         try:
