@@ -64,6 +64,23 @@ def demo(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest
         yield cluster
 
 
+@pytest.fixture
+def measured_cell_lists(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every matrix.paging.CellList that counts its rows during the test, in order (the
+    cached lists of a repeated query must not count again)."""
+    from matrix.paging import CellList
+
+    measured: list[CellList] = []
+    measure = CellList._measure
+
+    def measuring(cell_list: CellList) -> Any:
+        measured.append(cell_list)
+        return measure(cell_list)
+
+    monkeypatch.setattr(CellList, "_measure", measuring)
+    return measured
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """The image test's timings (tests/ops/test_image_run.py), also when xdist ran it (so here:
     xdist's controller loads this conftest, not the ones of subfolders)."""

@@ -104,17 +104,10 @@ def test_a_status_filtered_page_agrees_with_the_filtered_cells(api: APIClient, d
 
 
 def test_the_pages_of_an_outcome_filtered_list_measure_its_rows_once(
-    api: APIClient, demo: Cluster, monkeypatch: pytest.MonkeyPatch
+    api: APIClient, demo: Cluster, measured_cell_lists: list[CellList]
 ) -> None:
     # outcome=no-match filters on `manual = []`: a JSON parameter (psycopg's Jsonb on PostgreSQL).
-    measured = []
-    measure = CellList._measure
-
-    def measuring(cell_list: CellList) -> Any:
-        measured.append(cell_list)
-        return measure(cell_list)
-
-    monkeypatch.setattr(CellList, "_measure", measuring)
+    measured = measured_cell_lists
     bounds = {**settings.CACHE_ENTRIES, "cell_lists": len(CELL_LISTS) + 10}
 
     with override_settings(CACHE_ENTRIES=bounds):

@@ -150,17 +150,10 @@ def test_the_outcome_filter_tells_no_match_at_all_from_manual_only_matches(clien
 
 
 def test_a_repeated_status_and_outcome_filtered_grid_is_counted_once(
-    client: Client, build: MatrixBuild, monkeypatch: pytest.MonkeyPatch
+    client: Client, build: MatrixBuild, measured_cell_lists: list[CellList]
 ) -> None:
     # outcome=no-match filters on `manual = []`: a JSON parameter (psycopg's Jsonb on PostgreSQL).
-    measured = []
-    measure = CellList._measure
-
-    def measuring(cell_list: CellList) -> Any:
-        measured.append(cell_list)
-        return measure(cell_list)
-
-    monkeypatch.setattr(CellList, "_measure", measuring)
+    measured = measured_cell_lists
     query = {"namespace": "team-b", "outcome": "no-match", "status": ["compatible", "manual-only"]}
     bounds = {**settings.CACHE_ENTRIES, "cell_lists": len(CELL_LISTS) + 10}
 
