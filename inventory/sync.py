@@ -308,21 +308,20 @@ def events_apply(cluster: Cluster, events: Sequence[Event]) -> list[Change | Non
     batch: under a burst, a statement per event put the inventory a minute behind the cluster."""
     # Stored without last-applied-configuration, credentials redacted.
     stored = [(event_type, records.stored(obj)) for event_type, obj in events]
-    keys = {key for _, obj in stored if (key := records.identity(obj)) is not None}
+    keyed = [(event_type, obj, records.identity(obj)) for event_type, obj in stored]
     # Inside a watch's transaction (events.watch_events_apply) no savepoint is needed: a failure
     # undoes the whole batch, which is then stored event by event.
     with transaction.atomic(savepoint=False):
-        batch = _EventBatch(cluster, _held(cluster, keys))
-        changes = [_event_store(cluster, batch, event_type, obj) for event_type, obj in stored]
+        batch = _EventBatch(cluster, _held(cluster, {key for _, _, key in keyed if key is not None}))
+        changes = [_event_store(batch, event_type, obj, key) for event_type, obj, key in keyed]
         batch.write(changed=any(changes))
         _announce(cluster, [change for change in changes if change is not None])
     return changes
 
 
-def _event_store(cluster: Cluster, batch: _EventBatch, event_type: str, obj: dict[str, Any]) -> Change | None:
-    key = records.identity(obj)
+def _event_store(batch: _EventBatch, event_type: str, obj: dict[str, Any], key: ObjectKey | None) -> Change | None:
     if key is None:
-        logger.warning("cluster %s: %s event for an object without kind or name", cluster, event_type)
+        logger.warning("cluster %s: %s event for an object without kind or name", batch.cluster, event_type)
         return None
     return batch.store(event_type, key, obj)
 
