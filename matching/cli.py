@@ -32,6 +32,7 @@ from .errors import ManifestError
 from .files import read_documents
 from .parse import parse_object
 from .reporting import add_behaviour_option
+from .results import Selection
 from .select import select, validate
 from .types import InferenceService, Model, Runtime
 
@@ -72,17 +73,13 @@ def _only(items: list[Model | Runtime | InferenceService], kind: type, path: str
     return chosen
 
 
-def _rows(selection_dict: dict[str, object], runtimes: list[Runtime]) -> list[tuple[str, ...]]:
+def _rows(selection: Selection, runtimes: list[Runtime]) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     scope = {rt.name: "Cluster" if rt.is_cluster else "Namespaced" for rt in runtimes}
-    compatible = selection_dict["compatible"]
-    assert isinstance(compatible, list)
-    for rank, match in enumerate(compatible, start=1):
+    for rank, match in enumerate(selection.compatible, start=1):
         status = "selected" if rank == 1 else "compatible"
-        rows.append((str(rank), match["name"], scope[match["name"]], status, str(match["score"]), "-"))
-    for status, table in (("manual-only", "manualOnly"), ("excluded", "excluded")):
-        reasons = selection_dict[table]
-        assert isinstance(reasons, dict)
+        rows.append((str(rank), match.name, scope[match.name], status, str(match.score), "-"))
+    for status, reasons in (("manual-only", selection.manual_only), ("excluded", selection.excluded)):
         for name, reason in reasons.items():
             rows.append(("-", name, scope.get(name, "?"), status, "-", reason))
     return rows
@@ -121,7 +118,7 @@ def explain(args: argparse.Namespace) -> int:
         print(f"Named runtime: {named}: {error or 'valid'}")
     print(f"Selected: {selection.selected}" if selection.selected else f"No runtime: {selection.error}")
     print()
-    print(_table(_rows(result, runtimes)))
+    print(_table(_rows(selection, runtimes)))
     return 0
 
 

@@ -28,7 +28,8 @@ _INCOMPATIBLE: Verdict = (False, None)
 
 def _candidate_passes(model: Model, entry: Entry) -> bool:
     """The rest of the entry check, for an entry whose match key equals the model's."""
-    assert entry.format is not None
+    if entry.format is None:  # its match key has a format name, so it has a format
+        raise ValueError(f"entry {entry} has no modelFormat")
     if not versions_match(model.format.version, entry.format):
         return False
     framework, required = model.framework, entry.framework

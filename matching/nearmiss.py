@@ -93,13 +93,8 @@ def near_miss(
         return NearMiss(
             runtime.key, None, (*wide, Miss("format", model.format.describe(), None, reasons.NO_SUPPORTED_FORMATS))
         )
-    closest: tuple[int, list[Miss]] | None = None
-    for index, entry in enumerate(runtime.entries):
-        failed = _entry_misses(model, entry, profile)
-        if closest is None or len(failed) < len(closest[1]):
-            closest = (index, failed)
-    assert closest is not None
-    index, failed = closest
+    misses = [(index, _entry_misses(model, entry, profile)) for index, entry in enumerate(runtime.entries)]
+    index, failed = min(misses, key=lambda closest: len(closest[1]))  # the first of the closest
     if not failed and not wide and runtime_score(model, runtime, profile) <= 0:
         failed = [Miss("score", None, "0", reasons.MANUAL_ZERO_SCORE)]
     if not failed and not wide:

@@ -148,5 +148,6 @@ def _folded(items: list[Difference], namespaces: tuple[str, ...]) -> list[tuple[
 
 
 def _model(item: Difference) -> ObjectKey:
-    assert item.model is not None  # a selection names its model
+    if item.model is None:
+        raise ValueError(f"a {item.subject} difference in {item.field} names no model: {item}")
     return item.model

@@ -419,10 +419,10 @@ def derive(model: Model, runtimes: list[Runtime]) -> None:
     model.runtime, model.runtime_kind, model.note = runtime, kind if runtime else "", override.note
     entry = runtime_entry(runtime, override.entry_arch) if runtime else {}
     spec = model.spec
+    label = runtime_label(runtime, kind) if runtime else "no catalog runtime"
 
     def rt_fact(value: Any) -> Fact:
-        assert runtime is not None
-        return Fact(value, runtime_label(runtime, kind), unsure=kind == "sibling")
+        return Fact(value, label, unsure=kind == "sibling")
 
     diffusion = entry.get("modelFormat", {}).get("name") == "diffusers"
 
@@ -441,9 +441,8 @@ def derive(model: Model, runtimes: list[Runtime]) -> None:
             model.recorded[key] = fact.value
 
     if diffusion:
-        assert runtime is not None
         version = {"name": "diffusers", "version": entry["modelFormat"]["version"]}
-        source = f"{AGENT}: diffusers at _diffusers_version, taken from the {runtime_label(runtime, kind)}"
+        source = f"{AGENT}: diffusers at _diffusers_version, taken from the {label}"
         put("modelFormat", Fact(version, source))
         put("modelFramework", Fact(dict(version), source))
     else:

@@ -156,9 +156,15 @@ def _has_runtime(assertion: Assertion, context: _Context) -> Outcome:
     return _outcome(assertion, len(rows), failures)
 
 
+def _baseline(assertion: Assertion, context: _Context) -> Baseline:
+    """The baseline a BASELINE_ASSERTIONS check compares with (evaluate answers them without one)."""
+    if context.baseline is None:
+        raise ValueError(f"a {assertion.kind} assertion needs a baseline")
+    return context.baseline
+
+
 def _pick_unchanged(assertion: Assertion, context: _Context) -> Outcome:
-    assert context.baseline is not None
-    picks = context.baseline.picks
+    picks = _baseline(assertion, context).picks
     rows = [row for row in context.rows(assertion) if (row.model, row.namespace) in picks]
     failures = []
     for row in rows:
@@ -216,8 +222,7 @@ def _not_ignored(assertion: Assertion, context: _Context) -> Outcome:
 
 
 def _decision_unchanged(assertion: Assertion, context: _Context) -> Outcome:
-    assert context.baseline is not None
-    before = context.baseline.decisions
+    before = _baseline(assertion, context).decisions
     keys = [key for key in _isvcs_in_scope(assertion, context) if key in before]
     failures = []
     for key in keys:

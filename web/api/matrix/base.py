@@ -99,7 +99,8 @@ class MatrixPagination(Pagination):
         ome = build_ome(self.build) if self.build else api_keys(matching.OME_BEHAVIOUR)
         if self.build is not None and self.freshness is None:
             self.freshness = cluster_freshness(self.build.cluster)
-        assert self.request is not None  # set by paginate_queryset
+        if self.request is None:
+            raise RuntimeError("MatrixPagination: get_paginated_response called before paginate_queryset")
         envelope = {
             "ome": ome,
             "build": build_data(self.build, scope_of(self.request)) if self.build else None,

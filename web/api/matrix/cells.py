@@ -64,19 +64,18 @@ class MatrixCellList(CellFilterView):
             held = held_page(request, requested, key, freshness)
             if held is not None:
                 return held
-        cells = self.cell_list(request)  # sets self.build: the build the page is made from
-        assert self.build is not None
-        if freshness is None or requested is None or self.build.pk != requested.pk:
-            freshness = cluster_freshness(self.build.cluster, build=self.build)
+        cells = self.cell_list(request)
+        built = cells.build  # the build the page is made from
+        if freshness is None or requested is None or built.pk != requested.pk:
+            freshness = cluster_freshness(built.cluster, build=built)
         paginator = self.paginator
-        assert isinstance(paginator, MatrixPagination)
-        paginator.build, paginator.freshness = self.build, freshness
+        if not isinstance(paginator, MatrixPagination):
+            raise TypeError(f"{type(self).__name__} pages with {type(paginator).__name__}, not MatrixPagination")
+        paginator.build, paginator.freshness = built, freshness
         page = paginator.paginate_queryset(cells, request, view=self)
-        reason = (
-            cell_reasoner(self.build, scope=scope_of(request)) if query_flag(request, "reasons", default=True) else None
-        )
+        reason = cell_reasoner(built, scope=scope_of(request)) if query_flag(request, "reasons", default=True) else None
         response = paginator.get_paginated_response([cell_data(cell, reason) for cell in page or ()])
-        return made_page(self.build, key, dict(response.data), freshness)
+        return made_page(built, key, dict(response.data), freshness)
 
 
 class MatrixCellDetail(MatrixView):

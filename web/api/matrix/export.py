@@ -139,15 +139,13 @@ class MatrixCellExport(CellFilterView):
 
     def get(self, request: Request) -> StreamingHttpResponse:
         cells = self.cell_list(request)
-        assert self.build is not None
+        built = cells.build
         reason = (
-            cell_reasoner(self.build, scope=scope_of(request))
-            if query_flag(request, "reasons", default=False)
-            else None
+            cell_reasoner(built, scope=scope_of(request)) if query_flag(request, "reasons", default=False) else None
         )
         response = StreamingHttpResponse(_chunked(self.lines(cells, reason)), content_type=self.media_type)
-        profile = judge(self.build.cluster).behaviour.name
-        filename = f"ome-matrix-{self.build.cluster.name}-build{self.build.pk}-ome{profile}.{self.extension}"
+        profile = judge(built.cluster).behaviour.name
+        filename = f"ome-matrix-{built.cluster.name}-build{built.pk}-ome{profile}.{self.extension}"
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
 
@@ -159,8 +157,7 @@ class MatrixCellCsv(MatrixCellExport):
     extension = "csv"
 
     def lines(self, cells: CellList, reason: Reasoner | None) -> Iterator[str]:
-        assert self.build is not None
-        return csv_lines(cells, self.build.cluster.name, reason)
+        return csv_lines(cells, cells.build.cluster.name, reason)
 
     @extend_schema(
         operation_id="v1_matrix_cells_export_csv",
@@ -179,8 +176,7 @@ class MatrixCellJson(MatrixCellExport):
     extension = "json"
 
     def lines(self, cells: CellList, reason: Reasoner | None) -> Iterator[str]:
-        assert self.build is not None
-        return json_lines(cells, self.build, reason, scope_of(self.request))
+        return json_lines(cells, cells.build, reason, scope_of(self.request))
 
     @extend_schema(
         operation_id="v1_matrix_cells_export_json",
