@@ -189,8 +189,6 @@ def takeover(
         f"all {len(orphaned)} of its watches held again by the others after {time.perf_counter() - killed:.1f} s "
         f"(lease {args.lease} s, ensure_watches every {args.lease / 2:g} s)"
     )
-    if args.freeze:
-        thaw(args, fleet, victim, killed, clusters, workers)
 
     def changes_shown() -> bool:
         return all(_outcome(clusters[name], model) == "no-runtime" for name, model in changed.items())
@@ -199,11 +197,14 @@ def takeover(
     wait(lambda: _all_level(clusters), alive, args.timeout, POLL_FLEET)
     print(
         f"the {len(changed)} changes made during the takeover shown in their matrices, every matrix level: "
-        f"{time.perf_counter() - killed:.1f} s after the kill"
+        f"{time.perf_counter() - killed:.1f} s after the {'SIGSTOP' if args.freeze else 'kill'}"
     )
     differing = _matrices_differing(clusters)
     print(f"matrices equal to a full rebuild: {len(clusters) - len(differing)} of {len(clusters)} {differing[:5]}")
     _print_distribution(fleet, clusters, survivors, args.lease)
+    if args.freeze:  # the frozen worker comes back itself: no restart to time
+        thaw(args, fleet, victim, killed, clusters, workers)
+        return []
     return survivors
 
 
