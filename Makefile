@@ -58,7 +58,8 @@ up: $(INSTALLED)
 # Exit code 5 means "no tests collected": not a failure for CI.
 TEST_DATABASES ?= sqlite postgres
 PG_SKIP_MARKERS := not browser and not (integration and slow)
-PYTEST := $(VENV)/bin/pytest -q -n 2
+# Each pass ends with its 20 slowest tests: where make test's time goes.
+PYTEST := $(VENV)/bin/pytest -q -n 2 --durations=20
 
 test: $(INSTALLED)
 	@.ci/test-deps

@@ -51,8 +51,8 @@ def test_make_test_runs_the_suite_on_sqlite_then_on_a_throwaway_postgresql() -> 
     recipe = make_dry_run("test")
 
     assert "for db in sqlite postgres" in recipe
-    assert "env -u DATABASE_URL .venv/bin/pytest -q -n 2" in recipe
-    assert ".venv/bin/python -m tests.ops.pg -- .venv/bin/pytest -q -n 2 -m" in recipe
+    assert "env -u DATABASE_URL .venv/bin/pytest -q -n 2 --durations=20" in recipe
+    assert ".venv/bin/python -m tests.ops.pg -- .venv/bin/pytest -q -n 2 --durations=20 -m" in recipe
     # pytest's "no tests collected" is not a failure, in either pass.
     assert "if [ $rc -eq 5 ]; then" in recipe
 
