@@ -200,7 +200,7 @@ def _parsed(number: int, value: Mapping[str, Any], warnings: list[Problem]) -> R
         raise WhatIfError(error.problem, document=number, obj=error.obj, field=error.field) from None
     except RecursionError:
         raise WhatIfError("the object is nested too deeply", document=number) from None
-    if not isinstance(item, (Model, Runtime)):  # read_documents refused the other kinds already
+    if not isinstance(item, (Model, Runtime)):  # read_manifests refused the other kinds already
         raise WhatIfError(
             f"a what-if takes models and runtimes, not {obj.get('kind')!r}", document=number, field="kind"
         )
