@@ -67,7 +67,8 @@ def retried_transaction(function: Callable[P, R]) -> Callable[P, R]:
 
 
 def bound_idle_transactions(seconds: float) -> None:
-    """From now on, every new PostgreSQL connection of this process ends a transaction left idle
+    """From now on (in place of any bound set before), every new PostgreSQL connection of this
+    process ends a transaction left idle
     for `seconds` (idle_in_transaction_session_timeout): a frozen process (SIGSTOP, a VM paused,
     a swap storm, a hung NFS read) loses its transaction and its row locks then, instead of
     holding them for as long as it is frozen. The process finds its connection closed when it
@@ -81,6 +82,7 @@ def bound_idle_transactions(seconds: float) -> None:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT set_config('idle_in_transaction_session_timeout', %s, false)", [milliseconds])
 
+    connection_created.disconnect(dispatch_uid="bound_idle_transactions")
     connection_created.connect(bound, weak=False, dispatch_uid="bound_idle_transactions")
 
 

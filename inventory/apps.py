@@ -8,6 +8,10 @@ class InventoryConfig(AppConfig):
 
     def ready(self) -> None:
         import matching
+        from core.db import bound_idle_transactions
 
         # The grids of parsed inventories (inventory.parsed) keep this many texts each.
         matching.Grid.text_memo_entries = settings.CACHE_ENTRIES["grid_texts"]
+        # Every process that writes (web, workers, commands) may hold a cluster's write lock
+        # (inventory.locks): frozen, it gives it up after this bound.
+        bound_idle_transactions(settings.OME_DB_IDLE_TRANSACTION_TIMEOUT)

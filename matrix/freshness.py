@@ -179,12 +179,22 @@ def _current_builds(clusters: Sequence[Cluster]) -> dict[int, MatrixBuild]:
 def freshness_of(
     clusters: Iterable[Cluster], *, now: datetime | None = None, builds: Mapping[int, MatrixBuild] | None = None
 ) -> dict[str, Freshness]:
-    """The freshness of each cluster by name, in two queries plus one per lagging cluster (one
-    fewer when the caller gives each cluster's current build, by cluster id; none for sync
-    states when no cluster is live). The caller chooses the clusters (a reader's scope, or every
-    cluster for the system), read just before: their `inventory_version` is compared with the
-    matrix's. Leases are judged by the database's clock, which set them (inventory.live.leases),
-    read with the sync states."""
+    """The freshness of each cluster by name (see stored_freshness_of), a lagging one's
+    `update_lost` included: one Redis round trip when some cluster lags for long."""
+    chosen = list(clusters)
+    return _with_lost_updates(chosen, stored_freshness_of(chosen, now=now, builds=builds))
+
+
+def stored_freshness_of(
+    clusters: Iterable[Cluster], *, now: datetime | None = None, builds: Mapping[int, MatrixBuild] | None = None
+) -> dict[str, Freshness]:
+    """The freshness of each cluster by name, from the database alone (`update_lost` is not
+    known: it asks Redis), so it can be read in a transaction without waiting on the broker: in
+    two queries plus one per lagging cluster (one fewer when the caller gives each cluster's
+    current build, by cluster id; none for sync states when no cluster is live). The caller
+    chooses the clusters (a reader's scope, or every cluster for the system), read just before:
+    their `inventory_version` is compared with the matrix's. Leases are judged by the
+    database's clock, which set them (inventory.live.leases), read with the sync states."""
     chosen = list(clusters)
     states: dict[int, list[SyncState]] = {}
     live = [c.pk for c in chosen if c.is_live]
@@ -194,8 +204,7 @@ def freshness_of(
         now = now or state.database_now
     now = now or timezone.now()  # no sync state: no lease to judge
     builds = _current_builds(chosen) if builds is None else builds
-    judged = {c.name: _judge(c, states.get(c.pk, []), builds.get(c.pk), now) for c in chosen}
-    return _with_lost_updates(chosen, judged)
+    return {c.name: _judge(c, states.get(c.pk, []), builds.get(c.pk), now) for c in chosen}
 
 
 def _with_lost_updates(clusters: list[Cluster], judged: dict[str, Freshness]) -> dict[str, Freshness]:

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import celeryd_after_setup, celeryd_init
+from celery.signals import celeryd_after_setup
 
 from .alive import AliveFile
 from .kombu_redis import patch_kombu_redis
@@ -37,14 +37,3 @@ def _matrix_worker_yields(sender: str, instance: Any, **_: Any) -> None:
     queues = instance.app.amqp.queues
     if set(queues.consume_from or queues) == {"matrix"} and settings.OME_MATRIX_WORKER_NICENESS:
         os.nice(settings.OME_MATRIX_WORKER_NICENESS)
-
-
-@celeryd_init.connect
-def _bound_idle_transactions(**_: Any) -> None:
-    """A worker's database connections (its tasks', its watch hub's) end a transaction left idle
-    for OME_DB_IDLE_TRANSACTION_TIMEOUT (core.db.bound_idle_transactions)."""
-    from django.conf import settings
-
-    from core.db import bound_idle_transactions
-
-    bound_idle_transactions(settings.OME_DB_IDLE_TRANSACTION_TIMEOUT)

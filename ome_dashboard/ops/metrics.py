@@ -34,7 +34,7 @@ from access.scope import SYSTEM, Scope, anonymous_scope
 from core.cache import VersionedCache
 from core.db import database_now, one_snapshot
 from inventory.models import Cluster, SyncState
-from matrix.freshness import STATES, freshness_of
+from matrix.freshness import STATES, stored_freshness_of
 from matrix.models import MatrixAudit, MatrixBuild, MatrixRow
 from matrix.selectors import cell_status_counts, current_build
 from patches.models import PatchAttempt
@@ -183,7 +183,8 @@ def _freshness_families(scope: Scope, now: datetime) -> Iterator[Metric]:
         "ome_cluster_stale_seconds", "Seconds the cluster has been stale (0 when it is not).", labels=["cluster"]
     )
     clusters = Cluster.objects.filter(scope.q_whole("name")).order_by("name")
-    for name, freshness in freshness_of(clusters, now=now).items():
+    # From the database alone: the scrape's snapshot is a transaction, and no state here asks Redis.
+    for name, freshness in stored_freshness_of(clusters, now=now).items():
         for candidate in STATES:
             state.add_metric([name, candidate], 1 if freshness.state == candidate else 0)
         stale.add_metric([name], freshness.stale_seconds())

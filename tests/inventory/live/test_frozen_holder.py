@@ -1,6 +1,6 @@
 """A frozen process holding a cluster's lock (issue 36: after a SIGSTOP its sessions sat `idle in
 transaction`, one holding a cluster's row lock, and the other worker's claim rounds waited on it
-and claimed nothing after it). Claims skip a locked cluster at once (SKIP LOCKED), and a worker's
+and claimed nothing after it). Claims skip a locked cluster at once (SKIP LOCKED), and every process's
 connections end a transaction left idle for OME_DB_IDLE_TRANSACTION_TIMEOUT, its locks with it.
 
 PostgreSQL only: SQLite has no row locks nor idle-transaction bound (inventory.locks, core.db).
@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.backends.signals import connection_created
 
 from core.db import bound_idle_transactions
 from inventory.live.leases import watches_claim_idle
@@ -82,7 +82,16 @@ def test_a_claim_round_skips_a_cluster_a_frozen_holder_locked_and_claims_the_oth
 def bounded() -> Iterator[None]:
     bound_idle_transactions(1)
     yield
-    connection_created.disconnect(dispatch_uid="bound_idle_transactions")
+    bound_idle_transactions(settings.OME_DB_IDLE_TRANSACTION_TIMEOUT)
+
+
+def test_every_connection_of_any_process_carries_the_bound() -> None:
+    # This process is neither a web server nor a worker: the bound comes with Django's setup.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT setting, unit FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'")
+        shown = cursor.fetchone()
+
+    assert shown == (str(round(settings.OME_DB_IDLE_TRANSACTION_TIMEOUT * 1000)), "ms")
 
 
 def test_a_frozen_holders_transaction_ends_after_the_bound_and_its_cluster_is_claimed(
