@@ -234,7 +234,7 @@ ALLOWED: dict[str, str] = {
         "the freshness of a cluster the caller already read (clusters_visible(scope)): one state per cluster, judged from all of its sync states and builds",
         "_behind_since",
         "_current_builds",
-        "freshness_of",
+        "stored_freshness_of",
     ),
     **_each("policies/tasks.py", "Celery tasks: the system's own work, no reader", "policies_evaluate_task"),
     "policies/evaluation.py:policies_evaluate": "continuous evaluation judges the whole cluster for the system; readers see its states through assertion_state_list(scope)",
