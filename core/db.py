@@ -68,10 +68,9 @@ def retried_transaction(function: Callable[P, R]) -> Callable[P, R]:
 
 def bound_idle_transactions(seconds: float) -> None:
     """From now on (in place of any bound set before), every new PostgreSQL connection of this
-    process ends a transaction left idle
-    for `seconds` (idle_in_transaction_session_timeout): a frozen process (SIGSTOP, a VM paused,
-    a swap storm, a hung NFS read) loses its transaction and its row locks then, instead of
-    holding them for as long as it is frozen. The process finds its connection closed when it
+    process ends a transaction left idle for `seconds` (idle_in_transaction_session_timeout): a
+    frozen process (SIGSTOP, a VM paused, a swap storm, a hung NFS read) loses its transaction
+    and its row locks then, instead of holding them for as long as it is frozen. The process finds its connection closed when it
     resumes and opens another (CONN_HEALTH_CHECKS). 0 turns it off. SQLite has no such bound:
     its one writer at a time holds the database's write lock while frozen, and the others fail
     after their busy timeout and are retried (retried_transaction) until it resumes."""

@@ -107,7 +107,6 @@ def test_the_pages_of_an_outcome_filtered_list_measure_its_rows_once(
     api: APIClient, demo: Cluster, measured_cell_lists: list[CellList]
 ) -> None:
     # outcome=no-match filters on `manual = []`: a JSON parameter (psycopg's Jsonb on PostgreSQL).
-    measured = measured_cell_lists
     bounds = {**settings.CACHE_ENTRIES, "cell_lists": len(CELL_LISTS) + 10}
 
     with override_settings(CACHE_ENTRIES=bounds):
@@ -116,7 +115,7 @@ def test_the_pages_of_an_outcome_filtered_list_measure_its_rows_once(
 
     assert pages[0]["count"] == pages[1]["count"] > 1
     assert pages[0]["results"] != pages[1]["results"]
-    assert len(measured) == 1
+    assert len(measured_cell_lists) == 1
     assert len(CELL_LISTS) == held + 1
 
 

@@ -153,7 +153,6 @@ def test_a_repeated_status_and_outcome_filtered_grid_is_counted_once(
     client: Client, build: MatrixBuild, measured_cell_lists: list[CellList]
 ) -> None:
     # outcome=no-match filters on `manual = []`: a JSON parameter (psycopg's Jsonb on PostgreSQL).
-    measured = measured_cell_lists
     query = {"namespace": "team-b", "outcome": "no-match", "status": ["compatible", "manual-only"]}
     bounds = {**settings.CACHE_ENTRIES, "cell_lists": len(CELL_LISTS) + 10}
 
@@ -162,7 +161,7 @@ def test_a_repeated_status_and_outcome_filtered_grid_is_counted_once(
         for _ in range(2):
             assert client.get(MATRIX, query).status_code == 200
 
-    assert len(measured) == 1
+    assert len(measured_cell_lists) == 1
     assert len(CELL_LISTS) == held + 1
 
 
